@@ -1,0 +1,184 @@
+// The slabfs public API: a Container file holding a tree of groups and
+// n-dimensional chunked datasets.
+//
+//   auto c = slabfs::Container::Open("data.slab", {.create = true});
+//   auto id = (*c)->MakeGroups("/run1");
+//   slabfs::DatasetOptions o{.dtype = slabfs::DType::kF4, .shape = {2000, 2000},
+//                            .chunks = {100, 100}};
+//   auto ds = (*c)->CreateDataset("/run1/temp", o);
+//   (*ds).Write(slabfs::Slab::Box({0, 0}, {10, 2000}), buf);
+//   (*c)->Commit();
+//
+// Thread safety: every method of Container and Dataset may be called from
+// any number of threads at once. Readers of one dataset run in parallel;
+// writes to one dataset are serialised; Commit waits for operations in
+// flight and holds new ones back until it is durable.
+//
+// Durability: changes become durable and visible to a later Open only at
+// Commit (or Close). A crash at any point leaves the container as of the last
+// completed Commit.
+//
+// Concurrency between processes: opening for writing takes an exclusive lock
+// on the file; a second writer (another process, or another Container in this
+// process) gets Busy with a message naming the holder. Read-only opens take
+// no lock and see the last commit made before they opened.
+#ifndef SLABFS_CONTAINER_H_
+#define SLABFS_CONTAINER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slabfs/status.h"
+#include "slabfs/types.h"
+
+namespace slabfs {
+
+namespace engine {
+class ContainerImpl;
+class DatasetState;
+}  // namespace engine
+
+// A handle to one dataset. Cheap to copy; stays valid while its Container is
+// open, even if the dataset is renamed. If the dataset is removed while a
+// handle is held, the handle keeps working on the detached data and its space
+// is reclaimed when the last handle goes away.
+class Dataset {
+ public:
+  Dataset() = default;
+
+  ObjectId id() const;
+  // Shape, dtype, chunking, fill and storage figures as of now.
+  DatasetInfo info() const;
+  size_t item_size() const;
+  uint64_t num_elements() const;
+  uint64_t size_bytes() const;
+
+  // Hyperslab transfer between the dataset selection `sel` and `buf`.
+  // Without `mem`, buf is a dense C-order array of sel.extents().
+  // Unwritten elements read as the fill value. Errors: InvalidArgument for a
+  // selection of the wrong rank or outside the shape, Corruption for bad
+  // on-disk bytes, ReadOnly for writes to a read-only container.
+  Status Read(const Slab& sel, void* buf, const MemSpace* mem = nullptr) const;
+  Status Write(const Slab& sel, const void* buf, const MemSpace* mem = nullptr);
+
+  // Elements [first, first+count) in C order, as a dense buffer.
+  Status ReadElements(uint64_t first, uint64_t count, void* buf) const;
+  Status WriteElements(uint64_t first, uint64_t count, const void* buf);
+
+  // The byte view used by the mount: bytes [offset, offset+length) of the
+  // dataset's C-order little-endian image. Reads past the end are shortened
+  // (the count of bytes read is returned, 0 at or past the end). Writes may
+  // start or end inside an element (the partial element is read, modified and
+  // written back); a write that reaches past the end is OutOfRange and
+  // changes nothing.
+  Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf) const;
+  Status WriteBytes(uint64_t offset, size_t length, const void* buf);
+
+  // Resets every element to the fill value and frees all chunks.
+  Status Clear();
+
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  friend class engine::ContainerImpl;
+  explicit Dataset(std::shared_ptr<engine::DatasetState> s) : state_(std::move(s)) {}
+  std::shared_ptr<engine::DatasetState> state_;
+};
+
+class Container {
+ public:
+  // Opens (or with options.create, creates) a container file. Errors:
+  // NotFound (no file), AlreadyExists (create over an existing file),
+  // Corruption (not a container, truncated, or no valid superblock),
+  // Busy (another writer holds it), IOError.
+  static Result<std::unique_ptr<Container>> Open(const std::string& path,
+                                                 const OpenOptions& options = {});
+
+  // Commits if writable and dirty, then releases everything. Returns the
+  // commit's status. Destroying an open Container calls Close and logs a
+  // failure.
+  ~Container();
+  Status Close();
+
+  // Makes every change so far durable and atomic. A no-op when clean.
+  Status Commit();
+  // Whether there are changes since the last commit.
+  bool dirty() const;
+  bool read_only() const;
+  const std::string& path() const;
+
+  // ---- names. Paths are absolute ("/a/b"); "/" is the root group.
+  // Trailing and repeated slashes are tolerated; "." and ".." are not.
+  Result<ObjectId> Resolve(std::string_view path) const;
+  Result<ObjectId> Lookup(ObjectId parent, std::string_view name) const;
+  Result<ObjectInfo> Stat(ObjectId id) const;
+  // The children of a group, sorted by name.
+  Result<std::vector<Entry>> List(ObjectId group) const;
+  // One path of the object ("/a/b"), for messages and tools.
+  Result<std::string> PathOf(ObjectId id) const;
+
+  // ---- groups
+  Result<ObjectId> CreateGroup(ObjectId parent, std::string_view name);
+  // Creates the group at path and, with parents, any missing ancestors
+  // (like mkdir -p: an existing group is fine then).
+  Result<ObjectId> MakeGroups(std::string_view path, bool parents = true);
+
+  // ---- datasets
+  Result<Dataset> CreateDataset(ObjectId parent, std::string_view name,
+                                const DatasetOptions& options);
+  Result<Dataset> CreateDataset(std::string_view path, const DatasetOptions& options);
+  Result<Dataset> OpenDataset(ObjectId id) const;
+  Result<Dataset> OpenDataset(std::string_view path) const;
+
+  // Removes a dataset (its space is reclaimed) or an empty group (NotEmpty
+  // otherwise).
+  Status Remove(ObjectId parent, std::string_view name);
+  Status Remove(std::string_view path);
+
+  // Moves/renames like rename(2): an existing target is replaced if it is a
+  // dataset being replaced by a dataset, or an empty group by a group;
+  // otherwise AlreadyExists (or NotEmpty for a non-empty group). Moving a
+  // group into itself or a descendant is InvalidArgument. With no_replace an
+  // existing target is always AlreadyExists.
+  Status Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent,
+                std::string_view to_name, bool no_replace = false);
+  Status Rename(std::string_view from_path, std::string_view to_path);
+
+  // ---- attributes (on groups and datasets)
+  Result<std::vector<std::string>> ListAttributes(ObjectId id) const;
+  Result<Attribute> GetAttribute(ObjectId id, std::string_view name) const;
+  // Creates or replaces. InvalidArgument for a bad name or a value over
+  // kMaxAttributeBytes.
+  Status SetAttribute(ObjectId id, std::string_view name, const Attribute& value);
+  Status DeleteAttribute(ObjectId id, std::string_view name);
+
+  // ---- figures
+  CacheStats cache_stats() const;
+  SpaceInfo space() const;
+
+  Container(const Container&) = delete;
+  Container& operator=(const Container&) = delete;
+
+  // For the engine's own use (tests build containers on fake files).
+  explicit Container(std::unique_ptr<engine::ContainerImpl> impl);
+  engine::ContainerImpl* impl() const { return impl_.get(); }
+
+ private:
+  std::unique_ptr<engine::ContainerImpl> impl_;
+};
+
+// Splits an absolute path into its components, checking each with
+// ValidateName. "/" gives no components.
+Result<std::vector<std::string>> SplitPath(std::string_view path);
+
+// Routes the engine's log lines (refused operations, corruption found,
+// commits) to the given spdlog level name: "trace", "debug", "info", "warn",
+// "error", "off". Logging goes to stderr.
+Status SetLogLevel(std::string_view level);
+
+}  // namespace slabfs
+
+#endif  // SLABFS_CONTAINER_H_

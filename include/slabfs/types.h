@@ -1,0 +1,221 @@
+// Value types of the slabfs data model: element types, shapes, selections,
+// dataset creation options and descriptions, attributes, object ids.
+#ifndef SLABFS_TYPES_H_
+#define SLABFS_TYPES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slabfs/status.h"
+
+namespace slabfs {
+
+// ---------------------------------------------------------------- dtypes
+
+// Element types, little-endian, spelled as numpy spells them ("f4", "u2").
+enum class DType : unsigned char {
+  kI1 = 1, kI2 = 2, kI4 = 3, kI8 = 4,
+  kU1 = 5, kU2 = 6, kU4 = 7, kU8 = 8,
+  kF4 = 9, kF8 = 10,
+};
+
+size_t ItemSize(DType t);           // 1, 2, 4 or 8
+std::string_view DTypeName(DType t);  // "f4"
+bool IsFloat(DType t);
+bool IsSigned(DType t);
+// Accepts "f4", "<f4", "float32", "int16", "uint8", ... Unknown names are
+// InvalidArgument with a message listing the valid ones.
+Result<DType> ParseDType(std::string_view name);
+// Whether a raw byte is a valid DType code (for decoding untrusted bytes).
+bool IsValidDTypeCode(unsigned code);
+
+// Encodes one value given as text ("1.5", "-3", "nan", "0x10") as the
+// little-endian bytes of an element of type t. Out-of-range or malformed
+// text is InvalidArgument.
+Result<std::string> EncodeScalar(DType t, std::string_view text);
+// The text form of one element (shortest round-trip form for floats).
+std::string FormatScalar(DType t, const void* element);
+
+// ---------------------------------------------------------------- shapes
+
+constexpr int kMaxRank = 32;
+// A max-shape dimension that can grow without bound.
+constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
+
+using Dims = std::vector<uint64_t>;
+
+// "2000,2000" -> {2000, 2000}; "unlimited" (or "u", "none") gives kUnlimited
+// when allow_unlimited. Zero, negative, empty or malformed entries are
+// InvalidArgument.
+Result<Dims> ParseDims(std::string_view text, bool allow_unlimited = false);
+// {2000, 2000} -> "2000,2000"; kUnlimited prints as "unlimited".
+std::string FormatDims(const Dims& dims);
+
+// ------------------------------------------------------------ selections
+
+// One dimension of a hyperslab, as in HDF5: the selected indices are
+// start + i*stride + j for 0 <= i < count, 0 <= j < block.
+// Requires block >= 1 and, when count > 1, stride >= block.
+struct DimSlab {
+  uint64_t start = 0;
+  uint64_t stride = 1;
+  uint64_t count = 0;
+  uint64_t block = 1;
+
+  uint64_t extent() const { return count * block; }  // selected indices
+};
+
+// A hyperslab: one DimSlab per dimension.
+struct Slab {
+  std::vector<DimSlab> dims;
+
+  // A box: start[d] .. start[d]+count[d]-1 in every dimension.
+  static Slab Box(const Dims& start, const Dims& count);
+  // Everything in an array of this shape.
+  static Slab All(const Dims& shape);
+  int rank() const { return static_cast<int>(dims.size()); }
+  uint64_t num_elements() const;  // product of extents (saturates)
+  Dims extents() const;           // per-dimension extent()
+};
+
+// The memory side of a transfer: the caller's buffer is a dense C-order
+// array of `shape`, and the elements move to or from `selection` inside it.
+// The selection's per-dimension extents must equal the dataset selection's.
+// Without a MemSpace, the buffer is the dataset selection's extents, dense.
+struct MemSpace {
+  Dims shape;
+  Slab selection;
+};
+
+// ------------------------------------------------------------ datasets
+
+enum class IndexKind : unsigned char {
+  kAuto = 0,  // chosen from the shape at creation
+  kSingle = 1,
+  kCompact = 2,
+  kFixedArray = 3,
+  kExtensibleArray = 4,
+  kBTree = 5,
+};
+std::string_view IndexKindName(IndexKind k);  // "fixed", "btree", ...
+Result<IndexKind> ParseIndexKind(std::string_view name);
+
+struct DatasetOptions {
+  DType dtype = DType::kU1;
+  Dims shape;            // rank 1..32, every dimension >= 1
+  Dims max_shape;        // empty: same as shape (fixed)
+  Dims chunks;           // empty: chosen automatically; else same rank, all >= 1
+  std::string fill;      // empty: zero; else exactly ItemSize(dtype) bytes
+  IndexKind index = IndexKind::kAuto;
+};
+
+struct DatasetInfo {
+  DType dtype = DType::kU1;
+  Dims shape;
+  Dims max_shape;
+  Dims chunks;
+  std::string fill;           // ItemSize(dtype) bytes
+  IndexKind index = IndexKind::kAuto;
+  uint64_t num_elements = 0;  // product of shape
+  uint64_t size_bytes = 0;    // num_elements * item size
+  uint64_t num_chunks = 0;    // chunks in the chunk grid
+  uint64_t allocated_chunks = 0;  // chunks stored in the container (as of now)
+  uint64_t stored_bytes = 0;  // bytes of chunk data stored (as of now)
+  uint64_t index_bytes = 0;   // bytes the chunk index takes on disk (last commit)
+};
+
+// ------------------------------------------------------------ attributes
+
+// A small named value on a group or dataset: a string, or a number or short
+// array of numbers of one dtype.
+struct Attribute {
+  enum class Kind : unsigned char { kString = 0, kNumeric = 1 };
+  Kind kind = Kind::kString;
+  DType dtype = DType::kF8;  // for kNumeric
+  std::string data;          // the string, or count * ItemSize(dtype) bytes
+
+  static Attribute String(std::string s);
+  static Attribute Integer(int64_t v);  // i8
+  static Attribute Float(double v);     // f8
+  static Attribute Numbers(DType t, std::string raw_bytes);
+
+  uint64_t count() const;  // elements (1 for a string)
+  // "m/s", "2.5", or "1,2,3".
+  std::string ToText() const;
+  // Infers the kind from text the way the CLI does: all-integer
+  // comma-separated values are i8, all-numeric are f8, anything else a string.
+  static Attribute FromText(std::string_view text);
+};
+
+// Attribute values are at most this many bytes, names at most 255 bytes.
+constexpr size_t kMaxAttributeBytes = 64 * 1024;
+constexpr size_t kMaxNameBytes = 255;
+
+// Checks a group, dataset or attribute name: non-empty, at most 255 bytes,
+// no '/', no NUL, not "." or "..".
+Status ValidateName(std::string_view name);
+
+// ------------------------------------------------------------ objects
+
+// Every group and dataset has an id that never changes while it exists
+// (across renames and reopenings) and is never reused for another object.
+// The root group's id is kRootId.
+using ObjectId = uint64_t;
+constexpr ObjectId kRootId = 1;
+
+enum class ObjectKind : unsigned char { kGroup = 1, kDataset = 2 };
+
+struct ObjectInfo {
+  ObjectId id = 0;
+  ObjectKind kind = ObjectKind::kGroup;
+  uint64_t num_children = 0;  // groups
+  uint64_t size_bytes = 0;    // datasets: elements * item size
+  uint64_t stored_bytes = 0;  // datasets: bytes of chunk data stored
+};
+
+struct Entry {
+  std::string name;
+  ObjectId id = 0;
+  ObjectKind kind = ObjectKind::kGroup;
+};
+
+// ------------------------------------------------------------ containers
+
+struct OpenOptions {
+  bool read_only = false;
+  bool create = false;          // create the file (fails if it exists)
+  uint64_t cache_bytes = 64ull << 20;  // chunk cache budget
+  // A program name recorded in the container's lock record while it is open
+  // for writing, so that a refused second writer can name the holder.
+  std::string holder = "slab";
+};
+
+struct CacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t bytes_read = 0;     // chunk bytes read from the container file
+  uint64_t bytes_written = 0;  // chunk bytes written to the container file
+  uint64_t evictions = 0;
+  uint64_t bypass_reads = 0;   // chunk reads that went straight to the caller
+  uint64_t bypass_writes = 0;  // chunk writes that went straight to the file
+  uint64_t resident_bytes = 0;
+  uint64_t budget_bytes = 0;
+};
+
+struct SpaceInfo {
+  uint64_t file_bytes = 0;       // size of the container file
+  uint64_t free_bytes = 0;       // free extents inside it
+  uint64_t disk_free_bytes = 0;  // free on the filesystem holding it
+  uint64_t disk_total_bytes = 0;
+  uint64_t num_objects = 0;
+  uint64_t generation = 0;       // commits so far
+};
+
+}  // namespace slabfs
+
+#endif  // SLABFS_TYPES_H_

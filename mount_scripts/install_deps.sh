@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package slabfs needs to build, test and mount.
+# Both README commands (mount_scripts/quickstart.sh and tests/run.sh) call this;
+# it does nothing when everything is already present.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  fuse3 libfuse3-dev
+  zlib1g-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev
+  libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
+  attr coreutils util-linux
+  python3 python3-numpy python3-pytest
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "slabfs: installing missing packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "slabfs: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
