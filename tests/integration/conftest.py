@@ -1,0 +1,43 @@
+"""Shared fixtures for the integration tests: the built binaries and a
+helper to run them. Tests that mount use the `mounted` fixtures in
+mounting.py, which always unmount."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(os.environ.get("SLABFS_BIN", ROOT / "build" / "bin"))
+
+
+def bin_path(name):
+    p = BIN / name
+    if not p.exists():
+        pytest.fail(f"{p} is not built (set SLABFS_BIN or build first)")
+    return str(p)
+
+
+def run(*args, check=True, input=None, timeout=120):
+    """Runs a command, returns CompletedProcess with text output."""
+    cp = subprocess.run([str(a) for a in args], capture_output=True, text=True,
+                        input=input, timeout=timeout)
+    if check and cp.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(map(str, args))} exited {cp.returncode}\n"
+            f"stdout: {cp.stdout}\nstderr: {cp.stderr}")
+    return cp
+
+
+def slab(*args, check=True, input=None, timeout=120):
+    return run(bin_path("slab"), *args, check=check, input=input, timeout=timeout)
+
+
+@pytest.fixture
+def slab_bin():
+    return bin_path("slab")
+
+
+@pytest.fixture
+def slabfs_bin():
+    return bin_path("slabfs")
