@@ -83,7 +83,7 @@ class Dataset {
   bool valid() const { return state_ != nullptr; }
 
  private:
-  friend class engine::ContainerImpl;
+  friend class Container;
   explicit Dataset(std::shared_ptr<engine::DatasetState> s) : state_(std::move(s)) {}
   std::shared_ptr<engine::DatasetState> state_;
 };

@@ -13,6 +13,10 @@
 
 #include "slabfs/status.h"
 
+// 128-bit integers for overflow-safe size arithmetic (GNU extension).
+__extension__ typedef unsigned __int128 slabfs_u128;
+__extension__ typedef __int128 slabfs_i128;
+
 namespace slabfs {
 
 // ---------------------------------------------------------------- dtypes

@@ -1,0 +1,197 @@
+// The public API (include/slabfs/container.h) over the engine.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "engine/container_impl.h"
+
+namespace slabfs {
+
+using engine::ContainerImpl;
+
+namespace {
+
+// Guards every handle call: a Dataset used after its Container closed.
+Status NoState() { return Status::InvalidArgument("dataset handle is empty"); }
+
+// Creates the file under a temporary name, writes the initial state, syncs,
+// then links it into place: a crash never leaves a half-made container
+// under the real name, and an existing file is never clobbered.
+Status CreateContainerFile(const std::string& path) {
+  std::random_device rd;
+  std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(rd());
+  SLABFS_ASSIGN_OR_RETURN(auto file, engine::OpenPosixFile(tmp, {.writable = true, .create = true}));
+  Status s = ContainerImpl::Format(file.get());
+  file.reset();
+  if (s.ok()) {
+    if (::link(tmp.c_str(), path.c_str()) != 0) s = engine::ErrnoStatus(errno, path);
+  }
+  ::unlink(tmp.c_str());
+  if (!s.ok()) return s;
+  // Make the new name durable.
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
+  int fd = ::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> SplitPath(std::string_view path) {
+  if (path.empty() || path.front() != '/')
+    return Err(Status::InvalidArgument("path '" + std::string(path) + "' must start with '/'"));
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string_view::npos) slash = path.size();
+    std::string_view part = path.substr(pos, slash - pos);
+    if (!part.empty()) {
+      Status s = ValidateName(part);
+      if (!s.ok()) return Err(s.WithContext("path '" + std::string(path) + "'"));
+      parts.emplace_back(part);
+    }
+    pos = slash + 1;
+  }
+  return parts;
+}
+
+// ------------------------------------------------------------- Container
+
+Container::Container(std::unique_ptr<ContainerImpl> impl) : impl_(std::move(impl)) {}
+Container::~Container() = default;
+
+Result<std::unique_ptr<Container>> Container::Open(const std::string& path, const OpenOptions& options) {
+  if (path.empty()) return Err(Status::InvalidArgument("empty container path"));
+  if (options.create) {
+    if (options.read_only) return Err(Status::InvalidArgument("cannot create a container read-only"));
+    SLABFS_RETURN_IF_ERROR_R(CreateContainerFile(path));
+  }
+  SLABFS_ASSIGN_OR_RETURN(auto file, engine::OpenPosixFile(path, {.writable = !options.read_only, .create = false}));
+  SLABFS_ASSIGN_OR_RETURN(auto impl, ContainerImpl::Open(std::move(file), options));
+  return std::make_unique<Container>(std::move(impl));
+}
+
+Status Container::Close() { return impl_->Close(); }
+Status Container::Commit() { return impl_->Commit(); }
+bool Container::dirty() const { return impl_->dirty(); }
+bool Container::read_only() const { return impl_->read_only(); }
+const std::string& Container::path() const { return impl_->path(); }
+
+Result<ObjectId> Container::Resolve(std::string_view path) const { return impl_->Resolve(path); }
+Result<ObjectId> Container::Lookup(ObjectId parent, std::string_view name) const {
+  return impl_->Lookup(parent, name);
+}
+Result<ObjectInfo> Container::Stat(ObjectId id) const { return impl_->Stat(id); }
+Result<std::vector<Entry>> Container::List(ObjectId group) const { return impl_->List(group); }
+Result<std::string> Container::PathOf(ObjectId id) const { return impl_->PathOf(id); }
+Result<ObjectId> Container::CreateGroup(ObjectId parent, std::string_view name) {
+  return impl_->CreateGroup(parent, name);
+}
+Result<ObjectId> Container::MakeGroups(std::string_view path, bool parents) {
+  return impl_->MakeGroups(path, parents);
+}
+
+Result<Dataset> Container::CreateDataset(ObjectId parent, std::string_view name, const DatasetOptions& options) {
+  SLABFS_ASSIGN_OR_RETURN(auto ds, impl_->CreateDataset(parent, name, options));
+  return Dataset(std::move(ds));
+}
+
+namespace {
+// "/a/b/c" -> ("/a/b", "c").
+Result<std::pair<std::string, std::string>> SplitParent(std::string_view path) {
+  SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
+  if (parts.empty()) return Err(Status::InvalidArgument("the root group has no name"));
+  std::string parent;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) parent += "/" + parts[i];
+  if (parent.empty()) parent = "/";
+  return std::make_pair(parent, parts.back());
+}
+}  // namespace
+
+Result<Dataset> Container::CreateDataset(std::string_view path, const DatasetOptions& options) {
+  SLABFS_ASSIGN_OR_RETURN(auto pn, SplitParent(path));
+  SLABFS_ASSIGN_OR_RETURN(ObjectId parent, impl_->Resolve(pn.first));
+  return CreateDataset(parent, pn.second, options);
+}
+
+Result<Dataset> Container::OpenDataset(ObjectId id) const {
+  SLABFS_ASSIGN_OR_RETURN(auto ds, impl_->OpenDataset(id));
+  return Dataset(std::move(ds));
+}
+
+Result<Dataset> Container::OpenDataset(std::string_view path) const {
+  SLABFS_ASSIGN_OR_RETURN(ObjectId id, impl_->Resolve(path));
+  auto ds = impl_->OpenDataset(id);
+  if (!ds) return Err(ds.error().code() == Code::kNotADataset
+                          ? Status::NotADataset(std::string(path) + " is a group, not a dataset")
+                          : ds.error());
+  return Dataset(std::move(*ds));
+}
+
+Status Container::Remove(ObjectId parent, std::string_view name) { return impl_->Remove(parent, name); }
+
+Status Container::Remove(std::string_view path) {
+  SLABFS_ASSIGN_OR_RETURN(auto pn, SplitParent(path));
+  SLABFS_ASSIGN_OR_RETURN(ObjectId parent, impl_->Resolve(pn.first));
+  return impl_->Remove(parent, pn.second);
+}
+
+Status Container::Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent,
+                         std::string_view to_name, bool no_replace) {
+  return impl_->Rename(from_parent, from_name, to_parent, to_name, no_replace);
+}
+
+Status Container::Rename(std::string_view from_path, std::string_view to_path) {
+  SLABFS_ASSIGN_OR_RETURN(auto from, SplitParent(from_path));
+  SLABFS_ASSIGN_OR_RETURN(auto to, SplitParent(to_path));
+  SLABFS_ASSIGN_OR_RETURN(ObjectId fp, impl_->Resolve(from.first));
+  SLABFS_ASSIGN_OR_RETURN(ObjectId tp, impl_->Resolve(to.first));
+  return impl_->Rename(fp, from.second, tp, to.second, false);
+}
+
+Result<std::vector<std::string>> Container::ListAttributes(ObjectId id) const { return impl_->ListAttributes(id); }
+Result<Attribute> Container::GetAttribute(ObjectId id, std::string_view name) const {
+  return impl_->GetAttribute(id, name);
+}
+Status Container::SetAttribute(ObjectId id, std::string_view name, const Attribute& value) {
+  return impl_->SetAttribute(id, name, value);
+}
+Status Container::DeleteAttribute(ObjectId id, std::string_view name) { return impl_->DeleteAttribute(id, name); }
+CacheStats Container::cache_stats() const { return impl_->cache_stats(); }
+SpaceInfo Container::space() const { return impl_->space(); }
+
+// --------------------------------------------------------------- Dataset
+
+ObjectId Dataset::id() const { return state_ ? state_->id() : 0; }
+DatasetInfo Dataset::info() const { return state_ ? state_->Info() : DatasetInfo{}; }
+size_t Dataset::item_size() const { return state_ ? state_->item_size() : 0; }
+uint64_t Dataset::num_elements() const { return state_ ? state_->num_elements() : 0; }
+uint64_t Dataset::size_bytes() const { return state_ ? state_->num_elements() * state_->item_size() : 0; }
+
+Status Dataset::Read(const Slab& sel, void* buf, const MemSpace* mem) const {
+  return state_ ? state_->Read(sel, buf, mem) : NoState();
+}
+Status Dataset::Write(const Slab& sel, const void* buf, const MemSpace* mem) {
+  return state_ ? state_->Write(sel, buf, mem) : NoState();
+}
+Status Dataset::ReadElements(uint64_t first, uint64_t count, void* buf) const {
+  return state_ ? state_->ReadElements(first, count, buf) : NoState();
+}
+Status Dataset::WriteElements(uint64_t first, uint64_t count, const void* buf) {
+  return state_ ? state_->WriteElements(first, count, buf) : NoState();
+}
+Result<size_t> Dataset::ReadBytes(uint64_t offset, size_t length, void* buf) const {
+  if (!state_) return Err(NoState());
+  return state_->ReadBytes(offset, length, buf);
+}
+Status Dataset::WriteBytes(uint64_t offset, size_t length, const void* buf) {
+  return state_ ? state_->WriteBytes(offset, length, buf) : NoState();
+}
+Status Dataset::Clear() { return state_ ? state_->Clear() : NoState(); }
+
+}  // namespace slabfs

@@ -1,0 +1,168 @@
+#include "engine/cache/chunk_cache.h"
+
+#include <algorithm>
+
+namespace slabfs::engine {
+namespace {
+constexpr size_t kMaxGhosts = 8192;
+}
+
+ChunkCache::ChunkCache(uint64_t budget, uint64_t max_budget)
+    : budget_(budget), max_budget_(std::max(budget, max_budget)) {}
+
+ChunkCache::~ChunkCache() = default;
+
+void ChunkCache::TouchLocked(Entry* e) {
+  auto& from = e->in_done_list ? done_ : lru_;
+  bool done = e->used >= e->bytes;
+  auto& to = done ? done_ : lru_;
+  to.splice(to.end(), from, e->pos);
+  e->in_done_list = done;
+}
+
+ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
+  std::lock_guard lock(mu_);
+  auto it = map_.find(key);
+  if (it == map_.end()) {
+    ++misses_;
+    if (ghosts_.count(key) && budget_ < max_budget_) {
+      // The chunk was evicted and is wanted again: the working set is larger
+      // than the budget.
+      ghosts_.erase(key);
+      budget_ = std::min(max_budget_, budget_ + std::max<uint64_t>(resident_ / std::max<size_t>(map_.size(), 1), 4096));
+    }
+    return nullptr;
+  }
+  ++hits_;
+  Entry* e = it->second.get();
+  ++e->pins;
+  TouchLocked(e);
+  return e;
+}
+
+ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty) {
+  std::lock_guard lock(mu_);
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    Entry* e = it->second.get();
+    ++e->pins;
+    TouchLocked(e);
+    return e;
+  }
+  auto owned = std::make_unique<Entry>();
+  Entry* e = owned.get();
+  e->key = key;
+  e->data = std::move(data);
+  e->bytes = bytes;
+  e->dirty = dirty;
+  e->pins = 1;
+  lru_.push_back(e);
+  e->pos = std::prev(lru_.end());
+  map_.emplace(key, std::move(owned));
+  resident_ += bytes;
+  if (dirty) dirty_bytes_ += bytes;
+  return e;
+}
+
+void ChunkCache::Release(Entry* e, uint64_t used_bytes) {
+  std::lock_guard lock(mu_);
+  e->used += used_bytes;
+  if (!e->in_done_list && e->used >= e->bytes) TouchLocked(e);
+  --e->pins;
+}
+
+void ChunkCache::MarkDirty(Entry* e) {
+  std::lock_guard lock(mu_);
+  if (!e->dirty) {
+    e->dirty = true;
+    dirty_bytes_ += e->bytes;
+  }
+}
+
+void ChunkCache::MarkClean(Entry* e) {
+  std::lock_guard lock(mu_);
+  if (e->dirty) {
+    e->dirty = false;
+    dirty_bytes_ -= e->bytes;
+  }
+}
+
+void ChunkCache::RememberGhostLocked(const CacheKey& k) {
+  if (ghosts_.insert(k).second) ghost_order_.push_back(k);
+  while (ghost_order_.size() > kMaxGhosts) {
+    ghosts_.erase(ghost_order_.front());
+    ghost_order_.pop_front();
+  }
+}
+
+void ChunkCache::RemoveLocked(Entry* e) {
+  (e->in_done_list ? done_ : lru_).erase(e->pos);
+  resident_ -= e->bytes;
+  if (e->dirty) dirty_bytes_ -= e->bytes;
+  map_.erase(e->key);
+}
+
+void ChunkCache::EvictToBudget() {
+  std::lock_guard lock(mu_);
+  for (auto* list : {&done_, &lru_}) {
+    for (auto it = list->begin(); it != list->end() && resident_ > budget_;) {
+      Entry* e = *it++;
+      if (e->pins > 0 || e->dirty) continue;
+      // A fully used chunk is not worth a ghost: wanting it again is not a
+      // sign that the budget is too small.
+      if (!e->in_done_list) RememberGhostLocked(e->key);
+      RemoveLocked(e);
+      ++evictions_;
+    }
+  }
+}
+
+bool ChunkCache::over_budget() const {
+  std::lock_guard lock(mu_);
+  return resident_ > budget_;
+}
+
+std::vector<ChunkCache::Entry*> ChunkCache::DirtyEntries(uint64_t dataset, size_t max_entries) {
+  std::lock_guard lock(mu_);
+  std::vector<Entry*> out;
+  for (auto* list : {&done_, &lru_})
+    for (Entry* e : *list) {
+      if (out.size() >= max_entries) return out;
+      if (e->dirty && e->key.dataset == dataset) {
+        ++e->pins;
+        out.push_back(e);
+      }
+    }
+  return out;
+}
+
+void ChunkCache::EraseDataset(uint64_t dataset) {
+  std::lock_guard lock(mu_);
+  std::vector<Entry*> victims;
+  for (auto& [k, e] : map_)
+    if (k.dataset == dataset) victims.push_back(e.get());
+  for (Entry* e : victims) RemoveLocked(e);
+}
+
+void ChunkCache::Erase(const CacheKey& key) {
+  std::lock_guard lock(mu_);
+  auto it = map_.find(key);
+  if (it != map_.end() && it->second->pins == 0) RemoveLocked(it->second.get());
+}
+
+CacheStats ChunkCache::stats() const {
+  CacheStats s;
+  s.hits = hits_;
+  s.misses = misses_;
+  s.bytes_read = bytes_read_;
+  s.bytes_written = bytes_written_;
+  s.evictions = evictions_;
+  s.bypass_reads = bypass_reads_;
+  s.bypass_writes = bypass_writes_;
+  std::lock_guard lock(mu_);
+  s.resident_bytes = resident_;
+  s.budget_bytes = budget_;
+  return s;
+}
+
+}  // namespace slabfs::engine

@@ -1,0 +1,120 @@
+// The chunk cache: memory images of chunks, shared by every dataset of a
+// container, bounded by a byte budget.
+//
+// Unlike HDF5's direct-mapped table, it is a real hash map (two chunks never
+// evict each other because their hashes collide), ordered by recency with
+// HDF5's w0 preference: chunks that have been read or written in full since
+// they were loaded are evicted before the others.
+//
+// Sizing by access: keys of recently evicted chunks are remembered (a ghost
+// list); a miss on one means the working set did not fit, and the budget
+// grows by that chunk, up to max_budget. A sequential pass whose chunks are
+// each used up in one go never hits a ghost, so the budget stays put.
+//
+// Dirty entries are never evicted here: only the dataset that owns them
+// writes them back (it holds its write lock), then they become evictable.
+//
+// Thread safety: all methods are thread-safe. An entry returned by Lookup or
+// Insert is pinned (not evicted) until Unpin. Its bytes may be read by any
+// holder of the dataset's read lock and changed only under its write lock.
+#ifndef SLABFS_ENGINE_CACHE_CHUNK_CACHE_H_
+#define SLABFS_ENGINE_CACHE_CHUNK_CACHE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "slabfs/types.h"
+
+namespace slabfs::engine {
+
+struct CacheKey {
+  uint64_t dataset = 0;  // the dataset's object id
+  uint64_t chunk = 0;    // linear position in its chunk grid
+  bool operator==(const CacheKey&) const = default;
+};
+
+struct CacheKeyHash {
+  size_t operator()(const CacheKey& k) const {
+    uint64_t h = k.dataset * 0x9E3779B97F4A7C15ull ^ (k.chunk + 0x632BE59BD9B4E019ull + (k.dataset << 6));
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return static_cast<size_t>(h ^ (h >> 32));
+  }
+};
+
+class ChunkCache {
+ public:
+  struct Entry {
+    CacheKey key;
+    std::unique_ptr<char[]> data;
+    size_t bytes = 0;
+    bool dirty = false;
+    int pins = 0;
+    uint64_t used = 0;  // bytes read or written since loaded (w0 bookkeeping)
+    bool in_done_list = false;
+    std::list<Entry*>::iterator pos;
+  };
+
+  ChunkCache(uint64_t budget, uint64_t max_budget);
+  ~ChunkCache();
+
+  // A pinned entry, or nullptr (counted as a hit or a miss).
+  Entry* Lookup(const CacheKey& key);
+  // Adds a chunk image and pins it. If the key is already present (another
+  // reader loaded it meanwhile), the existing entry is pinned and returned
+  // and `data` is dropped.
+  Entry* Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty);
+  // Records that `n` bytes of the entry were used, then unpins it.
+  void Release(Entry* e, uint64_t used_bytes);
+  void MarkDirty(Entry* e);
+  void MarkClean(Entry* e);
+
+  // Evicts clean, unpinned entries, least recently used first (fully used
+  // ones before the rest), until resident bytes fit the budget.
+  void EvictToBudget();
+  bool over_budget() const;
+  // Pinned dirty entries of one dataset, least recently used first. The
+  // caller writes them back, MarkClean()s and Release()s them.
+  std::vector<Entry*> DirtyEntries(uint64_t dataset, size_t max_entries = SIZE_MAX);
+  uint64_t dirty_bytes() const { return dirty_bytes_.load(std::memory_order_relaxed); }
+  // Drops every entry of the dataset (dirty or not). None may be pinned.
+  void EraseDataset(uint64_t dataset);
+  // Drops one entry if present and unpinned.
+  void Erase(const CacheKey& key);
+
+  CacheStats stats() const;
+  void CountBytesRead(uint64_t n) { bytes_read_ += n; }
+  void CountBytesWritten(uint64_t n) { bytes_written_ += n; }
+  void CountBypassRead() { ++bypass_reads_; }
+  void CountBypassWrite() { ++bypass_writes_; }
+
+ private:
+  void RemoveLocked(Entry* e);
+  void TouchLocked(Entry* e);
+  void RememberGhostLocked(const CacheKey& k);
+
+  mutable std::mutex mu_;  // innermost lock: nothing is called while holding it
+  std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_;
+  std::list<Entry*> lru_;   // front = least recently used
+  std::list<Entry*> done_;  // fully used entries, evicted first
+  std::unordered_set<CacheKey, CacheKeyHash> ghosts_;
+  std::deque<CacheKey> ghost_order_;
+  uint64_t resident_ = 0;
+  uint64_t budget_;
+  const uint64_t max_budget_;
+
+  std::atomic<uint64_t> dirty_bytes_{0};
+  std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0},
+      bypass_reads_{0}, bypass_writes_{0};
+};
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_CACHE_CHUNK_CACHE_H_

@@ -1,0 +1,727 @@
+// ContainerImpl: opening a container, the tree of groups and datasets,
+// attributes, and the commit protocol.
+//
+// Commit protocol (copy-on-write, after LMDB):
+//   1. write dirty chunks and index pages to extents that no committed state
+//      references (fresh extents are rewritten in place);
+//   2. write every changed object block, children before parents, up to a
+//      new root block;
+//   3. write the free list of the new state;
+//   4. fdatasync;
+//   5. write the superblock of generation g+1 into slot (g+1) % 2;
+//   6. fdatasync. The commit is now durable: extents the new state no longer
+//      references become reusable (Allocator::MarkDurable).
+// A crash before 6 completes leaves slot g % 2 as the newest valid
+// superblock, and nothing it references was overwritten.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+
+#include "engine/container_impl.h"
+#include "engine/format/free_list.h"
+#include "engine/format/layout.h"
+
+namespace slabfs::engine {
+namespace {
+
+constexpr int kMaxDepth = 512;
+constexpr size_t kMaxChildrenPerGroup = 100000;
+constexpr size_t kMaxAttributeBytesPerObject = 1 << 20;
+constexpr uint64_t kMaxFixedArrayChunks = 1ull << 30;
+constexpr uint64_t kAutoChunkBytes = 1 << 20;
+constexpr char kLockMagic[] = "SLABLOCK\n";
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+Dims AutoChunks(const Dims& shape, size_t item_size) {
+  Dims c = shape;
+  auto bytes = [&] {
+    slabfs_u128 b = item_size;
+    for (uint64_t v : c) b *= v;
+    return b;
+  };
+  while (bytes() > kAutoChunkBytes) {
+    size_t d = static_cast<size_t>(std::max_element(c.begin(), c.end()) - c.begin());
+    if (c[d] <= 1) break;
+    c[d] = CeilDiv(c[d], 2);
+  }
+  return c;
+}
+
+std::string Sanitize(std::string_view s) {
+  std::string out;
+  for (char ch : s) out += (std::isprint(static_cast<unsigned char>(ch)) ? ch : '?');
+  return out;
+}
+
+// Reads the lock record to say who holds the container.
+std::string DescribeHolder(File* file) {
+  char buf[kLockRecordBytes];
+  if (!file->ReadAt(kLockRecordOffset, buf, sizeof buf).ok()) return "another process";
+  std::string_view rec(buf, sizeof buf);
+  if (rec.substr(0, sizeof kLockMagic - 1) != kLockMagic) return "another process";
+  rec.remove_prefix(sizeof kLockMagic - 1);
+  rec = rec.substr(0, rec.find('\0'));
+  std::string pid, host, program, since;
+  while (!rec.empty()) {
+    size_t nl = rec.find('\n');
+    std::string_view line = rec.substr(0, nl);
+    size_t eq = line.find('=');
+    if (eq != std::string_view::npos) {
+      std::string_view k = line.substr(0, eq), v = line.substr(eq + 1);
+      if (k == "pid") pid = Sanitize(v);
+      else if (k == "host") host = Sanitize(v);
+      else if (k == "program") program = Sanitize(v);
+      else if (k == "since") since = Sanitize(v);
+    }
+    if (nl == std::string_view::npos) break;
+    rec.remove_prefix(nl + 1);
+  }
+  if (program.empty()) return "another process";
+  std::string d = program + " (pid " + pid;
+  if (!host.empty()) d += " on " + host;
+  if (!since.empty()) d += ", since " + since;
+  return d + ")";
+}
+
+}  // namespace
+
+// ------------------------------------------------------------- open/close
+
+ContainerImpl::ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o)
+    : file_(std::move(file)),
+      read_only_(o.read_only),
+      holder_(o.holder),
+      store_(file_.get(), &alloc_),
+      cache_(o.cache_bytes, std::max<uint64_t>(o.cache_bytes, 4 * o.cache_bytes)) {}
+
+ContainerImpl::~ContainerImpl() {
+  if (!closed_) {
+    Status s = Close();
+    if (!s.ok()) LogWarn("closing " + path() + ": " + s.ToString());
+  }
+}
+
+Status ContainerImpl::Format(File* file) {
+  ObjectRecord root;
+  root.id = kRootId;
+  root.kind = ObjectKind::kGroup;
+  std::string image = EncodeBlock(BlockType::kGroup, EncodeObject(root));
+  SLABFS_RETURN_IF_ERROR(file->WriteAt(kDataStart, image.data(), image.size()));
+  Superblock sb;
+  sb.generation = 1;
+  sb.root = BlockRef{kDataStart, static_cast<uint32_t>(image.size())};
+  sb.file_end = kDataStart + image.size();
+  sb.next_object_id = kRootId + 1;
+  std::string zeros(kSuperblockSlotBytes, '\0');
+  SLABFS_RETURN_IF_ERROR(file->WriteAt(kSuperblockSlot0, zeros.data(), zeros.size()));
+  std::string enc = EncodeSuperblock(sb);
+  enc.resize(kSuperblockSlotBytes, '\0');
+  SLABFS_RETURN_IF_ERROR(file->WriteAt(kSuperblockSlot1, enc.data(), enc.size()));
+  std::string lock(kDataStart - kLockRecordOffset, '\0');
+  SLABFS_RETURN_IF_ERROR(file->WriteAt(kLockRecordOffset, lock.data(), lock.size()));
+  return file->Sync();
+}
+
+Result<std::unique_ptr<ContainerImpl>> ContainerImpl::Open(std::unique_ptr<File> file, const OpenOptions& o) {
+  std::unique_ptr<ContainerImpl> c(new ContainerImpl(std::move(file), o));
+  if (!o.read_only) {
+    Status s = c->file_->LockExclusive();
+    if (s.code() == Code::kBusy) {
+      c->closed_ = true;
+      return Err(Status::Busy(c->path() + " is open for writing by " + DescribeHolder(c->file_.get())));
+    }
+    if (!s.ok()) {
+      c->closed_ = true;
+      return Err(s);
+    }
+  }
+  Status s = c->Load();
+  if (!s.ok()) {
+    c->closed_ = true;
+    return Err(s);
+  }
+  if (!o.read_only) {
+    s = c->WriteLockRecord();
+    if (!s.ok()) {
+      c->closed_ = true;
+      return Err(s);
+    }
+  }
+  return c;
+}
+
+Status ContainerImpl::WriteLockRecord() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char when[64] = {};
+  struct tm tmv;
+  localtime_r(&now, &tmv);
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tmv);
+  std::string rec = std::string(kLockMagic) + "pid=" + std::to_string(getpid()) + "\nhost=" + host +
+                    "\nprogram=" + holder_.substr(0, 128) + "\nsince=" + when + "\n";
+  rec.resize(kLockRecordBytes, '\0');
+  // Informational only: not synced, and never read unless the lock is held.
+  return file_->WriteAt(kLockRecordOffset, rec.data(), rec.size());
+}
+
+Status ContainerImpl::Load() {
+  SLABFS_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+  const std::string not_container = path() + " is not a slabfs container";
+  if (size < kSuperblockBytes) return Status::Corruption(not_container + " (too short)");
+  std::string head(std::min<uint64_t>(size, kSuperblockSlot1 + kSuperblockBytes), '\0');
+  SLABFS_RETURN_IF_ERROR(file_->ReadAt(0, head.data(), head.size()));
+  bool any_magic = false;
+  Result<Superblock> best = Err(Status::Corruption(""));
+  Status last_error;
+  for (uint64_t slot : {kSuperblockSlot0, kSuperblockSlot1}) {
+    if (head.size() < slot + kSuperblockBytes) continue;
+    std::string_view bytes(head.data() + slot, kSuperblockBytes);
+    any_magic |= HasSuperblockMagic(bytes);
+    auto sb = DecodeSuperblock(bytes);
+    if (!sb) {
+      if (HasSuperblockMagic(bytes)) last_error = sb.error();
+      continue;
+    }
+    if (!best || sb->generation > best->generation) best = sb;
+  }
+  if (!any_magic) return Status::Corruption(not_container);
+  if (!best) {
+    if (last_error.code() == Code::kNotSupported) return last_error.WithContext(path());
+    return Status::Corruption(path() + ": no valid superblock (" + last_error.message() + ")");
+  }
+  Superblock sb = *best;
+  if (size < sb.file_end)
+    return Status::Corruption(path() + " is truncated: " + std::to_string(size) + " bytes, the container needs " +
+                              std::to_string(sb.file_end));
+  alloc_.Reset(sb.file_end, {});
+  sb_ = sb;
+  sb_next_id_ = sb.next_object_id;
+  Status s = LoadNode(sb.root, ObjectKind::kGroup, kRootId, nullptr, "", 0);
+  if (!s.ok()) return s.WithContext(path());
+  std::vector<Extent> free;
+  if (!sb.free_list.empty()) {
+    SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(sb.free_list, BlockType::kFreeList, "free list"));
+    auto decoded = DecodeFreeList(payload, sb.file_end);
+    if (!decoded) return decoded.error().WithContext(path());
+    free = std::move(*decoded);
+  }
+  alloc_.Reset(sb.file_end, free);
+  return Status::OK();
+}
+
+Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent,
+                               std::string name, int depth) {
+  if (depth > kMaxDepth) return Status::Corruption("groups nested deeper than " + std::to_string(kMaxDepth));
+  std::string what = "object " + std::to_string(expect_id);
+  SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(ref, BlockTypeOf(kind), what));
+  SLABFS_ASSIGN_OR_RETURN(ObjectRecord rec, DecodeObject(payload, BlockTypeOf(kind), sb_.file_end));
+  if (rec.id != expect_id) return Status::Corruption(what + ": block holds object " + std::to_string(rec.id));
+  if (rec.id >= sb_.next_object_id) return Status::Corruption(what + ": id beyond the superblock's next id");
+  if (nodes_.count(rec.id)) return Status::Corruption(what + " appears twice in the tree");
+  auto owned = std::make_unique<Node>();
+  Node* n = owned.get();
+  n->id = rec.id;
+  n->kind = kind;
+  n->parent = parent;
+  n->name = std::move(name);
+  n->attrs = std::move(rec.attrs);
+  n->block = ref;
+  nodes_.emplace(n->id, std::move(owned));
+  if (!parent) root_ = n;
+  else parent->children.emplace(n->name, n);
+  if (kind == ObjectKind::kDataset) {
+    const DatasetRecord& d = rec.dataset;
+    uint64_t chunks = 1;
+    for (size_t i = 0; i < d.shape.size(); ++i) chunks *= CeilDiv(d.shape[i], d.chunks[i]);
+    if (d.index == IndexKind::kFixedArray && chunks > kMaxFixedArrayChunks)
+      return Status::Corruption(what + ": chunk grid too large for a fixed array");
+    auto index = OpenChunkIndex(d.index, chunks, d.index_root, &store_, "dataset " + std::to_string(rec.id));
+    if (!index) {
+      if (index.error().code() == Code::kNotSupported) return index.error();
+      return Status::Corruption(index.error().message());
+    }
+    n->ds = std::make_shared<DatasetState>(this, n->id, rec.dataset, std::move(*index));
+    return Status::OK();
+  }
+  for (const ChildRecord& c : rec.children)
+    SLABFS_RETURN_IF_ERROR(LoadNode(c.block, c.kind, c.id, n, c.name, depth + 1));
+  return Status::OK();
+}
+
+Status ContainerImpl::Close() {
+  if (closed_) return Status::OK();
+  Status s;
+  if (!read_only_) {
+    std::unique_lock cl(commit_mu_);
+    {
+      std::unique_lock ns(ns_mu_);
+      // Handles cannot outlive the container: reclaim every removed dataset.
+      for (auto& ds : detached_) {
+        Status r = ds->Reclaim();
+        if (!r.ok()) LogWarn("reclaiming " + ds->what() + ": " + r.ToString());
+      }
+      detached_.clear();
+    }
+    s = CommitLocked();
+  }
+  closed_ = true;
+  return s;
+}
+
+// ------------------------------------------------------------------ tree
+
+Status ContainerImpl::CheckWritable() const {
+  if (read_only_) return Status::ReadOnly(path() + " is open read-only");
+  return Status::OK();
+}
+
+Result<ContainerImpl::Node*> ContainerImpl::GetNode(ObjectId id) {
+  auto it = nodes_.find(id);
+  if (it == nodes_.end()) return Err(Status::NotFound("no object with id " + std::to_string(id)));
+  return it->second.get();
+}
+
+Result<ContainerImpl::Node*> ContainerImpl::GetGroup(ObjectId id) {
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  if (n->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(PathOfLocked(n) + " is a dataset, not a group"));
+  return n;
+}
+
+std::string ContainerImpl::PathOfLocked(const Node* n) const {
+  if (!n->parent) return "/";
+  std::vector<const std::string*> parts;
+  for (const Node* p = n; p->parent; p = p->parent) parts.push_back(&p->name);
+  std::string s;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) s += "/" + **it;
+  return s;
+}
+
+void ContainerImpl::MarkDirtyLocked(Node* n) {
+  for (; n && !n->dirty; n = n->parent) n->dirty = true;
+  ns_dirty_ = true;
+}
+
+ContainerImpl::Node* ContainerImpl::NewNodeLocked(ObjectKind kind, Node* parent, std::string name) {
+  auto owned = std::make_unique<Node>();
+  Node* n = owned.get();
+  n->id = sb_next_id_++;
+  n->kind = kind;
+  n->parent = parent;
+  n->name = std::move(name);
+  nodes_.emplace(n->id, std::move(owned));
+  parent->children.emplace(n->name, n);
+  MarkDirtyLocked(n);
+  return n;
+}
+
+void ContainerImpl::DetachLocked(Node* n) {
+  store_.Free(n->block);
+  if (n->ds) {
+    n->ds->set_detached();
+    detached_.push_back(n->ds);
+  }
+  Node* parent = n->parent;
+  parent->children.erase(n->name);
+  MarkDirtyLocked(parent);
+  nodes_.erase(n->id);
+}
+
+Result<ObjectId> ContainerImpl::Lookup(ObjectId parent, std::string_view name) {
+  SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
+  std::shared_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
+  auto it = p->children.find(name);
+  if (it == p->children.end())
+    return Err(Status::NotFound(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + ": no such object"));
+  return it->second->id;
+}
+
+Result<ObjectId> ContainerImpl::Resolve(std::string_view path) {
+  SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
+  std::shared_lock ns(ns_mu_);
+  Node* n = root_;
+  std::string walked;
+  for (const auto& part : parts) {
+    if (n->kind != ObjectKind::kGroup)
+      return Err(Status::NotAGroup(walked + " is a dataset, not a group"));
+    auto it = n->children.find(part);
+    walked += "/" + part;
+    if (it == n->children.end()) return Err(Status::NotFound(walked + ": no such object"));
+    n = it->second;
+  }
+  return n->id;
+}
+
+Result<ObjectInfo> ContainerImpl::Stat(ObjectId id) {
+  std::shared_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  ObjectInfo info;
+  info.id = n->id;
+  info.kind = n->kind;
+  info.num_children = n->children.size();
+  if (n->ds) {
+    info.size_bytes = n->ds->num_elements() * n->ds->item_size();
+    info.stored_bytes = n->ds->stored_bytes();
+  }
+  return info;
+}
+
+Result<std::vector<Entry>> ContainerImpl::List(ObjectId group) {
+  std::shared_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * g, GetGroup(group));
+  std::vector<Entry> out;
+  out.reserve(g->children.size());
+  for (const auto& [name, c] : g->children) out.push_back({name, c->id, c->kind});
+  return out;
+}
+
+Result<std::string> ContainerImpl::PathOf(ObjectId id) {
+  std::shared_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  return PathOfLocked(n);
+}
+
+Result<ObjectId> ContainerImpl::CreateGroup(ObjectId parent, std::string_view name) {
+  SLABFS_RETURN_IF_ERROR_R(CheckWritable());
+  SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
+  std::shared_lock cl(commit_mu_);
+  std::unique_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
+  if (p->children.count(name))
+    return Err(Status::AlreadyExists(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + " already exists"));
+  if (p->children.size() >= kMaxChildrenPerGroup)
+    return Err(Status::NoSpace(PathOfLocked(p) + " has " + std::to_string(kMaxChildrenPerGroup) + " children already"));
+  return NewNodeLocked(ObjectKind::kGroup, p, std::string(name))->id;
+}
+
+Result<ObjectId> ContainerImpl::MakeGroups(std::string_view path, bool parents) {
+  SLABFS_RETURN_IF_ERROR_R(CheckWritable());
+  SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
+  if (parts.empty()) {
+    if (parents) return kRootId;
+    return Err(Status::AlreadyExists("/ already exists"));
+  }
+  ObjectId cur = kRootId;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto child = Lookup(cur, parts[i]);
+    bool last = i + 1 == parts.size();
+    if (child) {
+      SLABFS_ASSIGN_OR_RETURN(ObjectInfo info, Stat(*child));
+      if (info.kind != ObjectKind::kGroup)
+        return Err(Status::NotAGroup(std::string(path) + ": " + parts[i] + " is a dataset"));
+      if (last && !parents) return Err(Status::AlreadyExists(std::string(path) + " already exists"));
+      cur = *child;
+      continue;
+    }
+    if (child.error().code() != Code::kNotFound) return Err(child.error());
+    if (!last && !parents) return Err(child.error());
+    SLABFS_ASSIGN_OR_RETURN(cur, CreateGroup(cur, parts[i]));
+  }
+  return cur;
+}
+
+Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId parent, std::string_view name,
+                                                                   const DatasetOptions& o) {
+  SLABFS_RETURN_IF_ERROR_R(CheckWritable());
+  SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
+  if (!IsValidDTypeCode(static_cast<unsigned>(o.dtype))) return Err(Status::InvalidArgument("unknown dtype"));
+  DatasetRecord rec;
+  rec.dtype = o.dtype;
+  rec.shape = o.shape;
+  rec.max_shape = o.max_shape.empty() ? o.shape : o.max_shape;
+  if (o.shape.empty() || o.shape.size() > kMaxRank)
+    return Err(Status::InvalidArgument("rank must be 1 to " + std::to_string(kMaxRank) + ", not " +
+                                       std::to_string(o.shape.size())));
+  rec.chunks = o.chunks.empty() ? AutoChunks(o.shape, ItemSize(o.dtype)) : o.chunks;
+  SLABFS_RETURN_IF_ERROR_R(ValidateDatasetShape(rec.dtype, rec.shape, rec.max_shape, rec.chunks));
+  for (size_t d = 0; d < rec.shape.size(); ++d)
+    if (rec.max_shape[d] != rec.shape[d])
+      return Err(Status::NotSupported("datasets that can grow are not supported yet (max shape " +
+                                      FormatDims(rec.max_shape) + ")"));
+  if (o.fill.empty()) rec.fill.assign(ItemSize(o.dtype), '\0');
+  else if (o.fill.size() != ItemSize(o.dtype))
+    return Err(Status::InvalidArgument("fill value has " + std::to_string(o.fill.size()) + " bytes, a " +
+                                       std::string(DTypeName(o.dtype)) + " element has " +
+                                       std::to_string(ItemSize(o.dtype))));
+  else rec.fill = o.fill;
+  uint64_t chunks = 1;
+  for (size_t d = 0; d < rec.shape.size(); ++d) chunks *= CeilDiv(rec.shape[d], rec.chunks[d]);
+  IndexKind kind = o.index == IndexKind::kAuto ? IndexKind::kFixedArray : o.index;
+  if (kind != IndexKind::kFixedArray)
+    return Err(Status::NotSupported("index kind '" + std::string(IndexKindName(kind)) + "' is not supported yet"));
+  if (chunks > kMaxFixedArrayChunks)
+    return Err(Status::InvalidArgument("the dataset would have " + std::to_string(chunks) +
+                                       " chunks; use larger chunks (at most " + std::to_string(kMaxFixedArrayChunks) +
+                                       ")"));
+  rec.index = kind;
+
+  std::shared_lock cl(commit_mu_);
+  std::unique_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
+  if (p->children.count(name))
+    return Err(Status::AlreadyExists(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + " already exists"));
+  if (p->children.size() >= kMaxChildrenPerGroup)
+    return Err(Status::NoSpace(PathOfLocked(p) + " has " + std::to_string(kMaxChildrenPerGroup) + " children already"));
+  ObjectId id = sb_next_id_;
+  SLABFS_ASSIGN_OR_RETURN(auto index, OpenChunkIndex(kind, chunks, "", &store_, "dataset " + std::to_string(id)));
+  Node* n = NewNodeLocked(ObjectKind::kDataset, p, std::string(name));
+  n->ds = std::make_shared<DatasetState>(this, n->id, std::move(rec), std::move(index));
+  return n->ds;
+}
+
+Result<std::shared_ptr<DatasetState>> ContainerImpl::OpenDataset(ObjectId id) {
+  std::shared_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  if (!n->ds) return Err(Status::NotADataset(PathOfLocked(n) + " is a group, not a dataset"));
+  return n->ds;
+}
+
+Status ContainerImpl::Remove(ObjectId parent, std::string_view name) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  SLABFS_RETURN_IF_ERROR(ValidateName(name));
+  std::shared_lock cl(commit_mu_);
+  std::unique_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
+  auto it = p->children.find(name);
+  if (it == p->children.end())
+    return Status::NotFound(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + ": no such object");
+  Node* n = it->second;
+  if (!n->children.empty()) return Status::NotEmpty(PathOfLocked(n) + " is not empty");
+  DetachLocked(n);
+  return Status::OK();
+}
+
+Status ContainerImpl::Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent,
+                             std::string_view to_name, bool no_replace) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  SLABFS_RETURN_IF_ERROR(ValidateName(from_name));
+  SLABFS_RETURN_IF_ERROR(ValidateName(to_name));
+  std::shared_lock cl(commit_mu_);
+  std::unique_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * src_parent, GetGroup(from_parent));
+  SLABFS_ASSIGN_OR_RETURN(Node * dst_parent, GetGroup(to_parent));
+  auto it = src_parent->children.find(from_name);
+  if (it == src_parent->children.end())
+    return Status::NotFound(PathOfLocked(src_parent) + (src_parent->parent ? "/" : "") + std::string(from_name) +
+                            ": no such object");
+  Node* n = it->second;
+  // A group may not move into itself or below itself.
+  for (Node* a = dst_parent; a; a = a->parent)
+    if (a == n) return Status::InvalidArgument("cannot move " + PathOfLocked(n) + " into itself");
+  auto target = dst_parent->children.find(to_name);
+  if (target != dst_parent->children.end()) {
+    Node* t = target->second;
+    if (t == n) return Status::OK();
+    std::string tpath = PathOfLocked(t);
+    if (no_replace) return Status::AlreadyExists(tpath + " already exists");
+    if (t->kind != n->kind)
+      return t->kind == ObjectKind::kGroup ? Status::NotADataset(tpath + " is a group")
+                                           : Status::NotAGroup(tpath + " is a dataset");
+    if (!t->children.empty()) return Status::NotEmpty(tpath + " is not empty");
+    DetachLocked(t);
+  }
+  if (dst_parent != src_parent && dst_parent->children.size() >= kMaxChildrenPerGroup)
+    return Status::NoSpace(PathOfLocked(dst_parent) + " is full");
+  src_parent->children.erase(it);
+  MarkDirtyLocked(src_parent);
+  n->name = std::string(to_name);
+  n->parent = dst_parent;
+  dst_parent->children.emplace(n->name, n);
+  MarkDirtyLocked(dst_parent);
+  return Status::OK();
+}
+
+// ------------------------------------------------------------- attributes
+
+Result<std::vector<std::string>> ContainerImpl::ListAttributes(ObjectId id) {
+  std::shared_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  std::vector<std::string> out;
+  for (const auto& a : n->attrs) out.push_back(a.name);
+  return out;
+}
+
+Result<Attribute> ContainerImpl::GetAttribute(ObjectId id, std::string_view name) {
+  std::shared_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  for (const auto& a : n->attrs)
+    if (a.name == name) return a.value;
+  return Err(Status::NotFound(PathOfLocked(n) + ": no attribute '" + std::string(name) + "'"));
+}
+
+Status ContainerImpl::SetAttribute(ObjectId id, std::string_view name, const Attribute& value) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  SLABFS_RETURN_IF_ERROR(ValidateName(name));
+  if (value.data.size() > kMaxAttributeBytes)
+    return Status::InvalidArgument("attribute '" + std::string(name) + "' has " + std::to_string(value.data.size()) +
+                                   " bytes; the limit is " + std::to_string(kMaxAttributeBytes));
+  if (value.kind == Attribute::Kind::kNumeric) {
+    if (!IsValidDTypeCode(static_cast<unsigned>(value.dtype)))
+      return Status::InvalidArgument("attribute '" + std::string(name) + "': unknown dtype");
+    if (value.data.empty() || value.data.size() % ItemSize(value.dtype) != 0)
+      return Status::InvalidArgument("attribute '" + std::string(name) + "': length is not a whole number of " +
+                                     std::string(DTypeName(value.dtype)) + " elements");
+  } else if (value.kind != Attribute::Kind::kString) {
+    return Status::InvalidArgument("attribute '" + std::string(name) + "': unknown kind");
+  }
+  std::shared_lock cl(commit_mu_);
+  std::unique_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  size_t total = value.data.size() + name.size();
+  for (const auto& a : n->attrs)
+    if (a.name != name) total += a.value.data.size() + a.name.size();
+  if (total > kMaxAttributeBytesPerObject)
+    return Status::NoSpace(PathOfLocked(n) + ": attributes would exceed " +
+                           std::to_string(kMaxAttributeBytesPerObject >> 20) + " MiB");
+  auto it = std::lower_bound(n->attrs.begin(), n->attrs.end(), name,
+                             [](const AttributeRecord& a, std::string_view k) { return a.name < k; });
+  if (it != n->attrs.end() && it->name == name) it->value = value;
+  else n->attrs.insert(it, AttributeRecord{std::string(name), value});
+  MarkDirtyLocked(n);
+  return Status::OK();
+}
+
+Status ContainerImpl::DeleteAttribute(ObjectId id, std::string_view name) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::shared_lock cl(commit_mu_);
+  std::unique_lock ns(ns_mu_);
+  SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
+  auto it = std::find_if(n->attrs.begin(), n->attrs.end(), [&](const AttributeRecord& a) { return a.name == name; });
+  if (it == n->attrs.end()) return Status::NotFound(PathOfLocked(n) + ": no attribute '" + std::string(name) + "'");
+  n->attrs.erase(it);
+  MarkDirtyLocked(n);
+  return Status::OK();
+}
+
+SpaceInfo ContainerImpl::space() {
+  SpaceInfo s;
+  if (auto size = file_->Size()) s.file_bytes = *size;
+  s.free_bytes = alloc_.free_bytes();
+  if (auto d = DiskSpaceOf(path())) {
+    s.disk_free_bytes = d->free_bytes;
+    s.disk_total_bytes = d->total_bytes;
+  }
+  std::shared_lock ns(ns_mu_);
+  s.num_objects = nodes_.size();
+  s.generation = sb_.generation;
+  return s;
+}
+
+// ----------------------------------------------------------------- commit
+
+bool ContainerImpl::dirty() const {
+  return ns_dirty_.load(std::memory_order_relaxed) || data_dirty_.load(std::memory_order_relaxed);
+}
+
+Status ContainerImpl::Commit() {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::unique_lock cl(commit_mu_);
+  return CommitLocked();
+}
+
+Status ContainerImpl::WriteNodesLocked(Node* n) {
+  if (!n->dirty) return Status::OK();
+  for (auto& [name, c] : n->children) SLABFS_RETURN_IF_ERROR(WriteNodesLocked(c));
+  ObjectRecord rec;
+  rec.id = n->id;
+  rec.kind = n->kind;
+  rec.attrs = n->attrs;
+  for (const auto& [name, c] : n->children) rec.children.push_back({name, c->kind, c->id, c->block});
+  if (n->ds) rec.dataset = n->ds->Record();
+  SLABFS_ASSIGN_OR_RETURN(BlockRef ref, store_.Write(BlockTypeOf(n->kind), EncodeObject(rec)));
+  store_.Free(n->block);
+  n->block = ref;
+  n->dirty = false;
+  return Status::OK();
+}
+
+Status ContainerImpl::CommitLocked() {
+  if (read_only_) return Status::OK();
+  std::unique_lock ns(ns_mu_);
+  if (!ns_dirty_ && !data_dirty_ && detached_.empty()) return Status::OK();
+  auto fail = [&](const Status& s) {
+    LogWarn("commit of " + path() + " failed: " + s.ToString());
+    return s;
+  };
+  // Removed datasets that no handle uses any more give their space back.
+  for (auto it = detached_.begin(); it != detached_.end();) {
+    if (it->use_count() == 1) {
+      Status s = (*it)->Reclaim();
+      if (!s.ok()) return fail(s);
+      it = detached_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  data_dirty_ = false;  // writes after this point set it again
+  for (auto& [id, n] : nodes_) {
+    if (!n->ds) continue;
+    auto changed = n->ds->FlushForCommit();
+    if (!changed) {
+      data_dirty_ = true;
+      return fail(changed.error());
+    }
+    if (*changed) MarkDirtyLocked(n.get());
+  }
+  Status s = WriteNodesLocked(root_);
+  if (!s.ok()) {
+    data_dirty_ = true;
+    return fail(s);
+  }
+
+  // The free list of the new state. The previous one is garbage in the new
+  // state, and so is one written by an earlier attempt that failed.
+  if (!old_free_list_freed_) {
+    store_.Free(sb_.free_list);
+    old_free_list_freed_ = true;
+  }
+  store_.Free(attempt_free_list_);
+  attempt_free_list_ = BlockRef{};
+  alloc_.TrimTail();
+  size_t slots = alloc_.Unreferenced().size() + 2;
+  uint64_t len = kBlockHeaderBytes + FreeListPayloadBytes(slots);
+  BlockRef fl{alloc_.Allocate(len, 64), static_cast<uint32_t>(len)};
+  attempt_free_list_ = fl;
+  std::vector<Extent> unreferenced = alloc_.Unreferenced();
+  if (unreferenced.size() > slots) return fail(Status::IOError("free list grew while being written"));
+  std::string image = EncodeBlock(BlockType::kFreeList, EncodeFreeList(unreferenced, slots));
+  s = file_->WriteAt(fl.addr, image.data(), image.size());
+  if (s.ok()) s = file_->Sync();
+  if (!s.ok()) {
+    data_dirty_ = true;
+    return fail(s);
+  }
+
+  Superblock next = sb_;
+  next.generation = sb_.generation + 1;
+  next.root = root_->block;
+  next.free_list = fl;
+  next.file_end = alloc_.file_end();
+  next.next_object_id = sb_next_id_;
+  std::string enc = EncodeSuperblock(next);
+  s = file_->WriteAt(next.generation % 2 ? kSuperblockSlot1 : kSuperblockSlot0, enc.data(), enc.size());
+  if (s.ok()) s = file_->Sync();
+  if (!s.ok()) {
+    data_dirty_ = true;
+    return fail(s);
+  }
+  // Durable.
+  sb_ = next;
+  alloc_.MarkDurable();
+  old_free_list_freed_ = false;
+  attempt_free_list_ = BlockRef{};
+  ns_dirty_ = false;
+  auto size = file_->Size();
+  if (size && *size > sb_.file_end) {
+    Status t = file_->Truncate(sb_.file_end);
+    if (!t.ok()) LogWarn("could not trim " + path() + ": " + t.ToString());
+  }
+  return Status::OK();
+}
+
+}  // namespace slabfs::engine

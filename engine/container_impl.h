@@ -1,0 +1,205 @@
+// The engine behind slabfs::Container and slabfs::Dataset.
+//
+// Lock order (a thread takes them only in this order, never the reverse):
+//   1. ContainerImpl::commit_mu_  shared by every operation, exclusive in Commit
+//   2. ContainerImpl::ns_mu_      the object tree: shared to read, exclusive to change
+//   3. DatasetState::rw_          shared by readers, exclusive by writers
+//   4. FixedArrayIndex::load_mu_, ChunkCache::mu_, Allocator::mu_  (leaf locks)
+// File I/O happens under 1-3 but never under a leaf lock.
+#ifndef SLABFS_ENGINE_CONTAINER_IMPL_H_
+#define SLABFS_ENGINE_CONTAINER_IMPL_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/cache/chunk_cache.h"
+#include "engine/format/object.h"
+#include "engine/format/superblock.h"
+#include "engine/index/chunk_index.h"
+#include "engine/io/file.h"
+#include "engine/selection/hyperslab.h"
+#include "engine/space/allocator.h"
+#include "engine/txn/block_store.h"
+#include "slabfs/container.h"
+
+namespace slabfs::engine {
+
+class ContainerImpl;
+
+// One dataset's live state: geometry, index, counters. Shared by the
+// container's object tree and every Dataset handle.
+class DatasetState {
+ public:
+  DatasetState(ContainerImpl* c, ObjectId id, DatasetRecord meta, std::unique_ptr<ChunkIndex> index);
+
+  ObjectId id() const { return id_; }
+  ContainerImpl* container() const { return c_; }
+  DatasetInfo Info() const;
+  size_t item_size() const { return item_size_; }
+  uint64_t num_elements() const { return num_elements_; }
+  uint64_t stored_bytes() const { return stored_bytes_.load(std::memory_order_relaxed); }
+  const Dims& shape() const { return meta_.shape; }
+
+  Status Read(const Slab& sel, void* buf, const MemSpace* mem);
+  Status Write(const Slab& sel, const void* buf, const MemSpace* mem);
+  Status ReadElements(uint64_t first, uint64_t count, void* buf);
+  Status WriteElements(uint64_t first, uint64_t count, const void* buf);
+  Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf);
+  Status WriteBytes(uint64_t offset, size_t length, const void* buf);
+  Status Clear();
+
+  // Commit support; the caller holds commit_mu_ exclusively.
+  // Writes back dirty chunks and index pages; true when the header changed.
+  Result<bool> FlushForCommit();
+  DatasetRecord Record() const;
+  // Frees every chunk and index block (the dataset was removed and no
+  // handle remains).
+  Status Reclaim();
+  bool detached() const { return detached_; }
+  void set_detached() { detached_ = true; }
+  std::string what() const;  // "dataset 12" for messages
+
+ private:
+  // The bytes of a chunk of the given in-bounds extent.
+  uint64_t ChunkBytes(const ChunkCursor& cur) const { return cur.chunk_elements() * item_size_; }
+  Status ReadLocked(const TransferPlan& plan, char* buf);
+  Status WriteLocked(const TransferPlan& plan, const char* buf);
+  Status ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char* buf);
+  Status WriteChunkDirect(const ChunkCursor& cur, const ChunkRecord& rec, const char* buf);
+  Status LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
+  void FillRuns(const ChunkCursor& cur, char* buf) const;
+  void FillBytes(char* dst, uint64_t elements) const;
+  // Writes one dirty cache entry back to the container.
+  Status WriteBack(ChunkCache::Entry* e);
+  // Writes back this dataset's dirty chunks while the cache is over budget.
+  Status ShedDirty();
+  // Where a chunk of `bytes` goes: its current extent if that was allocated
+  // since the last commit, else a new one (the old is freed).
+  Result<uint64_t> PlaceChunk(uint64_t linear, const ChunkRecord& rec, uint64_t bytes);
+  Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const;
+  uint64_t BytesOfChunk(uint64_t linear) const;
+  Status CheckWritable() const;
+
+  ContainerImpl* const c_;
+  const ObjectId id_;
+  mutable std::shared_mutex rw_;
+  DatasetRecord meta_;
+  std::unique_ptr<ChunkIndex> index_;
+  const size_t item_size_;
+  uint64_t num_elements_ = 0;
+  Dims grid_;
+  bool fill_is_zero_ = true;
+  std::atomic<uint64_t> allocated_chunks_{0};
+  std::atomic<uint64_t> stored_bytes_{0};
+  bool header_dirty_ = false;  // counters changed since the last commit
+  bool detached_ = false;
+};
+
+class ContainerImpl {
+ public:
+  static Result<std::unique_ptr<ContainerImpl>> Open(std::unique_ptr<File> file, const OpenOptions& options);
+  // Writes the initial state of a new container into an empty file.
+  static Status Format(File* file);
+  ~ContainerImpl();
+
+  Status Close();
+  Status Commit();
+  bool dirty() const;
+  bool read_only() const { return read_only_; }
+  const std::string& path() const { return file_->name(); }
+
+  Result<ObjectId> Resolve(std::string_view path);
+  Result<ObjectId> Lookup(ObjectId parent, std::string_view name);
+  Result<ObjectInfo> Stat(ObjectId id);
+  Result<std::vector<Entry>> List(ObjectId group);
+  Result<std::string> PathOf(ObjectId id);
+  Result<ObjectId> CreateGroup(ObjectId parent, std::string_view name);
+  Result<ObjectId> MakeGroups(std::string_view path, bool parents);
+  Result<std::shared_ptr<DatasetState>> CreateDataset(ObjectId parent, std::string_view name,
+                                                      const DatasetOptions& o);
+  Result<std::shared_ptr<DatasetState>> OpenDataset(ObjectId id);
+  Status Remove(ObjectId parent, std::string_view name);
+  Status Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent, std::string_view to_name,
+                bool no_replace);
+  Result<std::vector<std::string>> ListAttributes(ObjectId id);
+  Result<Attribute> GetAttribute(ObjectId id, std::string_view name);
+  Status SetAttribute(ObjectId id, std::string_view name, const Attribute& value);
+  Status DeleteAttribute(ObjectId id, std::string_view name);
+  CacheStats cache_stats() const { return cache_.stats(); }
+  SpaceInfo space();
+
+  // For DatasetState.
+  File* file() const { return file_.get(); }
+  Allocator& allocator() { return alloc_; }
+  ChunkCache& cache() { return cache_; }
+  BlockStore& store() { return store_; }
+  std::shared_mutex& commit_mu() { return commit_mu_; }
+  void NoteDirty() { data_dirty_.store(true, std::memory_order_relaxed); }
+
+ private:
+  struct Node {
+    ObjectId id = 0;
+    ObjectKind kind = ObjectKind::kGroup;
+    Node* parent = nullptr;
+    std::string name;
+    std::map<std::string, Node*, std::less<>> children;
+    std::vector<AttributeRecord> attrs;  // sorted by name
+    BlockRef block;                      // as of the last commit (or empty: new)
+    bool dirty = false;
+    std::shared_ptr<DatasetState> ds;
+  };
+
+  ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o);
+  Status Load();
+  Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent, std::string name,
+                  int depth);
+  Status WriteLockRecord();
+  Result<Node*> GetNode(ObjectId id);
+  Result<Node*> GetGroup(ObjectId id);
+  void MarkDirtyLocked(Node* n);
+  Status WriteNodesLocked(Node* n);
+  Status CheckWritable() const;
+  Status Refuse(Status s, std::string_view op) const;  // logs a refused operation
+  Node* NewNodeLocked(ObjectKind kind, Node* parent, std::string name);
+  void DetachLocked(Node* n);
+  std::string PathOfLocked(const Node* n) const;
+  Status CommitLocked();
+
+  std::unique_ptr<File> file_;
+  const bool read_only_;
+  std::string holder_;
+  Allocator alloc_;
+  BlockStore store_;
+  ChunkCache cache_;
+  Superblock sb_;  // the last committed state
+
+  mutable std::shared_mutex commit_mu_;
+  mutable std::shared_mutex ns_mu_;
+  std::unordered_map<ObjectId, std::unique_ptr<Node>> nodes_;
+  Node* root_ = nullptr;
+  std::vector<std::shared_ptr<DatasetState>> detached_;  // removed, awaiting reclaim
+  std::atomic<bool> data_dirty_{false};
+  std::atomic<bool> ns_dirty_{false};  // set under ns_mu_
+  uint64_t sb_next_id_ = 0;            // next object id; guarded by ns_mu_
+  // Commit bookkeeping, guarded by commit_mu_: whether the free-list block of
+  // the last committed state was already freed by a commit attempt, and the
+  // free-list block an attempt that failed wrote.
+  bool old_free_list_freed_ = false;
+  BlockRef attempt_free_list_;
+  bool closed_ = false;
+};
+
+// Logging for the engine (spdlog behind it).
+void LogRefused(std::string_view op, const Status& s);
+void LogInfo(std::string_view msg);
+void LogWarn(std::string_view msg);
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_CONTAINER_IMPL_H_

@@ -1,0 +1,490 @@
+// Dataset I/O: hyperslab reads and writes through the chunk cache, with the
+// bypass paths that move whole chunks between the file and the caller's
+// buffer without an intermediate copy.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "engine/container_impl.h"
+#include "engine/format/layout.h"
+
+namespace slabfs::engine {
+namespace {
+
+// Gaps up to this size inside one scatter read are read into a scratch
+// buffer rather than splitting the read in two.
+constexpr uint64_t kMaxGapBytes = 64 * 1024;
+// A whole-chunk write with more runs than this goes through the cache, where
+// it is one contiguous write, rather than one iovec per run.
+constexpr uint64_t kMaxDirectRuns = 4096;
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+char* ScratchBuffer() {
+  static thread_local std::unique_ptr<char[]> buf(new char[kMaxGapBytes]);
+  return buf.get();
+}
+
+}  // namespace
+
+DatasetState::DatasetState(ContainerImpl* c, ObjectId id, DatasetRecord meta, std::unique_ptr<ChunkIndex> index)
+    : c_(c), id_(id), meta_(std::move(meta)), index_(std::move(index)), item_size_(ItemSize(meta_.dtype)) {
+  num_elements_ = 1;
+  grid_.resize(meta_.shape.size());
+  for (size_t d = 0; d < meta_.shape.size(); ++d) {
+    num_elements_ *= meta_.shape[d];
+    grid_[d] = CeilDiv(meta_.shape[d], meta_.chunks[d]);
+  }
+  fill_is_zero_ = std::all_of(meta_.fill.begin(), meta_.fill.end(), [](char ch) { return ch == 0; });
+  allocated_chunks_ = meta_.allocated_chunks;
+  stored_bytes_ = meta_.stored_bytes;
+}
+
+std::string DatasetState::what() const { return "dataset " + std::to_string(id_); }
+
+Status DatasetState::CheckWritable() const {
+  if (c_->read_only()) return Status::ReadOnly(c_->path() + " is open read-only");
+  return Status::OK();
+}
+
+DatasetInfo DatasetState::Info() const {
+  std::shared_lock lock(rw_);
+  DatasetInfo i;
+  i.dtype = meta_.dtype;
+  i.shape = meta_.shape;
+  i.max_shape = meta_.max_shape;
+  i.chunks = meta_.chunks;
+  i.fill = meta_.fill;
+  i.index = index_->kind();
+  i.num_elements = num_elements_;
+  i.size_bytes = num_elements_ * item_size_;
+  i.num_chunks = 1;
+  for (uint64_t g : grid_) i.num_chunks *= g;
+  i.allocated_chunks = allocated_chunks_;
+  i.stored_bytes = stored_bytes_;
+  i.index_bytes = index_->disk_bytes();
+  return i;
+}
+
+DatasetRecord DatasetState::Record() const {
+  DatasetRecord r = meta_;
+  r.index = index_->kind();
+  r.index_root = index_->EncodeRoot();
+  r.allocated_chunks = allocated_chunks_;
+  r.stored_bytes = stored_bytes_;
+  return r;
+}
+
+uint64_t DatasetState::BytesOfChunk(uint64_t linear) const {
+  uint64_t n = item_size_;
+  for (size_t d = grid_.size(); d-- > 0;) {
+    uint64_t c = linear % grid_[d];
+    linear /= grid_[d];
+    n *= std::min(meta_.chunks[d], meta_.shape[d] - c * meta_.chunks[d]);
+  }
+  return n;
+}
+
+Status DatasetState::CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const {
+  uint64_t end = c_->allocator().file_end();
+  if (addr < kDataStart || addr > end || end - addr < bytes) {
+    Status s = Status::Corruption(what() + " chunk " + std::to_string(linear) + ": extent at " +
+                                  std::to_string(addr) + " lies outside the container");
+    LogWarn(s.ToString());
+    return s;
+  }
+  return Status::OK();
+}
+
+void DatasetState::FillBytes(char* dst, uint64_t elements) const {
+  uint64_t total = elements * item_size_;
+  if (fill_is_zero_) {
+    std::memset(dst, 0, total);
+    return;
+  }
+  if (total == 0) return;
+  std::memcpy(dst, meta_.fill.data(), item_size_);
+  for (uint64_t done = item_size_; done < total;) {
+    uint64_t n = std::min(done, total - done);
+    std::memcpy(dst + done, dst, n);
+    done += n;
+  }
+}
+
+void DatasetState::FillRuns(const ChunkCursor& cur, char* buf) const {
+  cur.ForEachRun([&](uint64_t, uint64_t mo, uint64_t n) { FillBytes(buf + mo * item_size_, n); });
+}
+
+// ------------------------------------------------------------------ reads
+
+Status DatasetState::ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char* buf) {
+  const uint64_t isz = item_size_;
+  std::vector<struct iovec> iov;
+  uint64_t batch_start = 0, cursor = 0;
+  Status status;
+  char* scratch = ScratchBuffer();
+  auto flush = [&]() {
+    if (!iov.empty() && status.ok()) {
+      status = c_->file()->ReadvAt(addr + batch_start, iov.data(), static_cast<int>(iov.size()));
+      uint64_t n = cursor - batch_start;
+      c_->cache().CountBytesRead(n);
+    }
+    iov.clear();
+  };
+  cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
+    uint64_t off = co * isz, len = n * isz;
+    if (iov.empty()) {
+      batch_start = cursor = off;
+    } else if (off != cursor) {
+      uint64_t gap = off - cursor;
+      if (gap <= kMaxGapBytes) {
+        iov.push_back({scratch, gap});
+      } else {
+        flush();
+        batch_start = off;
+      }
+      cursor = off;
+    }
+    char* dst = buf + mo * isz;
+    if (!iov.empty() && static_cast<char*>(iov.back().iov_base) + iov.back().iov_len == dst && iov.back().iov_base != scratch)
+      iov.back().iov_len += len;
+    else
+      iov.push_back({dst, len});
+    cursor += len;
+  });
+  flush();
+  c_->cache().CountBypassRead();
+  if (!status.ok()) return status.WithContext(what() + " chunk " + std::to_string(cur.linear()));
+  return Status::OK();
+}
+
+Status DatasetState::LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
+  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(linear));
+  out->reset(new char[bytes]);
+  if (!rec.allocated()) {
+    FillBytes(out->get(), bytes / item_size_);
+    return Status::OK();
+  }
+  SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, linear));
+  Status s = c_->file()->ReadAt(rec.addr, out->get(), bytes);
+  if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(linear));
+  c_->cache().CountBytesRead(bytes);
+  return Status::OK();
+}
+
+Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
+  ChunkCache& cache = c_->cache();
+  const uint64_t isz = item_size_;
+  for (ChunkCursor cur(plan); !cur.done(); cur.Next()) {
+    const CacheKey key{id_, cur.linear()};
+    const uint64_t used = cur.selected() * isz;
+    ChunkCache::Entry* e = cache.Lookup(key);
+    if (!e) {
+      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.linear()));
+      if (!rec.allocated()) {
+        FillRuns(cur, buf);
+        continue;
+      }
+      const uint64_t bytes = ChunkBytes(cur);
+      SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
+      if (cur.covers_chunk()) {
+        // Every element of the chunk is wanted: read it straight into the
+        // caller's buffer; caching it would only evict something useful.
+        SLABFS_RETURN_IF_ERROR(ReadChunkDirect(cur, rec.addr, buf));
+        continue;
+      }
+      std::unique_ptr<char[]> data(new char[bytes]);
+      Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
+      if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
+      cache.CountBytesRead(bytes);
+      e = cache.Insert(key, std::move(data), bytes, false);
+    }
+    const char* src = e->data.get();
+    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
+      std::memcpy(buf + mo * isz, src + co * isz, n * isz);
+    });
+    cache.Release(e, used);
+  }
+  cache.EvictToBudget();
+  return Status::OK();
+}
+
+Status DatasetState::Read(const Slab& sel, void* buf, const MemSpace* mem) {
+  std::shared_lock cl(c_->commit_mu());
+  std::shared_lock lock(rw_);
+  TransferPlan plan;
+  SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem));
+  return ReadLocked(plan, static_cast<char*>(buf));
+}
+
+// ----------------------------------------------------------------- writes
+
+Result<uint64_t> DatasetState::PlaceChunk(uint64_t linear, const ChunkRecord& rec, uint64_t bytes) {
+  Allocator& alloc = c_->allocator();
+  // An extent allocated since the last commit is in no committed state, so
+  // it can be overwritten in place; anything older is copied on write.
+  if (rec.allocated() && alloc.IsFresh(rec.addr)) return rec.addr;
+  uint64_t dest = alloc.Allocate(bytes, bytes >= 4096 ? 4096 : 64);
+  Status s = index_->Put(linear, ChunkRecord{dest});
+  if (!s.ok()) {
+    alloc.Free(dest, bytes);
+    return Err(s);
+  }
+  if (rec.allocated()) {
+    alloc.Free(rec.addr, bytes);
+  } else {
+    allocated_chunks_.fetch_add(1, std::memory_order_relaxed);
+    stored_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  header_dirty_ = true;
+  return dest;
+}
+
+Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, const ChunkRecord& rec, const char* buf) {
+  const uint64_t isz = item_size_;
+  const uint64_t bytes = ChunkBytes(cur);
+  std::vector<struct iovec> iov;
+  iov.reserve(cur.num_runs());
+  cur.ForEachRun([&](uint64_t, uint64_t mo, uint64_t n) {
+    char* src = const_cast<char*>(buf + mo * isz);
+    if (!iov.empty() && static_cast<char*>(iov.back().iov_base) + iov.back().iov_len == src)
+      iov.back().iov_len += n * isz;
+    else
+      iov.push_back({src, n * isz});
+  });
+  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.linear(), rec, bytes));
+  Status s = c_->file()->WritevAt(dest, iov.data(), static_cast<int>(iov.size()));
+  if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
+  c_->cache().CountBytesWritten(bytes);
+  c_->cache().CountBypassWrite();
+  return Status::OK();
+}
+
+Status DatasetState::WriteBack(ChunkCache::Entry* e) {
+  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(e->key.chunk));
+  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(e->key.chunk, rec, e->bytes));
+  Status s = c_->file()->WriteAt(dest, e->data.get(), e->bytes);
+  if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(e->key.chunk));
+  c_->cache().CountBytesWritten(e->bytes);
+  c_->cache().MarkClean(e);
+  return Status::OK();
+}
+
+Status DatasetState::ShedDirty() {
+  ChunkCache& cache = c_->cache();
+  while (cache.over_budget()) {
+    std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(id_, 16);
+    if (dirty.empty()) break;
+    Status s;
+    for (ChunkCache::Entry* e : dirty) {
+      if (s.ok()) s = WriteBack(e);
+      cache.Release(e, 0);
+    }
+    SLABFS_RETURN_IF_ERROR(s);
+    cache.EvictToBudget();
+  }
+  return Status::OK();
+}
+
+Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
+  ChunkCache& cache = c_->cache();
+  const uint64_t isz = item_size_;
+  c_->NoteDirty();
+  for (ChunkCursor cur(plan); !cur.done(); cur.Next()) {
+    const CacheKey key{id_, cur.linear()};
+    const uint64_t used = cur.selected() * isz;
+    ChunkCache::Entry* e = cache.Lookup(key);
+    if (!e) {
+      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.linear()));
+      const uint64_t bytes = ChunkBytes(cur);
+      if (rec.allocated()) SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
+      if (cur.covers_chunk() && cur.num_runs() <= kMaxDirectRuns) {
+        // A whole chunk is overwritten: it is never read, and goes from the
+        // caller's buffer to the file in one gather write.
+        SLABFS_RETURN_IF_ERROR(WriteChunkDirect(cur, rec, buf));
+        continue;
+      }
+      std::unique_ptr<char[]> data(new char[bytes]);
+      if (!cur.covers_chunk()) {
+        if (rec.allocated()) {
+          Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
+          if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
+          cache.CountBytesRead(bytes);
+        } else {
+          FillBytes(data.get(), bytes / isz);
+        }
+      }
+      e = cache.Insert(key, std::move(data), bytes, true);
+    } else {
+      cache.MarkDirty(e);
+    }
+    char* dst = e->data.get();
+    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
+      std::memcpy(dst + co * isz, buf + mo * isz, n * isz);
+    });
+    cache.Release(e, used);
+  }
+  SLABFS_RETURN_IF_ERROR(ShedDirty());
+  cache.EvictToBudget();
+  return Status::OK();
+}
+
+Status DatasetState::Write(const Slab& sel, const void* buf, const MemSpace* mem) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  TransferPlan plan;
+  SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem));
+  return WriteLocked(plan, static_cast<const char*>(buf));
+}
+
+// ------------------------------------------------------- element ranges
+
+Status DatasetState::ReadElements(uint64_t first, uint64_t count, void* buf) {
+  std::shared_lock cl(c_->commit_mu());
+  std::shared_lock lock(rw_);
+  if (first > num_elements_ || count > num_elements_ - first)
+    return Status::InvalidArgument(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                                   " outside " + std::to_string(num_elements_));
+  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
+    TransferPlan plan;
+    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr));
+    SLABFS_RETURN_IF_ERROR(ReadLocked(plan, static_cast<char*>(buf) + b.offset * item_size_));
+  }
+  return Status::OK();
+}
+
+Status DatasetState::WriteElements(uint64_t first, uint64_t count, const void* buf) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  if (first > num_elements_ || count > num_elements_ - first)
+    return Status::OutOfRange(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                              " outside " + std::to_string(num_elements_));
+  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
+    TransferPlan plan;
+    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr));
+    SLABFS_RETURN_IF_ERROR(WriteLocked(plan, static_cast<const char*>(buf) + b.offset * item_size_));
+  }
+  return Status::OK();
+}
+
+// ----------------------------------------------------------- byte view
+
+Result<size_t> DatasetState::ReadBytes(uint64_t offset, size_t length, void* buf) {
+  const uint64_t size = num_elements_ * item_size_;
+  if (offset >= size || length == 0) return size_t{0};
+  length = static_cast<size_t>(std::min<uint64_t>(length, size - offset));
+  char* out = static_cast<char*>(buf);
+  const uint64_t isz = item_size_;
+  uint64_t e = offset / isz;
+  size_t pos = 0;
+  char tmp[8];
+  if (offset % isz != 0) {  // a partial element at the start
+    SLABFS_RETURN_IF_ERROR_R(ReadElements(e, 1, tmp));
+    size_t skip = offset % isz;
+    size_t n = std::min<size_t>(isz - skip, length);
+    std::memcpy(out, tmp + skip, n);
+    pos = n;
+    ++e;
+  }
+  uint64_t full = (length - pos) / isz;
+  if (full > 0) {
+    SLABFS_RETURN_IF_ERROR_R(ReadElements(e, full, out + pos));
+    pos += full * isz;
+    e += full;
+  }
+  if (pos < length) {  // a partial element at the end
+    SLABFS_RETURN_IF_ERROR_R(ReadElements(e, 1, tmp));
+    std::memcpy(out + pos, tmp, length - pos);
+  }
+  return length;
+}
+
+Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  const uint64_t size = num_elements_ * item_size_;
+  if (offset > size || length > size - offset)
+    return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
+                              std::to_string(offset) + " reaches past the end (" + std::to_string(size) + " bytes)");
+  if (length == 0) return Status::OK();
+  const uint64_t isz = item_size_;
+  const char* in = static_cast<const char*>(buf);
+  if (offset % isz == 0 && length % isz == 0) return WriteElements(offset / isz, length / isz, in);
+  // Partial elements at either end are read, patched and written back under
+  // one write lock so that no other write slips in between.
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  auto rmw = [&](uint64_t elem, size_t skip, const char* src, size_t n) -> Status {
+    char tmp[8];
+    TransferPlan plan;
+    Slab one = DecomposeLinear(meta_.shape, elem, 1).front().box;
+    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, one, nullptr));
+    SLABFS_RETURN_IF_ERROR(ReadLocked(plan, tmp));
+    std::memcpy(tmp + skip, src, n);
+    return WriteLocked(plan, tmp);
+  };
+  uint64_t e = offset / isz;
+  size_t pos = 0;
+  if (offset % isz != 0) {
+    size_t skip = offset % isz;
+    size_t n = std::min<size_t>(isz - skip, length);
+    SLABFS_RETURN_IF_ERROR(rmw(e, skip, in, n));
+    pos = n;
+    ++e;
+  }
+  uint64_t full = (length - pos) / isz;
+  if (full > 0) {
+    for (const LinearBox& b : DecomposeLinear(meta_.shape, e, full)) {
+      TransferPlan plan;
+      SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr));
+      SLABFS_RETURN_IF_ERROR(WriteLocked(plan, in + pos + b.offset * isz));
+    }
+    pos += full * isz;
+    e += full;
+  }
+  if (pos < length) SLABFS_RETURN_IF_ERROR(rmw(e, 0, in + pos, length - pos));
+  return Status::OK();
+}
+
+// ---------------------------------------------------- whole-dataset ops
+
+Status DatasetState::Clear() {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  c_->NoteDirty();
+  return Reclaim();
+}
+
+Status DatasetState::Reclaim() {
+  c_->cache().EraseDataset(id_);
+  Allocator& alloc = c_->allocator();
+  SLABFS_RETURN_IF_ERROR(index_->ForEach([&](uint64_t linear, const ChunkRecord& rec) {
+    alloc.Free(rec.addr, BytesOfChunk(linear));
+    return Status::OK();
+  }));
+  SLABFS_RETURN_IF_ERROR(index_->Destroy());
+  allocated_chunks_ = 0;
+  stored_bytes_ = 0;
+  header_dirty_ = true;
+  return Status::OK();
+}
+
+Result<bool> DatasetState::FlushForCommit() {
+  std::unique_lock lock(rw_);
+  ChunkCache& cache = c_->cache();
+  std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(id_);
+  Status s;
+  for (ChunkCache::Entry* e : dirty) {
+    if (s.ok()) s = WriteBack(e);
+    cache.Release(e, 0);
+  }
+  SLABFS_RETURN_IF_ERROR_R(s);
+  bool changed = header_dirty_ || index_->dirty();
+  SLABFS_RETURN_IF_ERROR_R(index_->Flush());
+  header_dirty_ = false;
+  return changed;
+}
+
+}  // namespace slabfs::engine

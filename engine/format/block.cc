@@ -1,0 +1,61 @@
+#include "engine/format/block.h"
+
+#include "engine/format/layout.h"
+#include "engine/util/coding.h"
+#include "engine/util/crc32c.h"
+
+namespace slabfs::engine {
+
+std::string_view BlockTypeName(BlockType t) {
+  switch (t) {
+    case BlockType::kGroup: return "group";
+    case BlockType::kDataset: return "dataset";
+    case BlockType::kFixedArrayLeaf: return "fixed-array leaf";
+    case BlockType::kFixedArrayNode: return "fixed-array node";
+    case BlockType::kFreeList: return "free list";
+  }
+  return "unknown";
+}
+
+std::string EncodeBlock(BlockType type, std::string_view payload) {
+  std::string s;
+  s.reserve(kBlockHeaderBytes + payload.size());
+  PutU32(&s, kBlockMagic);
+  PutU8(&s, static_cast<uint8_t>(type));
+  PutU8(&s, 1);
+  PutU16(&s, 0);
+  PutU32(&s, static_cast<uint32_t>(payload.size()));
+  uint32_t crc = Crc32c(s.data(), 12);
+  crc = Crc32c(crc, payload.data(), payload.size());
+  PutU32(&s, crc);
+  s.append(payload);
+  return s;
+}
+
+Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what) {
+  auto bad = [&](std::string_view why) {
+    return Err(Status::Corruption(std::string(what) + " (" + std::string(BlockTypeName(type)) +
+                                  " block): " + std::string(why)));
+  };
+  if (image.size() < kBlockHeaderBytes) return bad("truncated header");
+  if (LoadU32(image.data()) != kBlockMagic) return bad("bad magic");
+  if (static_cast<uint8_t>(image[4]) != static_cast<uint8_t>(type)) return bad("wrong block type");
+  if (static_cast<uint8_t>(image[5]) != 1) return bad("unknown block version");
+  uint32_t len = LoadU32(image.data() + 8);
+  if (len != image.size() - kBlockHeaderBytes) return bad("length mismatch");
+  uint32_t crc = Crc32c(image.data(), 12);
+  crc = Crc32c(crc, image.data() + kBlockHeaderBytes, len);
+  if (crc != LoadU32(image.data() + 12)) return bad("checksum mismatch");
+  return image.substr(kBlockHeaderBytes);
+}
+
+Status CheckBlockRef(const BlockRef& ref, uint64_t file_end, std::string_view what) {
+  if (ref.addr == 0 && ref.len == 0) return Status::OK();
+  if (ref.addr < kDataStart || ref.len < kBlockHeaderBytes || ref.len > kMaxBlockBytes ||
+      ref.addr > file_end || file_end - ref.addr < ref.len)
+    return Status::Corruption(std::string(what) + ": block reference out of bounds (addr " +
+                              std::to_string(ref.addr) + ", len " + std::to_string(ref.len) + ")");
+  return Status::OK();
+}
+
+}  // namespace slabfs::engine

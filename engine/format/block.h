@@ -1,0 +1,56 @@
+// Metadata blocks: every on-disk structure except the superblock and chunk
+// data is a block with a 16-byte header that names its type and carries a
+// CRC-32C over header and payload.
+//
+//   0  u32  magic "SLBK"
+//   4  u8   type (BlockType)
+//   5  u8   version (1)
+//   6  u16  reserved, 0
+//   8  u32  payload length
+//   12 u32  CRC-32C of bytes 0..11 and the payload
+//   16 ...  payload
+//
+// A BlockRef (address, total length) names a block; readers check that the
+// length matches the header, that the type is the one expected and the
+// checksum, before any field of the payload is trusted.
+#ifndef SLABFS_ENGINE_FORMAT_BLOCK_H_
+#define SLABFS_ENGINE_FORMAT_BLOCK_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "slabfs/status.h"
+
+namespace slabfs::engine {
+
+constexpr size_t kBlockHeaderBytes = 16;
+constexpr uint32_t kBlockMagic = 0x4b424c53;  // "SLBK" little-endian
+
+enum class BlockType : uint8_t {
+  kGroup = 1,
+  kDataset = 2,
+  kFixedArrayLeaf = 3,
+  kFixedArrayNode = 4,
+  kFreeList = 5,
+};
+std::string_view BlockTypeName(BlockType t);
+
+struct BlockRef {
+  uint64_t addr = 0;
+  uint32_t len = 0;
+  bool empty() const { return addr == 0; }
+  bool operator==(const BlockRef&) const = default;
+};
+
+// Header + payload, ready to write.
+std::string EncodeBlock(BlockType type, std::string_view payload);
+// Checks header, type, length and checksum of a whole block image; returns
+// the payload (a view into `image`). `what` names the block in messages.
+Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what);
+// Bounds checks on a reference read from disk.
+Status CheckBlockRef(const BlockRef& ref, uint64_t file_end, std::string_view what);
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_FORMAT_BLOCK_H_

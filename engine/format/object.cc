@@ -1,0 +1,171 @@
+#include "engine/format/object.h"
+
+#include <limits>
+
+#include "engine/format/layout.h"
+#include "engine/util/coding.h"
+
+namespace slabfs::engine {
+namespace {
+
+constexpr size_t kMaxIndexRootBytes = 64 * 1024;
+constexpr uint32_t kMaxAttributes = 65536;
+constexpr uint32_t kMaxChildren = 1u << 24;
+
+Status Bad(ObjectId id, std::string_view why) {
+  return Status::Corruption("object " + std::to_string(id) + ": " + std::string(why));
+}
+
+}  // namespace
+
+BlockType BlockTypeOf(ObjectKind k) {
+  return k == ObjectKind::kGroup ? BlockType::kGroup : BlockType::kDataset;
+}
+
+Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shape,
+                            const Dims& chunks) {
+  size_t rank = shape.size();
+  if (rank < 1 || rank > kMaxRank)
+    return Status::InvalidArgument("rank must be 1 to " + std::to_string(kMaxRank) + ", not " +
+                                   std::to_string(rank));
+  if (max_shape.size() != rank)
+    return Status::InvalidArgument("max shape has rank " + std::to_string(max_shape.size()) +
+                                   ", shape has rank " + std::to_string(rank));
+  if (chunks.size() != rank)
+    return Status::InvalidArgument("chunk shape has rank " + std::to_string(chunks.size()) +
+                                   ", shape has rank " + std::to_string(rank));
+  slabfs_u128 bytes = ItemSize(dtype);
+  slabfs_u128 chunk_bytes = ItemSize(dtype);
+  constexpr auto kMaxBytes = static_cast<slabfs_u128>(std::numeric_limits<int64_t>::max());
+  for (size_t d = 0; d < rank; ++d) {
+    if (shape[d] == 0 || shape[d] == kUnlimited)
+      return Status::InvalidArgument("dimension " + std::to_string(d) + " of the shape must be positive");
+    if (max_shape[d] != kUnlimited && max_shape[d] < shape[d])
+      return Status::InvalidArgument("max shape is smaller than the shape in dimension " + std::to_string(d));
+    if (chunks[d] == 0 || chunks[d] == kUnlimited)
+      return Status::InvalidArgument("dimension " + std::to_string(d) + " of the chunk shape must be positive");
+    bytes *= shape[d];
+    chunk_bytes *= chunks[d];
+    if (bytes > kMaxBytes) return Status::InvalidArgument("dataset is larger than 2^63 bytes");
+    if (chunk_bytes > kMaxChunkBytes)
+      return Status::InvalidArgument("a chunk would be larger than " + std::to_string(kMaxChunkBytes >> 20) +
+                                     " MiB");
+  }
+  return Status::OK();
+}
+
+std::string EncodeObject(const ObjectRecord& o) {
+  std::string s;
+  PutU64(&s, o.id);
+  PutU32(&s, static_cast<uint32_t>(o.attrs.size()));
+  for (const auto& a : o.attrs) {
+    PutShortString(&s, a.name);
+    PutU8(&s, static_cast<uint8_t>(a.value.kind));
+    PutU8(&s, a.value.kind == Attribute::Kind::kNumeric ? static_cast<uint8_t>(a.value.dtype) : 0);
+    PutLongString(&s, a.value.data);
+  }
+  if (o.kind == ObjectKind::kGroup) {
+    PutU32(&s, static_cast<uint32_t>(o.children.size()));
+    for (const auto& c : o.children) {
+      PutShortString(&s, c.name);
+      PutU8(&s, static_cast<uint8_t>(c.kind));
+      PutU64(&s, c.id);
+      PutU64(&s, c.block.addr);
+      PutU32(&s, c.block.len);
+    }
+  } else {
+    const DatasetRecord& d = o.dataset;
+    PutU8(&s, static_cast<uint8_t>(d.dtype));
+    PutU8(&s, static_cast<uint8_t>(d.shape.size()));
+    PutU8(&s, static_cast<uint8_t>(d.index));
+    PutU8(&s, d.flags);
+    for (uint64_t v : d.shape) PutU64(&s, v);
+    for (uint64_t v : d.max_shape) PutU64(&s, v);
+    for (uint64_t v : d.chunks) PutU64(&s, v);
+    s.append(d.fill);
+    PutU64(&s, d.allocated_chunks);
+    PutU64(&s, d.stored_bytes);
+    PutLongString(&s, d.index_root);
+  }
+  return s;
+}
+
+Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end) {
+  ObjectRecord o;
+  o.kind = type == BlockType::kGroup ? ObjectKind::kGroup : ObjectKind::kDataset;
+  Reader r(payload);
+  if (!r.U64(&o.id)) return Err(Status::Corruption("object block is truncated"));
+  if (o.id == 0) return Err(Bad(o.id, "object id 0"));
+  uint32_t nattr;
+  if (!r.U32(&nattr) || nattr > kMaxAttributes) return Err(Bad(o.id, "bad attribute count"));
+  for (uint32_t i = 0; i < nattr; ++i) {
+    AttributeRecord a;
+    std::string_view name, value;
+    uint8_t kind, dtype;
+    if (!r.ShortString(&name) || !r.U8(&kind) || !r.U8(&dtype) || !r.LongString(&value, kMaxAttributeBytes))
+      return Err(Bad(o.id, "attribute is truncated"));
+    if (!ValidateName(name).ok()) return Err(Bad(o.id, "bad attribute name"));
+    if (!o.attrs.empty() && o.attrs.back().name >= name) return Err(Bad(o.id, "attributes out of order"));
+    a.name = std::string(name);
+    if (kind == 0) {
+      a.value = Attribute::String(std::string(value));
+    } else if (kind == 1) {
+      if (!IsValidDTypeCode(dtype)) return Err(Bad(o.id, "bad attribute dtype"));
+      auto t = static_cast<DType>(dtype);
+      if (value.empty() || value.size() % ItemSize(t) != 0) return Err(Bad(o.id, "bad attribute length"));
+      a.value = Attribute::Numbers(t, std::string(value));
+    } else {
+      return Err(Bad(o.id, "bad attribute kind"));
+    }
+    o.attrs.push_back(std::move(a));
+  }
+  if (o.kind == ObjectKind::kGroup) {
+    uint32_t n;
+    if (!r.U32(&n) || n > kMaxChildren) return Err(Bad(o.id, "bad child count"));
+    for (uint32_t i = 0; i < n; ++i) {
+      ChildRecord c;
+      std::string_view name;
+      uint8_t kind;
+      if (!r.ShortString(&name) || !r.U8(&kind) || !r.U64(&c.id) || !r.U64(&c.block.addr) ||
+          !r.U32(&c.block.len))
+        return Err(Bad(o.id, "child entry is truncated"));
+      if (!ValidateName(name).ok()) return Err(Bad(o.id, "bad child name"));
+      if (!o.children.empty() && o.children.back().name >= name) return Err(Bad(o.id, "children out of order"));
+      if (kind != 1 && kind != 2) return Err(Bad(o.id, "bad child kind"));
+      if (c.id <= kRootId) return Err(Bad(o.id, "bad child id"));
+      if (c.block.empty()) return Err(Bad(o.id, "child without a block"));
+      SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(c.block, file_end, "object " + std::to_string(o.id) + " child"));
+      c.name = std::string(name);
+      c.kind = static_cast<ObjectKind>(kind);
+      o.children.push_back(std::move(c));
+    }
+  } else {
+    DatasetRecord& d = o.dataset;
+    uint8_t dtype, rank, index;
+    if (!r.U8(&dtype) || !r.U8(&rank) || !r.U8(&index) || !r.U8(&d.flags))
+      return Err(Bad(o.id, "dataset header is truncated"));
+    if (!IsValidDTypeCode(dtype)) return Err(Bad(o.id, "bad dtype"));
+    d.dtype = static_cast<DType>(dtype);
+    if (rank < 1 || rank > kMaxRank) return Err(Bad(o.id, "bad rank"));
+    if (index < 1 || index > 5) return Err(Bad(o.id, "bad index kind"));
+    d.index = static_cast<IndexKind>(index);
+    if (d.flags != 0) return Err(Bad(o.id, "unknown dataset flags"));
+    for (Dims* v : {&d.shape, &d.max_shape, &d.chunks}) {
+      v->resize(rank);
+      for (auto& x : *v)
+        if (!r.U64(&x)) return Err(Bad(o.id, "dataset header is truncated"));
+    }
+    Status s = ValidateDatasetShape(d.dtype, d.shape, d.max_shape, d.chunks);
+    if (!s.ok()) return Err(Bad(o.id, s.message()));
+    std::string_view fill, root;
+    if (!r.Bytes(ItemSize(d.dtype), &fill) || !r.U64(&d.allocated_chunks) || !r.U64(&d.stored_bytes) ||
+        !r.LongString(&root, kMaxIndexRootBytes))
+      return Err(Bad(o.id, "dataset header is truncated"));
+    d.fill = std::string(fill);
+    d.index_root = std::string(root);
+  }
+  if (!r.done()) return Err(Bad(o.id, "trailing bytes in object block"));
+  return o;
+}
+
+}  // namespace slabfs::engine

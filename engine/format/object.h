@@ -1,0 +1,62 @@
+// Object blocks: one per group or dataset. A group's block lists its
+// children with each child's id, kind and block reference, so the tree of
+// blocks from the root is the whole namespace of one committed state.
+#ifndef SLABFS_ENGINE_FORMAT_OBJECT_H_
+#define SLABFS_ENGINE_FORMAT_OBJECT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/format/block.h"
+#include "slabfs/types.h"
+
+namespace slabfs::engine {
+
+struct AttributeRecord {
+  std::string name;
+  Attribute value;
+};
+
+struct ChildRecord {
+  std::string name;
+  ObjectKind kind = ObjectKind::kGroup;
+  ObjectId id = 0;
+  BlockRef block;
+};
+
+struct DatasetRecord {
+  DType dtype = DType::kU1;
+  IndexKind index = IndexKind::kFixedArray;
+  uint8_t flags = 0;  // reserved, 0
+  Dims shape, max_shape, chunks;
+  std::string fill;        // ItemSize(dtype) bytes
+  std::string index_root;  // the index's own encoding of its root
+  uint64_t allocated_chunks = 0;
+  uint64_t stored_bytes = 0;
+};
+
+struct ObjectRecord {
+  ObjectId id = 0;
+  ObjectKind kind = ObjectKind::kGroup;
+  std::vector<AttributeRecord> attrs;    // sorted by name, unique
+  std::vector<ChildRecord> children;     // groups: sorted by name, unique
+  DatasetRecord dataset;                 // datasets
+};
+
+BlockType BlockTypeOf(ObjectKind k);
+std::string EncodeObject(const ObjectRecord& o);
+// Decodes and validates a payload of a block of the given type. Every
+// number is checked: names, dtypes, ranks, shapes, chunk sizes, the fill
+// value's length, child references against file_end. Corruption otherwise.
+Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end);
+
+// Validation shared with dataset creation: InvalidArgument (for callers) is
+// returned; decoders turn it into Corruption.
+Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shape,
+                            const Dims& chunks);
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_FORMAT_OBJECT_H_

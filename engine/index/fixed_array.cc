@@ -1,0 +1,273 @@
+#include "engine/index/fixed_array.h"
+
+#include "engine/format/layout.h"
+#include "engine/util/coding.h"
+
+namespace slabfs::engine {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+}  // namespace
+
+FixedArrayIndex::FixedArrayIndex(uint64_t num_chunks, BlockStore* store, std::string what)
+    : num_chunks_(num_chunks),
+      num_leaves_(CeilDiv(num_chunks, kLeafRecords)),
+      store_(store),
+      what_(std::move(what)) {
+  for (uint64_t n = num_leaves_; n > 1; n = CeilDiv(n, kNodeFanout)) ++depth_;
+  leaf_refs_.resize(num_leaves_);
+  leaves_ = std::make_unique<std::atomic<Leaf*>[]>(num_leaves_);
+  for (uint64_t i = 0; i < num_leaves_; ++i) leaves_[i].store(nullptr, std::memory_order_relaxed);
+  node_refs_.resize(depth_);
+  for (int l = 1; l <= depth_; ++l) node_refs_[l - 1].resize(NodesAt(l));
+}
+
+FixedArrayIndex::~FixedArrayIndex() {
+  for (uint64_t i = 0; i < num_leaves_; ++i) delete leaves_[i].load();
+}
+
+uint64_t FixedArrayIndex::NodesAt(int level) const {
+  uint64_t n = num_leaves_;
+  for (int l = 0; l < level; ++l) n = CeilDiv(n, kNodeFanout);
+  return n;
+}
+
+uint64_t FixedArrayIndex::LeafSize(uint64_t leaf) const {
+  return std::min(kLeafRecords, num_chunks_ - leaf * kLeafRecords);
+}
+
+Result<std::unique_ptr<FixedArrayIndex>> FixedArrayIndex::Open(uint64_t num_chunks, std::string_view root,
+                                                                BlockStore* store, std::string what) {
+  if (num_chunks == 0) return Err(Status::Corruption(what + ": empty chunk grid"));
+  std::unique_ptr<FixedArrayIndex> idx(new FixedArrayIndex(num_chunks, store, std::move(what)));
+  if (root.empty()) {
+    idx->nodes_loaded_ = true;
+    return idx;
+  }
+  Reader r(root);
+  uint8_t depth;
+  uint64_t chunks;
+  if (!r.U64(&idx->root_.addr) || !r.U32(&idx->root_.len) || !r.U8(&depth) || !r.U64(&chunks) ||
+      !r.U64(&idx->disk_bytes_) || !r.done())
+    return Err(Status::Corruption(idx->what_ + ": bad fixed-array root"));
+  if (chunks != num_chunks || depth != idx->depth_)
+    return Err(Status::Corruption(idx->what_ + ": fixed-array root does not match the dataset shape"));
+  SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(idx->root_, store->allocator()->file_end(), idx->what_ + " index root"));
+  if (idx->root_.empty()) {
+    idx->nodes_loaded_ = true;
+  } else if (idx->depth_ == 0) {
+    idx->leaf_refs_[0] = idx->root_;
+    idx->nodes_loaded_ = true;
+  } else {
+    idx->node_refs_[idx->depth_ - 1][0] = idx->root_;
+  }
+  return idx;
+}
+
+Status FixedArrayIndex::LoadNode(const BlockRef& ref, int level, uint64_t first_leaf) {
+  SLABFS_ASSIGN_OR_RETURN(std::string payload, store_->Read(ref, BlockType::kFixedArrayNode, what_ + " index node"));
+  Reader r(payload);
+  uint8_t lvl;
+  uint64_t first;
+  uint32_t count;
+  // Leaves covered by one node at this level.
+  uint64_t span = 1;
+  for (int l = 0; l < level; ++l) span *= kNodeFanout;
+  uint64_t child_span = span / kNodeFanout;
+  uint64_t children_below = level == 1 ? num_leaves_ : NodesAt(level - 1);
+  uint64_t first_child = first_leaf / child_span;
+  uint64_t expect = std::min<uint64_t>(kNodeFanout, children_below - first_child);
+  if (!r.U8(&lvl) || !r.U64(&first) || !r.U32(&count) || lvl != level || first != first_leaf || count != expect)
+    return Status::Corruption(what_ + ": index node does not match its position");
+  uint64_t file_end = store_->allocator()->file_end();
+  for (uint32_t i = 0; i < count; ++i) {
+    BlockRef c;
+    if (!r.U64(&c.addr) || !r.U32(&c.len)) return Status::Corruption(what_ + ": index node is truncated");
+    SLABFS_RETURN_IF_ERROR(CheckBlockRef(c, file_end, what_ + " index node child"));
+    if (level == 1) leaf_refs_[first_child + i] = c;
+    else node_refs_[level - 2][first_child + i] = c;
+  }
+  if (!r.done()) return Status::Corruption(what_ + ": trailing bytes in index node");
+  if (level > 1) {
+    for (uint32_t i = 0; i < count; ++i) {
+      const BlockRef& c = node_refs_[level - 2][first_child + i];
+      if (!c.empty()) SLABFS_RETURN_IF_ERROR(LoadNode(c, level - 1, (first_child + i) * child_span));
+    }
+  }
+  return Status::OK();
+}
+
+Status FixedArrayIndex::EnsureNodes() {
+  if (nodes_loaded_.load(std::memory_order_acquire)) return Status::OK();
+  std::lock_guard lock(load_mu_);
+  if (nodes_loaded_.load(std::memory_order_relaxed)) return Status::OK();
+  Status s = LoadNode(root_, depth_, 0);
+  if (!s.ok()) {
+    // Leave nothing half-loaded behind.
+    for (auto& r : leaf_refs_) r = BlockRef{};
+    for (int l = 1; l < depth_; ++l)
+      for (auto& r : node_refs_[l - 1]) r = BlockRef{};
+    return s;
+  }
+  nodes_loaded_.store(true, std::memory_order_release);
+  return Status::OK();
+}
+
+Result<FixedArrayIndex::Leaf*> FixedArrayIndex::GetLeaf(uint64_t leaf, bool create) {
+  Leaf* l = leaves_[leaf].load(std::memory_order_acquire);
+  if (l) return l;
+  SLABFS_RETURN_IF_ERROR_R(EnsureNodes());
+  std::lock_guard lock(load_mu_);
+  l = leaves_[leaf].load(std::memory_order_relaxed);
+  if (l) return l;
+  const BlockRef& ref = leaf_refs_[leaf];
+  if (ref.empty() && !create) return nullptr;
+  auto fresh = std::make_unique<Leaf>();
+  uint64_t n = LeafSize(leaf);
+  if (ref.empty()) {
+    fresh->addrs.assign(n, 0);
+  } else {
+    SLABFS_ASSIGN_OR_RETURN(std::string payload, store_->Read(ref, BlockType::kFixedArrayLeaf, what_ + " index leaf"));
+    Reader r(payload);
+    uint64_t first;
+    uint32_t count;
+    if (!r.U64(&first) || !r.U32(&count) || first != leaf * kLeafRecords || count != n)
+      return Err(Status::Corruption(what_ + ": index leaf does not match its position"));
+    fresh->addrs.resize(n);
+    uint64_t file_end = store_->allocator()->file_end();
+    for (auto& a : fresh->addrs) {
+      if (!r.U64(&a)) return Err(Status::Corruption(what_ + ": index leaf is truncated"));
+      if (a != 0 && (a < kDataStart || a >= file_end))
+        return Err(Status::Corruption(what_ + ": chunk address out of bounds in index leaf"));
+    }
+    if (!r.done()) return Err(Status::Corruption(what_ + ": trailing bytes in index leaf"));
+  }
+  l = fresh.release();
+  leaves_[leaf].store(l, std::memory_order_release);
+  return l;
+}
+
+Result<ChunkRecord> FixedArrayIndex::Get(uint64_t chunk) {
+  if (chunk >= num_chunks_) return Err(Status::InvalidArgument(what_ + ": chunk " + std::to_string(chunk) + " out of range"));
+  SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(chunk / kLeafRecords, false));
+  if (!l) return ChunkRecord{};
+  return ChunkRecord{l->addrs[chunk % kLeafRecords]};
+}
+
+Status FixedArrayIndex::Put(uint64_t chunk, const ChunkRecord& rec) {
+  if (chunk >= num_chunks_) return Status::InvalidArgument(what_ + ": chunk " + std::to_string(chunk) + " out of range");
+  uint64_t leaf = chunk / kLeafRecords;
+  SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(leaf, true));
+  l->addrs[chunk % kLeafRecords] = rec.addr;
+  dirty_leaves_.insert(leaf);
+  return Status::OK();
+}
+
+Status FixedArrayIndex::ForEach(const std::function<Status(uint64_t, const ChunkRecord&)>& fn) {
+  SLABFS_RETURN_IF_ERROR(EnsureNodes());
+  for (uint64_t leaf = 0; leaf < num_leaves_; ++leaf) {
+    SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(leaf, false));
+    if (!l) continue;
+    for (uint64_t i = 0; i < l->addrs.size(); ++i)
+      if (l->addrs[i] != 0) SLABFS_RETURN_IF_ERROR(fn(leaf * kLeafRecords + i, ChunkRecord{l->addrs[i]}));
+  }
+  return Status::OK();
+}
+
+Status FixedArrayIndex::Flush() {
+  if (dirty_leaves_.empty()) return Status::OK();
+  SLABFS_RETURN_IF_ERROR(EnsureNodes());
+  // Leaves first, then each node level above the ones that changed.
+  std::set<uint64_t> changed;
+  for (uint64_t leaf : dirty_leaves_) {
+    Leaf* l = leaves_[leaf].load();
+    std::string p;
+    PutU64(&p, leaf * kLeafRecords);
+    PutU32(&p, static_cast<uint32_t>(l->addrs.size()));
+    for (uint64_t a : l->addrs) PutU64(&p, a);
+    SLABFS_ASSIGN_OR_RETURN(BlockRef ref, store_->Write(BlockType::kFixedArrayLeaf, p));
+    if (!leaf_refs_[leaf].empty()) {
+      disk_bytes_ -= leaf_refs_[leaf].len;
+      store_->Free(leaf_refs_[leaf]);
+    }
+    disk_bytes_ += ref.len;
+    leaf_refs_[leaf] = ref;
+    changed.insert(leaf);
+  }
+  dirty_leaves_.clear();
+  uint64_t span = 1;  // leaves per child at the current level
+  for (int level = 1; level <= depth_; ++level) {
+    const std::vector<BlockRef>& below = level == 1 ? leaf_refs_ : node_refs_[level - 2];
+    std::set<uint64_t> parents;
+    for (uint64_t c : changed) parents.insert(c / kNodeFanout);
+    for (uint64_t node : parents) {
+      uint64_t first_child = node * kNodeFanout;
+      uint64_t count = std::min<uint64_t>(kNodeFanout, below.size() - first_child);
+      std::string p;
+      PutU8(&p, static_cast<uint8_t>(level));
+      PutU64(&p, first_child * span);
+      PutU32(&p, static_cast<uint32_t>(count));
+      for (uint64_t i = 0; i < count; ++i) {
+        PutU64(&p, below[first_child + i].addr);
+        PutU32(&p, below[first_child + i].len);
+      }
+      SLABFS_ASSIGN_OR_RETURN(BlockRef ref, store_->Write(BlockType::kFixedArrayNode, p));
+      BlockRef& slot = node_refs_[level - 1][node];
+      if (!slot.empty()) {
+        disk_bytes_ -= slot.len;
+        store_->Free(slot);
+      }
+      disk_bytes_ += ref.len;
+      slot = ref;
+    }
+    changed = std::move(parents);
+    span *= kNodeFanout;
+  }
+  root_ = depth_ == 0 ? leaf_refs_[0] : node_refs_[depth_ - 1][0];
+  return Status::OK();
+}
+
+std::string FixedArrayIndex::EncodeRoot() const {
+  std::string s;
+  if (root_.empty()) return s;
+  PutU64(&s, root_.addr);
+  PutU32(&s, root_.len);
+  PutU8(&s, static_cast<uint8_t>(depth_));
+  PutU64(&s, num_chunks_);
+  PutU64(&s, disk_bytes_);
+  return s;
+}
+
+Status FixedArrayIndex::Destroy() {
+  SLABFS_RETURN_IF_ERROR(EnsureNodes());
+  for (auto& r : leaf_refs_) {
+    store_->Free(r);
+    r = BlockRef{};
+  }
+  for (auto& level : node_refs_)
+    for (auto& r : level) {
+      store_->Free(r);
+      r = BlockRef{};
+    }
+  for (uint64_t i = 0; i < num_leaves_; ++i) delete leaves_[i].exchange(nullptr);
+  dirty_leaves_.clear();
+  root_ = BlockRef{};
+  disk_bytes_ = 0;
+  return Status::OK();
+}
+
+Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, uint64_t num_chunks, std::string_view root,
+                                                   BlockStore* store, std::string what) {
+  switch (kind) {
+    case IndexKind::kFixedArray: {
+      SLABFS_ASSIGN_OR_RETURN(auto idx, FixedArrayIndex::Open(num_chunks, root, store, std::move(what)));
+      return std::unique_ptr<ChunkIndex>(std::move(idx));
+    }
+    default:
+      return Err(Status::NotSupported(what + ": index kind '" + std::string(IndexKindName(kind)) +
+                                      "' is not supported by this version"));
+  }
+}
+
+}  // namespace slabfs::engine

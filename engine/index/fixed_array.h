@@ -1,0 +1,82 @@
+// The fixed-array chunk index, for datasets whose dimensions are all fixed:
+// one 8-byte record (the chunk address) per chunk of the grid, in leaves of
+// kLeafRecords records under a tree of nodes of kNodeFanout children.
+//
+// Lookup is O(1): the leaf holding chunk c is c / kLeafRecords; the nodes
+// above the leaves are read once, on first use, so a lookup reads at most one
+// leaf block. A Flush after changing k records rewrites k leaves at most and
+// the nodes above them: O(k log n) bytes, never the whole index. A leaf that
+// was never written is not stored (its records read as unallocated).
+//
+// On disk (docs/format.md):
+//   root (in the dataset header): u64 addr, u32 len, u8 depth, u64 chunks,
+//                                 u64 disk bytes; addr 0 = nothing stored
+//   leaf block payload:  u64 first chunk, u32 count, count x u64 addr
+//   node block payload:  u8 level (1 = above leaves), u64 first leaf,
+//                        u32 count, count x (u64 addr, u32 len)
+#ifndef SLABFS_ENGINE_INDEX_FIXED_ARRAY_H_
+#define SLABFS_ENGINE_INDEX_FIXED_ARRAY_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "engine/index/chunk_index.h"
+
+namespace slabfs::engine {
+
+class FixedArrayIndex final : public ChunkIndex {
+ public:
+  static constexpr uint64_t kLeafRecords = 512;
+  static constexpr uint64_t kNodeFanout = 256;
+
+  static Result<std::unique_ptr<FixedArrayIndex>> Open(uint64_t num_chunks, std::string_view root,
+                                                        BlockStore* store, std::string what);
+  ~FixedArrayIndex() override;
+
+  IndexKind kind() const override { return IndexKind::kFixedArray; }
+  Result<ChunkRecord> Get(uint64_t chunk) override;
+  Status Put(uint64_t chunk, const ChunkRecord& rec) override;
+  Status ForEach(const std::function<Status(uint64_t, const ChunkRecord&)>& fn) override;
+  bool dirty() const override { return !dirty_leaves_.empty(); }
+  Status Flush() override;
+  std::string EncodeRoot() const override;
+  uint64_t disk_bytes() const override { return disk_bytes_; }
+  Status Destroy() override;
+
+ private:
+  struct Leaf {
+    std::vector<uint64_t> addrs;
+  };
+
+  FixedArrayIndex(uint64_t num_chunks, BlockStore* store, std::string what);
+  uint64_t LeafSize(uint64_t leaf) const;
+  // Reads the node levels (once) so every leaf's block reference is known.
+  Status EnsureNodes();
+  Status LoadNode(const BlockRef& ref, int level, uint64_t first_leaf);
+  Result<Leaf*> GetLeaf(uint64_t leaf, bool create);
+  // Number of nodes at `level` (1 = directly above leaves).
+  uint64_t NodesAt(int level) const;
+
+  const uint64_t num_chunks_;
+  const uint64_t num_leaves_;
+  int depth_ = 0;  // node levels above the leaves
+  BlockStore* store_;
+  std::string what_;
+
+  BlockRef root_;
+  uint64_t disk_bytes_ = 0;
+
+  std::mutex load_mu_;  // guards lazy loading; taken after the dataset lock
+  std::atomic<bool> nodes_loaded_{false};
+  std::vector<BlockRef> leaf_refs_;                 // per leaf
+  std::vector<std::vector<BlockRef>> node_refs_;    // [level-1][node]
+  std::unique_ptr<std::atomic<Leaf*>[]> leaves_;    // loaded leaves, owned
+  std::set<uint64_t> dirty_leaves_;
+};
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_INDEX_FIXED_ARRAY_H_

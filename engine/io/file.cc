@@ -1,0 +1,211 @@
+#include "engine/io/file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+namespace slabfs::engine {
+
+Status ErrnoStatus(int err, const std::string& what) {
+  std::string msg = what + ": " + std::strerror(err);
+  switch (err) {
+    case ENOENT: return Status::NotFound(msg);
+    case EEXIST: return Status::AlreadyExists(msg);
+    case ENOSPC:
+    case EDQUOT: return Status::NoSpace(msg);
+    case EROFS: return Status::ReadOnly(msg);
+    case EACCES:
+    case EPERM: return Status::PermissionDenied(msg);
+    case EISDIR: return Status::InvalidArgument(msg);
+    case EAGAIN: return Status::Busy(msg);
+    case EFBIG: return Status::OutOfRange(msg);
+    default: return Status::IOError(msg);
+  }
+}
+
+// The generic scatter/gather forms: one positional call per iovec.
+Status File::ReadvAt(uint64_t off, const struct iovec* iov, int iovcnt) {
+  for (int i = 0; i < iovcnt; ++i) {
+    SLABFS_RETURN_IF_ERROR(ReadAt(off, iov[i].iov_base, iov[i].iov_len));
+    off += iov[i].iov_len;
+  }
+  return Status::OK();
+}
+
+Status File::WritevAt(uint64_t off, const struct iovec* iov, int iovcnt) {
+  for (int i = 0; i < iovcnt; ++i) {
+    SLABFS_RETURN_IF_ERROR(WriteAt(off, iov[i].iov_base, iov[i].iov_len));
+    off += iov[i].iov_len;
+  }
+  return Status::OK();
+}
+
+namespace {
+
+class PosixFile final : public File {
+ public:
+  PosixFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixFile() override { ::close(fd_); }
+
+  Status ReadAt(uint64_t off, void* buf, size_t n) override {
+    auto* p = static_cast<char*>(buf);
+    while (n > 0) {
+      ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(off));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "read " + path_);
+      }
+      if (r == 0) return Truncated(off, n);
+      p += r;
+      off += static_cast<uint64_t>(r);
+      n -= static_cast<size_t>(r);
+    }
+    return Status::OK();
+  }
+
+  Status ReadvAt(uint64_t off, const struct iovec* iov, int iovcnt) override {
+    return Vectored(off, iov, iovcnt, /*write=*/false);
+  }
+
+  Status WriteAt(uint64_t off, const void* buf, size_t n) override {
+    const auto* p = static_cast<const char*>(buf);
+    while (n > 0) {
+      ssize_t r = ::pwrite(fd_, p, n, static_cast<off_t>(off));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "write " + path_);
+      }
+      p += r;
+      off += static_cast<uint64_t>(r);
+      n -= static_cast<size_t>(r);
+    }
+    return Status::OK();
+  }
+
+  Status WritevAt(uint64_t off, const struct iovec* iov, int iovcnt) override {
+    return Vectored(off, iov, iovcnt, /*write=*/true);
+  }
+
+  Status Sync() override {
+    while (::fdatasync(fd_) != 0) {
+      if (errno != EINTR) return ErrnoStatus(errno, "sync " + path_);
+    }
+    return Status::OK();
+  }
+
+  Result<uint64_t> Size() override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return Err(ErrnoStatus(errno, "stat " + path_));
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  Status Truncate(uint64_t size) override {
+    while (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+      if (errno != EINTR) return ErrnoStatus(errno, "truncate " + path_);
+    }
+    return Status::OK();
+  }
+
+  Status LockExclusive() override {
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 0;
+    if (::fcntl(fd_, F_OFD_SETLK, &fl) != 0) {
+      if (errno == EAGAIN || errno == EACCES) return Status::Busy(path_ + " is open for writing elsewhere");
+      return ErrnoStatus(errno, "lock " + path_);
+    }
+    return Status::OK();
+  }
+
+  const std::string& name() const override { return path_; }
+
+ private:
+  Status Truncated(uint64_t off, size_t n) {
+    struct stat st;
+    uint64_t size = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    return Status::Corruption(path_ + " is truncated: needed " + std::to_string(n) +
+                              " bytes at offset " + std::to_string(off) + ", file has " +
+                              std::to_string(size));
+  }
+
+  // preadv/pwritev in batches of IOV_MAX, resuming after short transfers.
+  Status Vectored(uint64_t off, const struct iovec* iov, int iovcnt, bool write) {
+    std::vector<struct iovec> v(iov, iov + iovcnt);
+    size_t i = 0;
+    while (i < v.size()) {
+      if (v[i].iov_len == 0) {
+        ++i;
+        continue;
+      }
+      int n = static_cast<int>(std::min<size_t>(v.size() - i, IOV_MAX));
+      ssize_t r = write ? ::pwritev(fd_, &v[i], n, static_cast<off_t>(off))
+                        : ::preadv(fd_, &v[i], n, static_cast<off_t>(off));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, std::string(write ? "write " : "read ") + path_);
+      }
+      if (r == 0) {
+        if (!write) return Truncated(off, v[i].iov_len);
+        return Status::IOError("write " + path_ + ": no progress");
+      }
+      off += static_cast<uint64_t>(r);
+      auto left = static_cast<size_t>(r);
+      while (left > 0 && i < v.size()) {
+        if (left >= v[i].iov_len) {
+          left -= v[i].iov_len;
+          ++i;
+        } else {
+          v[i].iov_base = static_cast<char*>(v[i].iov_base) + left;
+          v[i].iov_len -= left;
+          left = 0;
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  std::string path_;
+  int fd_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<File>> OpenPosixFile(const std::string& path, const OpenFileOptions& o) {
+  int flags = O_CLOEXEC | (o.writable ? O_RDWR : O_RDONLY);
+  if (o.create) flags |= O_CREAT | O_EXCL;
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return Err(ErrnoStatus(errno, path));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return Err(ErrnoStatus(e, path));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Err(Status::InvalidArgument(path + " is not a regular file"));
+  }
+  return std::unique_ptr<File>(new PosixFile(path, fd));
+}
+
+Result<DiskSpace> DiskSpaceOf(const std::string& path) {
+  struct statvfs sv;
+  if (::statvfs(path.c_str(), &sv) != 0) return Err(ErrnoStatus(errno, "statvfs " + path));
+  DiskSpace d;
+  d.total_bytes = static_cast<uint64_t>(sv.f_blocks) * sv.f_frsize;
+  d.free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  return d;
+}
+
+}  // namespace slabfs::engine

@@ -1,0 +1,66 @@
+// The container file: the one place slabfs makes file syscalls, and the one
+// place an errno becomes a Status.
+//
+// File is an interface so that tests can substitute an in-memory file or one
+// that forgets unsynced writes on a simulated crash (tests/testutil/).
+// Implementations are safe for concurrent positional reads and writes to
+// disjoint ranges; Sync and Truncate may run concurrently with reads.
+#ifndef SLABFS_ENGINE_IO_FILE_H_
+#define SLABFS_ENGINE_IO_FILE_H_
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "slabfs/status.h"
+
+namespace slabfs::engine {
+
+class File {
+ public:
+  virtual ~File() = default;
+
+  // Reads exactly n bytes at off. A read that reaches past the end of the
+  // file is Corruption ("truncated"), since every read the engine makes is
+  // of something a committed structure says is there.
+  virtual Status ReadAt(uint64_t off, void* buf, size_t n) = 0;
+  // Scatter read of exactly the iovecs' total length at off.
+  virtual Status ReadvAt(uint64_t off, const struct iovec* iov, int iovcnt);
+  virtual Status WriteAt(uint64_t off, const void* buf, size_t n) = 0;
+  // Gather write of the iovecs' total length at off.
+  virtual Status WritevAt(uint64_t off, const struct iovec* iov, int iovcnt);
+  // Makes every completed write durable (fdatasync).
+  virtual Status Sync() = 0;
+  virtual Result<uint64_t> Size() = 0;
+  virtual Status Truncate(uint64_t size) = 0;
+
+  // Takes an exclusive advisory lock on the whole file for this open file
+  // (OFD lock: released when the file is closed, and conflicting even with
+  // other opens in the same process). Busy when someone else holds it.
+  virtual Status LockExclusive() { return Status::OK(); }
+
+  virtual const std::string& name() const = 0;
+};
+
+struct OpenFileOptions {
+  bool writable = false;
+  bool create = false;     // O_CREAT|O_EXCL
+};
+
+Result<std::unique_ptr<File>> OpenPosixFile(const std::string& path, const OpenFileOptions& o);
+
+struct DiskSpace {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+};
+// Space on the filesystem that holds path (statvfs).
+Result<DiskSpace> DiskSpaceOf(const std::string& path);
+
+// Turns an errno into a Status naming the operation and path.
+Status ErrnoStatus(int err, const std::string& what);
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_IO_FILE_H_

@@ -1,0 +1,67 @@
+// Free space inside the container file.
+//
+// Invariant (copy-on-write): an extent that the last committed state
+// references is never handed out again until a later commit that no longer
+// references it is durable. Extents are in one of four states:
+//   free     - usable now;
+//   fresh    - allocated since the last commit (not in any committed state),
+//              so it may be overwritten in place and, when freed, is free at once;
+//   pending  - freed since the last commit but referenced by it: usable only
+//              after MarkDurable();
+//   in use   - everything else below file_end.
+// Thread-safe.
+#ifndef SLABFS_ENGINE_SPACE_ALLOCATOR_H_
+#define SLABFS_ENGINE_SPACE_ALLOCATOR_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/format/free_list.h"
+
+namespace slabfs::engine {
+
+class Allocator {
+ public:
+  // Starts from a committed state: its file end and free list.
+  void Reset(uint64_t file_end, const std::vector<Extent>& free);
+
+  // Best fit among free extents, else the end of the file. `align` is a
+  // power of two. The extent is fresh until MarkDurable().
+  uint64_t Allocate(uint64_t len, uint64_t align);
+  void Free(uint64_t addr, uint64_t len);
+  bool IsFresh(uint64_t addr) const;
+
+  // Free and pending extents merged: what the next committed state does not
+  // reference (written as that state's free list).
+  std::vector<Extent> Unreferenced() const;
+  // Drops a free (not pending) extent that ends at file_end, lowering
+  // file_end. Returns the new file_end.
+  uint64_t TrimTail();
+  // The commit that freed the pending extents is durable.
+  void MarkDurable();
+
+  uint64_t file_end() const;
+  uint64_t free_bytes() const;  // free + pending
+  size_t num_free_extents() const;
+
+ private:
+  void InsertFreeLocked(uint64_t addr, uint64_t len);
+  void EraseFreeLocked(std::map<uint64_t, uint64_t>::iterator it);
+
+  mutable std::mutex mu_;
+  uint64_t file_end_ = 0;
+  std::map<uint64_t, uint64_t> free_;            // addr -> len, merged
+  std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (len, addr)
+  std::unordered_map<uint64_t, uint64_t> fresh_;  // addr -> len
+  std::vector<Extent> pending_;
+  uint64_t free_bytes_ = 0;
+  uint64_t pending_bytes_ = 0;
+};
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_SPACE_ALLOCATOR_H_

@@ -1,0 +1,34 @@
+#include "engine/txn/block_store.h"
+
+#include "engine/format/layout.h"
+
+namespace slabfs::engine {
+
+Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::string_view what) {
+  SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, alloc_->file_end(), what));
+  if (ref.empty()) return Err(Status::Corruption(std::string(what) + ": missing block"));
+  std::string image(ref.len, '\0');
+  SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(ref.addr, image.data(), image.size()));
+  SLABFS_ASSIGN_OR_RETURN(std::string_view payload, DecodeBlock(image, type, what));
+  return std::string(payload);
+}
+
+Result<BlockRef> BlockStore::Write(BlockType type, std::string_view payload) {
+  std::string image = EncodeBlock(type, payload);
+  if (image.size() > kMaxBlockBytes)
+    return Err(Status::NotSupported(std::string(BlockTypeName(type)) + " block would exceed " +
+                                    std::to_string(kMaxBlockBytes >> 20) + " MiB"));
+  BlockRef ref{alloc_->Allocate(image.size(), 64), static_cast<uint32_t>(image.size())};
+  Status s = file_->WriteAt(ref.addr, image.data(), image.size());
+  if (!s.ok()) {
+    alloc_->Free(ref.addr, ref.len);
+    return Err(s);
+  }
+  return ref;
+}
+
+void BlockStore::Free(const BlockRef& ref) {
+  if (!ref.empty()) alloc_->Free(ref.addr, ref.len);
+}
+
+}  // namespace slabfs::engine

@@ -1,0 +1,36 @@
+// Reads and writes metadata blocks in the container, copy-on-write: a block
+// is never rewritten in place; Write allocates a new extent and Free hands
+// the old one to the allocator (usable again once the commit is durable).
+// Thread-safe.
+#ifndef SLABFS_ENGINE_TXN_BLOCK_STORE_H_
+#define SLABFS_ENGINE_TXN_BLOCK_STORE_H_
+
+#include <string>
+#include <string_view>
+
+#include "engine/format/block.h"
+#include "engine/io/file.h"
+#include "engine/space/allocator.h"
+
+namespace slabfs::engine {
+
+class BlockStore {
+ public:
+  BlockStore(File* file, Allocator* alloc) : file_(file), alloc_(alloc) {}
+
+  // Reads and verifies a block; returns its payload.
+  Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what);
+  Result<BlockRef> Write(BlockType type, std::string_view payload);
+  void Free(const BlockRef& ref);
+
+  File* file() const { return file_; }
+  Allocator* allocator() const { return alloc_; }
+
+ private:
+  File* file_;
+  Allocator* alloc_;
+};
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_TXN_BLOCK_STORE_H_
