@@ -1,0 +1,85 @@
+#include "tests/testutil/fault_file.h"
+
+#include <cstring>
+
+namespace slabfs::testutil {
+
+std::string Disk::CrashImage(std::mt19937_64& rng, double keep_p, double torn_p) {
+  std::lock_guard lock(mu);
+  std::string img = durable;
+  std::uniform_real_distribution<double> u(0, 1);
+  for (const auto& w : unsynced) {
+    if (u(rng) >= keep_p) continue;
+    size_t n = w.data.size();
+    if (n > 1 && u(rng) < torn_p) n = std::uniform_int_distribution<size_t>(1, n - 1)(rng);
+    if (img.size() < w.off + n) img.resize(w.off + n, '\0');
+    std::memcpy(img.data() + w.off, w.data.data(), n);
+  }
+  return img;
+}
+
+FaultFile::~FaultFile() {
+  if (holds_lock_) {
+    std::lock_guard lock(disk_->mu);
+    disk_->locked = false;
+  }
+}
+
+Status FaultFile::ReadAt(uint64_t off, void* buf, size_t n) {
+  std::lock_guard lock(disk_->mu);
+  if (off > disk_->current.size() || disk_->current.size() - off < n)
+    return Status::Corruption(name_ + " is truncated");
+  std::memcpy(buf, disk_->current.data() + off, n);
+  return Status::OK();
+}
+
+Status FaultFile::WriteAt(uint64_t off, const void* buf, size_t n) {
+  std::lock_guard lock(disk_->mu);
+  if (disk_->crashed || (disk_->crash_after >= 0 && disk_->writes >= disk_->crash_after)) {
+    disk_->crashed = true;
+    return Status::IOError(name_ + ": simulated crash");
+  }
+  ++disk_->writes;
+  if (disk_->current.size() < off + n) disk_->current.resize(off + n, '\0');
+  std::memcpy(disk_->current.data() + off, buf, n);
+  disk_->unsynced.push_back({off, std::string(static_cast<const char*>(buf), n)});
+  return Status::OK();
+}
+
+Status FaultFile::Sync() {
+  std::lock_guard lock(disk_->mu);
+  if (disk_->crashed) return Status::IOError(name_ + ": simulated crash");
+  disk_->durable = disk_->current;
+  disk_->unsynced.clear();
+  return Status::OK();
+}
+
+Result<uint64_t> FaultFile::Size() {
+  std::lock_guard lock(disk_->mu);
+  return static_cast<uint64_t>(disk_->current.size());
+}
+
+Status FaultFile::Truncate(uint64_t size) {
+  std::lock_guard lock(disk_->mu);
+  if (disk_->crashed) return Status::IOError(name_ + ": simulated crash");
+  // Modelled as synced at once (ftruncate after a durable commit).
+  disk_->current.resize(size);
+  disk_->durable.resize(std::min<size_t>(disk_->durable.size(), size));
+  return Status::OK();
+}
+
+Status FaultFile::LockExclusive() {
+  std::lock_guard lock(disk_->mu);
+  if (disk_->locked) return Status::Busy(name_ + " is locked");
+  disk_->locked = holds_lock_ = true;
+  return Status::OK();
+}
+
+std::shared_ptr<Disk> DiskWithImage(std::string image) {
+  auto d = std::make_shared<Disk>();
+  d->durable = image;
+  d->current = std::move(image);
+  return d;
+}
+
+}  // namespace slabfs::testutil

@@ -1,0 +1,69 @@
+// Fake container files for tests.
+//
+// MemFile keeps the file in memory. FaultFile also models a disk cache: it
+// remembers which writes were made since the last Sync, can "crash" after a
+// chosen number of writes (every later write and sync fails), and can then
+// produce the image a disk might hold after power loss: everything synced,
+// plus any subset of the unsynced writes, some of them torn.
+#ifndef SLABFS_TESTS_TESTUTIL_FAULT_FILE_H_
+#define SLABFS_TESTS_TESTUTIL_FAULT_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/io/file.h"
+
+namespace slabfs::testutil {
+
+// The bytes of a file plus what a crash would do to them. Shared between
+// the File objects opened on it.
+struct Disk {
+  std::mutex mu;
+  std::string durable;   // as of the last sync
+  std::string current;   // what reads see
+  struct Write {
+    uint64_t off;
+    std::string data;
+  };
+  std::vector<Write> unsynced;
+  int64_t writes = 0;          // writes so far
+  int64_t crash_after = -1;    // fail every write after this many
+  bool crashed = false;
+  bool locked = false;
+
+  // The image after a crash: durable plus each unsynced write kept with
+  // probability keep_p, and a kept write torn at a random length with
+  // probability torn_p.
+  std::string CrashImage(std::mt19937_64& rng, double keep_p, double torn_p);
+};
+
+class FaultFile final : public engine::File {
+ public:
+  explicit FaultFile(std::shared_ptr<Disk> disk, std::string name = "fault.slab")
+      : disk_(std::move(disk)), name_(std::move(name)) {}
+  ~FaultFile() override;
+
+  Status ReadAt(uint64_t off, void* buf, size_t n) override;
+  Status WriteAt(uint64_t off, const void* buf, size_t n) override;
+  Status Sync() override;
+  Result<uint64_t> Size() override;
+  Status Truncate(uint64_t size) override;
+  Status LockExclusive() override;
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::shared_ptr<Disk> disk_;
+  std::string name_;
+  bool holds_lock_ = false;
+};
+
+// A disk holding `image` as both current and durable contents.
+std::shared_ptr<Disk> DiskWithImage(std::string image);
+
+}  // namespace slabfs::testutil
+
+#endif  // SLABFS_TESTS_TESTUTIL_FAULT_FILE_H_
