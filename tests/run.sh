@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds with warnings as errors, and runs every
+# test: unit tests and real-mount integration tests. Exits non-zero on any
+# failure.
+#
+#   tests/run.sh              # everything
+#   tests/run.sh -R engine    # only ctest tests matching a regex
+#   SLABFS_SANITIZE=address tests/run.sh   # an ASan+UBSan build in build-asan/
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+bash mount_scripts/install_deps.sh
+
+BUILD_DIR=${SLABFS_BUILD_DIR:-build}
+CMAKE_ARGS=(-DSLABFS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [ -n "${SLABFS_SANITIZE:-}" ]; then
+  BUILD_DIR=${SLABFS_BUILD_DIR:-build-$SLABFS_SANITIZE}
+  CMAKE_ARGS+=(-DSLABFS_SANITIZE="$SLABFS_SANITIZE")
+fi
+JOBS=${SLABFS_JOBS:-$(nproc)}
+
+cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
+cmake --build "$BUILD_DIR" -j "$JOBS"
+
+# Integration tests mount with FUSE: they need /dev/fuse and fusermount3.
+if [ ! -e /dev/fuse ]; then
+  echo "tests/run.sh: /dev/fuse is missing; the integration tests cannot mount" >&2
+  exit 1
+fi
+
+cd "$BUILD_DIR"
+ctest --output-on-failure -j "$JOBS" --timeout 900 "$@"
