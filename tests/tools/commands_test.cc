@@ -1,0 +1,140 @@
+// Argument checking and value parsing shared by the slab subcommands.
+#include "tools/commands.h"
+
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "tools/cmd_attr.h"
+#include "tools/slab_app.h"
+
+namespace slabfs::tools {
+namespace {
+
+bool Mentions(const Status& s, std::string_view text) {
+  return s.message().find(text) != std::string::npos;
+}
+
+TEST(CheckObjectPathTest, AcceptsAbsolutePaths) {
+  EXPECT_TRUE(CheckObjectPath("/").ok());
+  EXPECT_TRUE(CheckObjectPath("/a").ok());
+  EXPECT_TRUE(CheckObjectPath("/a/b/c").ok());
+}
+
+TEST(CheckObjectPathTest, RejectsRelativeAndBadNames) {
+  for (const char* p : {"", "a", "a/b", "/a/../b", "/a/./b", "/..", "/."}) {
+    Status s = CheckObjectPath(p);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << "'" << p << "'";
+  }
+  EXPECT_TRUE(Mentions(CheckObjectPath("a/b"), "absolute"));
+}
+
+TEST(ParseDimsOptionTest, RejectsBadShapesNamingTheOption) {
+  for (const char* text : {"", "0", "0,5", "-3", "a,b", "5,,5", "1.5", ","}) {
+    auto dims = ParseDimsOption("--shape", text);
+    ASSERT_FALSE(dims.has_value()) << "'" << text << "'";
+    EXPECT_EQ(dims.error().code(), Code::kInvalidArgument);
+    EXPECT_TRUE(Mentions(dims.error(), "--shape")) << dims.error().message();
+  }
+}
+
+TEST(ParseDimsOptionTest, RejectsRankOver32) {
+  std::string text = "1";
+  for (int i = 0; i < kMaxRank; ++i) text += ",1";
+  auto dims = ParseDimsOption("--shape", text);
+  ASSERT_FALSE(dims.has_value());
+  EXPECT_TRUE(Mentions(dims.error(), "32"));
+}
+
+TEST(ParseDimsOptionTest, ParsesShapes) {
+  auto dims = ParseDimsOption("--shape", "2000,3,1");
+  ASSERT_TRUE(dims.has_value()) << dims.error().ToString();
+  EXPECT_EQ(*dims, (Dims{2000, 3, 1}));
+}
+
+TEST(MakeDatasetOptionsTest, RejectsChunksOfTheWrongRank) {
+  auto o = MakeDatasetOptions(DType::kF4, {10, 10}, "5", "");
+  ASSERT_FALSE(o.has_value());
+  EXPECT_EQ(o.error().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Mentions(o.error(), "rank"));
+}
+
+TEST(MakeDatasetOptionsTest, RejectsFillOutOfRange) {
+  for (auto [t, text] : {std::pair{DType::kU1, "256"}, {DType::kU1, "-1"}, {DType::kI1, "128"},
+                         {DType::kI4, "abc"}, {DType::kU8, "1e30"}, {DType::kI2, "1.5"}}) {
+    auto o = MakeDatasetOptions(t, {4}, "", text);
+    ASSERT_FALSE(o.has_value()) << DTypeName(t) << " " << text;
+    EXPECT_TRUE(Mentions(o.error(), "--fill")) << o.error().message();
+  }
+}
+
+TEST(MakeDatasetOptionsTest, RejectsZeroDimension) {
+  auto o = MakeDatasetOptions(DType::kU1, {4, 0}, "", "");
+  ASSERT_FALSE(o.has_value());
+}
+
+TEST(MakeDatasetOptionsTest, EncodesFillAndChunks) {
+  auto o = MakeDatasetOptions(DType::kI2, {100, 50}, "10,5", "-1");
+  ASSERT_TRUE(o.has_value()) << o.error().ToString();
+  EXPECT_EQ(o->dtype, DType::kI2);
+  EXPECT_EQ(o->shape, (Dims{100, 50}));
+  EXPECT_EQ(o->chunks, (Dims{10, 5}));
+  EXPECT_EQ(o->fill, std::string("\xff\xff", 2));
+  auto none = MakeDatasetOptions(DType::kF8, {7}, "", "");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->chunks.empty());
+  EXPECT_TRUE(none->fill.empty());
+}
+
+TEST(MakeAttributeTest, InfersKindFromText) {
+  auto i = MakeAttribute("1,2,3", false, "");
+  ASSERT_TRUE(i.has_value());
+  EXPECT_EQ(i->kind, Attribute::Kind::kNumeric);
+  EXPECT_EQ(i->dtype, DType::kI8);
+  EXPECT_EQ(i->count(), 3u);
+  auto s = MakeAttribute("m/s", false, "");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->kind, Attribute::Kind::kString);
+}
+
+TEST(MakeAttributeTest, StringFlagKeepsNumbersAsText) {
+  auto a = MakeAttribute("42", true, "");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->kind, Attribute::Kind::kString);
+  EXPECT_EQ(a->data, "42");
+}
+
+TEST(MakeAttributeTest, DtypeEncodesEachValue) {
+  auto a = MakeAttribute("1, 2,3", false, "u2");
+  ASSERT_TRUE(a.has_value()) << a.error().ToString();
+  EXPECT_EQ(a->dtype, DType::kU2);
+  EXPECT_EQ(a->data, std::string("\x01\x00\x02\x00\x03\x00", 6));
+  EXPECT_FALSE(MakeAttribute("1,300", false, "u1").has_value());
+  EXPECT_FALSE(MakeAttribute("1,,2", false, "i4").has_value());
+  EXPECT_FALSE(MakeAttribute("1", false, "c8").has_value());
+}
+
+TEST(MakeAttributeTest, RejectsOversizedValues) {
+  std::string big(kMaxAttributeBytes + 1, 'x');
+  auto a = MakeAttribute(big, true, "");
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().code(), Code::kInvalidArgument);
+}
+
+TEST(AddContextTest, PrefixesOnlyWhenMissing) {
+  EXPECT_EQ(AddContext(Status::NotFound("no such object"), "/a").message(), "/a: no such object");
+  EXPECT_EQ(AddContext(Status::NotFound("/a: no such object"), "/a").message(),
+            "/a: no such object");
+  EXPECT_TRUE(AddContext(Status::OK(), "/a").ok());
+}
+
+TEST(FailureLineTest, NamesCommandAndMessage) {
+  EXPECT_EQ(FailureLine("mkdset", Status::AlreadyExists("/a/ds: already exists")),
+            "slab: mkdset: /a/ds: already exists");
+  EXPECT_EQ(FailureLine("ls", Status(Code::kCorruption, "")),
+            fmt::format("slab: ls: {}", CodeName(Code::kCorruption)));
+}
+
+}  // namespace
+}  // namespace slabfs::tools

@@ -1,0 +1,136 @@
+#include "tools/describe.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace slabfs::tools {
+namespace {
+
+template <typename T>
+Json Element(DType t, T v) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &v, sizeof(T));  // the test machine is little-endian, as the format is
+  return ElementToJson(t, bytes);
+}
+
+TEST(ElementToJsonTest, IntegersKeepTheirExactValue) {
+  EXPECT_EQ(Element<int8_t>(DType::kI1, -128).dump(), "-128");
+  EXPECT_EQ(Element<int16_t>(DType::kI2, -2).dump(), "-2");
+  EXPECT_EQ(Element<int32_t>(DType::kI4, std::numeric_limits<int32_t>::min()).dump(),
+            "-2147483648");
+  EXPECT_EQ(Element<int64_t>(DType::kI8, std::numeric_limits<int64_t>::min()).dump(),
+            "-9223372036854775808");
+  EXPECT_EQ(Element<uint8_t>(DType::kU1, 255).dump(), "255");
+  EXPECT_EQ(Element<uint16_t>(DType::kU2, 65535).dump(), "65535");
+  EXPECT_EQ(Element<uint32_t>(DType::kU4, 4294967295u).dump(), "4294967295");
+  EXPECT_EQ(Element<uint64_t>(DType::kU8, std::numeric_limits<uint64_t>::max()).dump(),
+            "18446744073709551615");
+}
+
+TEST(ElementToJsonTest, FloatsUseTheShortestForm) {
+  Json f4 = Element<float>(DType::kF4, 0.1f);
+  ASSERT_TRUE(f4.is_number());
+  EXPECT_EQ(static_cast<float>(f4.get<double>()), 0.1f);
+  EXPECT_EQ(f4.dump(), "0.1");
+  EXPECT_EQ(Element<double>(DType::kF8, -2.5).dump(), "-2.5");
+}
+
+TEST(ElementToJsonTest, NonFiniteFloatsAreStrings) {
+  Json nan = Element<double>(DType::kF8, std::nan(""));
+  ASSERT_TRUE(nan.is_string());
+  EXPECT_EQ(nan.get<std::string>(), "nan");
+  Json inf = Element<float>(DType::kF4, -std::numeric_limits<float>::infinity());
+  ASSERT_TRUE(inf.is_string());
+}
+
+TEST(AttributeToJsonTest, StringsNumbersAndArrays) {
+  EXPECT_EQ(AttributeToJson(Attribute::String("m/s")), Json("m/s"));
+  EXPECT_EQ(AttributeToJson(Attribute::Integer(-7)).dump(), "-7");
+  EXPECT_EQ(AttributeToJson(Attribute::Float(2.5)).dump(), "2.5");
+  EXPECT_EQ(AttributeToJson(Attribute::Numbers(DType::kU1, std::string("\x01\x02\x03", 3))).dump(),
+            "[1,2,3]");
+}
+
+Description SampleDataset() {
+  Description d;
+  d.path = "/run1/temp";
+  d.object.id = 7;
+  d.object.kind = ObjectKind::kDataset;
+  DatasetInfo i;
+  i.dtype = DType::kF4;
+  i.shape = {2000, 2000};
+  i.max_shape = {2000, 2000};
+  i.chunks = {100, 100};
+  float fill = -1.5f;
+  i.fill.assign(reinterpret_cast<const char*>(&fill), sizeof(fill));
+  i.index = IndexKind::kFixedArray;
+  i.num_elements = 4000000;
+  i.size_bytes = 16000000;
+  i.num_chunks = 400;
+  i.allocated_chunks = 3;
+  i.stored_bytes = 120000;
+  i.index_bytes = 3200;
+  d.dataset = i;
+  d.attributes.emplace_back("units", Attribute::String("K"));
+  d.attributes.emplace_back("scale", Attribute::Float(0.5));
+  return d;
+}
+
+TEST(DescriptionTest, DatasetJsonHasEveryField) {
+  Json j = DescriptionToJson(SampleDataset());
+  EXPECT_EQ(j["path"], "/run1/temp");
+  EXPECT_EQ(j["kind"], "dataset");
+  EXPECT_EQ(j["id"], 7);
+  EXPECT_EQ(j["dtype"], "f4");
+  EXPECT_EQ(j["shape"], Json::parse("[2000,2000]"));
+  EXPECT_EQ(j["max_shape"], Json::parse("[2000,2000]"));
+  EXPECT_EQ(j["chunks"], Json::parse("[100,100]"));
+  EXPECT_EQ(j["fill"], -1.5);
+  EXPECT_EQ(j["index"], std::string(IndexKindName(IndexKind::kFixedArray)));
+  EXPECT_EQ(j["num_elements"], 4000000);
+  EXPECT_EQ(j["size_bytes"], 16000000);
+  EXPECT_EQ(j["num_chunks"], 400);
+  EXPECT_EQ(j["allocated_chunks"], 3);
+  EXPECT_EQ(j["stored_bytes"], 120000);
+  EXPECT_EQ(j["index_bytes"], 3200);
+  EXPECT_EQ(j["attributes"]["units"], "K");
+  EXPECT_EQ(j["attributes"]["scale"], 0.5);
+}
+
+TEST(DescriptionTest, UnlimitedDimensionIsNull) {
+  Description d = SampleDataset();
+  d.dataset->max_shape = {kUnlimited, 2000};
+  Json j = DescriptionToJson(d);
+  EXPECT_TRUE(j["max_shape"][0].is_null());
+  EXPECT_EQ(j["max_shape"][1], 2000);
+}
+
+TEST(DescriptionTest, GroupJsonCountsChildren) {
+  Description d;
+  d.path = "/";
+  d.object.id = kRootId;
+  d.object.kind = ObjectKind::kGroup;
+  d.object.num_children = 3;
+  Json j = DescriptionToJson(d);
+  EXPECT_EQ(j["kind"], "group");
+  EXPECT_EQ(j["num_children"], 3);
+  EXPECT_TRUE(j["attributes"].is_object());
+  EXPECT_FALSE(j.contains("dtype"));
+}
+
+TEST(DescriptionTest, TextHasTheSameKeys) {
+  std::string text = DescriptionToText(SampleDataset());
+  for (const char* line : {"path: /run1/temp\n", "kind: dataset\n", "dtype: f4\n",
+                           "shape: 2000,2000\n", "chunks: 100,100\n", "fill: -1.5\n",
+                           "stored_bytes: 120000\n", "attributes: 2\n", "  units = K\n",
+                           "  scale = 0.5\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  }
+}
+
+}  // namespace
+}  // namespace slabfs::tools

@@ -1,0 +1,153 @@
+#include "tools/cmd_list.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "slabfs/container.h"
+#include "tools/describe.h"
+#include "tools/session.h"
+
+namespace slabfs::tools {
+namespace {
+
+// One line of `slab ls -l`: kind, dtype, shape, chunks, size, stored, name.
+using Row = std::array<std::string, 7>;
+constexpr size_t kNameColumn = 6;
+
+Result<Row> MakeRow(const Container& c, ObjectId id, ObjectKind kind, std::string name,
+                    std::string_view path) {
+  if (kind == ObjectKind::kGroup) return Row{"group", "-", "-", "-", "-", "-", name + "/"};
+  auto ds = c.OpenDataset(id);
+  if (!ds) return Err(AddContext(ds.error(), path));
+  DatasetInfo i = ds->info();
+  return Row{"dataset",
+             std::string(DTypeName(i.dtype)),
+             FormatDims(i.shape),
+             FormatDims(i.chunks),
+             fmt::format("{}", i.size_bytes),
+             fmt::format("{}", i.stored_bytes),
+             std::move(name)};
+}
+
+class Lister {
+ public:
+  Lister(const Container& c, bool long_format, bool recursive)
+      : c_(c), long_format_(long_format), recursive_(recursive) {}
+
+  // Adds the children of group `id` (at `path`), names prefixed by `prefix`.
+  Status AddGroup(ObjectId id, std::string_view path, std::string_view prefix) {
+    if (!seen_.insert(id).second) {
+      return Status::Corruption(fmt::format("{}: the group tree has a cycle", path));
+    }
+    auto children = c_.List(id);
+    if (!children) return AddContext(children.error(), path);
+    for (const Entry& e : *children) {
+      std::string child_path = path == "/" ? "/" + e.name : fmt::format("{}/{}", path, e.name);
+      std::string name = fmt::format("{}{}", prefix, e.name);
+      SLABFS_RETURN_IF_ERROR(Add(e.id, e.kind, name, child_path));
+      if (recursive_ && e.kind == ObjectKind::kGroup) {
+        SLABFS_RETURN_IF_ERROR(AddGroup(e.id, child_path, name + "/"));
+      }
+    }
+    return Status::OK();
+  }
+
+  Status Add(ObjectId id, ObjectKind kind, std::string name, std::string_view path) {
+    if (!long_format_) {
+      rows_.push_back(Row{});
+      rows_.back()[kNameColumn] = kind == ObjectKind::kGroup ? name + "/" : std::move(name);
+      return Status::OK();
+    }
+    SLABFS_ASSIGN_OR_RETURN(Row row, MakeRow(c_, id, kind, std::move(name), path));
+    rows_.push_back(std::move(row));
+    return Status::OK();
+  }
+
+  void Print(std::ostream& out) const {
+    if (!long_format_) {
+      for (const Row& r : rows_) out << r[kNameColumn] << '\n';
+      return;
+    }
+    std::array<size_t, 7> width{};
+    for (const Row& r : rows_) {
+      for (size_t i = 0; i < kNameColumn; ++i) width[i] = std::max(width[i], r[i].size());
+    }
+    for (const Row& r : rows_) {
+      // Text columns align left, byte counts right.
+      out << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {}\n", r[0], width[0],
+                         r[1], width[1], r[2], width[2], r[3], width[3], r[4], width[4], r[5],
+                         width[5], r[6]);
+    }
+  }
+
+ private:
+  const Container& c_;
+  bool long_format_;
+  bool recursive_;
+  std::vector<Row> rows_;
+  std::unordered_set<ObjectId> seen_;
+};
+
+}  // namespace
+
+Status RunLs(const LsOptions& o, std::ostream& out) {
+  SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+  auto id = c->Resolve(o.path);
+  if (!id) return AddContext(id.error(), o.path);
+  auto info = c->Stat(*id);
+  if (!info) return AddContext(info.error(), o.path);
+
+  Lister lister(*c, o.long_format, o.recursive);
+  if (info->kind == ObjectKind::kDataset) {
+    SLABFS_RETURN_IF_ERROR(lister.Add(*id, info->kind, o.path, o.path));
+  } else {
+    SLABFS_RETURN_IF_ERROR(lister.AddGroup(*id, o.path, ""));
+  }
+  lister.Print(out);
+  return Status::OK();
+}
+
+Status RunInfo(const InfoOptions& o, std::ostream& out) {
+  SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+  SLABFS_ASSIGN_OR_RETURN(Description d, Describe(*c, o.path));
+  if (o.json) {
+    // Names and strings are bytes, not necessarily UTF-8: replace what JSON
+    // cannot hold rather than fail.
+    out << DescriptionToJson(d).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  } else {
+    out << DescriptionToText(d);
+  }
+  return Status::OK();
+}
+
+void AddListCommands(CLI::App& app, CommandTable& table) {
+  {
+    auto o = std::make_shared<LsOptions>();
+    CLI::App* sub = app.add_subcommand("ls", "List a group's children, or name a dataset");
+    sub->add_flag("-l,--long", o->long_format,
+                  "long format: kind, dtype, shape, chunks, size and stored bytes");
+    sub->add_flag("-r,--recursive", o->recursive, "list the whole subtree");
+    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("PATH", o->path, "absolute path of a group or dataset")
+        ->capture_default_str();
+    table.Add(sub, [o](std::ostream& out) { return RunLs(*o, out); });
+  }
+  {
+    auto o = std::make_shared<InfoOptions>();
+    CLI::App* sub = app.add_subcommand("info", "Describe a group or dataset and its attributes");
+    sub->add_flag("--json", o->json, "print one JSON object");
+    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("PATH", o->path, "absolute path of a group or dataset")->required();
+    table.Add(sub, [o](std::ostream& out) { return RunInfo(*o, out); });
+  }
+}
+
+}  // namespace slabfs::tools

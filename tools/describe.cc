@@ -1,0 +1,145 @@
+#include "tools/describe.h"
+
+#include <fmt/format.h>
+
+#include "tools/commands.h"
+
+namespace slabfs::tools {
+namespace {
+
+uint64_t LoadLittleEndian(const void* p, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= uint64_t{b[i]} << (8 * i);
+  return v;
+}
+
+Json DimsToJson(const Dims& dims) {
+  Json a = Json::array();
+  for (uint64_t d : dims) {
+    if (d == kUnlimited) {
+      a.push_back(nullptr);
+    } else {
+      a.push_back(d);
+    }
+  }
+  return a;
+}
+
+std::string_view KindName(ObjectKind k) { return k == ObjectKind::kGroup ? "group" : "dataset"; }
+
+}  // namespace
+
+Json ElementToJson(DType t, const void* element) {
+  size_t n = ItemSize(t);
+  if (IsFloat(t)) {
+    // FormatScalar gives the shortest text that reads back as the same value
+    // ("0.1" for an f4), which a JSON double then keeps.
+    std::string text = FormatScalar(t, element);
+    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_number()) return j;
+    return text;
+  }
+  uint64_t v = LoadLittleEndian(element, n);
+  if (IsSigned(t)) {
+    if (n < 8 && (v >> (8 * n - 1)) != 0) v |= ~uint64_t{0} << (8 * n);
+    return static_cast<int64_t>(v);
+  }
+  return v;
+}
+
+Json AttributeToJson(const Attribute& a) {
+  if (a.kind == Attribute::Kind::kString) return a.data;
+  size_t item = ItemSize(a.dtype);
+  uint64_t count = a.data.size() / item;
+  if (count == 1) return ElementToJson(a.dtype, a.data.data());
+  Json arr = Json::array();
+  for (uint64_t i = 0; i < count; ++i) arr.push_back(ElementToJson(a.dtype, a.data.data() + i * item));
+  return arr;
+}
+
+Result<Description> Describe(const Container& c, std::string_view path) {
+  Description d;
+  auto id = c.Resolve(path);
+  if (!id) return Err(AddContext(id.error(), path));
+  auto object = c.Stat(*id);
+  if (!object) return Err(AddContext(object.error(), path));
+  d.object = *object;
+  auto canonical = c.PathOf(*id);
+  d.path = canonical ? *canonical : std::string(path);
+  if (d.object.kind == ObjectKind::kDataset) {
+    auto ds = c.OpenDataset(*id);
+    if (!ds) return Err(AddContext(ds.error(), d.path));
+    d.dataset = ds->info();
+  }
+  auto names = c.ListAttributes(*id);
+  if (!names) return Err(AddContext(names.error(), d.path));
+  for (const std::string& name : *names) {
+    auto value = c.GetAttribute(*id, name);
+    if (!value) return Err(AddContext(value.error(), d.path));
+    d.attributes.emplace_back(name, std::move(*value));
+  }
+  return d;
+}
+
+Json DescriptionToJson(const Description& d) {
+  Json j;
+  j["path"] = d.path;
+  j["kind"] = KindName(d.object.kind);
+  j["id"] = d.object.id;
+  if (d.dataset) {
+    const DatasetInfo& i = *d.dataset;
+    j["dtype"] = DTypeName(i.dtype);
+    j["shape"] = DimsToJson(i.shape);
+    j["max_shape"] = DimsToJson(i.max_shape);
+    j["chunks"] = DimsToJson(i.chunks);
+    j["fill"] = i.fill.size() == ItemSize(i.dtype) ? ElementToJson(i.dtype, i.fill.data())
+                                                    : Json(nullptr);
+    j["index"] = IndexKindName(i.index);
+    j["num_elements"] = i.num_elements;
+    j["size_bytes"] = i.size_bytes;
+    j["num_chunks"] = i.num_chunks;
+    j["allocated_chunks"] = i.allocated_chunks;
+    j["stored_bytes"] = i.stored_bytes;
+    j["index_bytes"] = i.index_bytes;
+  } else {
+    j["num_children"] = d.object.num_children;
+  }
+  Json attrs = Json::object();
+  for (const auto& [name, value] : d.attributes) attrs[name] = AttributeToJson(value);
+  j["attributes"] = std::move(attrs);
+  return j;
+}
+
+std::string DescriptionToText(const Description& d) {
+  std::string out;
+  auto line = [&out](std::string_view key, const auto& value) {
+    out += fmt::format("{}: {}\n", key, value);
+  };
+  line("path", d.path);
+  line("kind", KindName(d.object.kind));
+  line("id", d.object.id);
+  if (d.dataset) {
+    const DatasetInfo& i = *d.dataset;
+    line("dtype", DTypeName(i.dtype));
+    line("shape", FormatDims(i.shape));
+    line("max_shape", FormatDims(i.max_shape));
+    line("chunks", FormatDims(i.chunks));
+    line("fill", i.fill.size() == ItemSize(i.dtype) ? FormatScalar(i.dtype, i.fill.data())
+                                                    : std::string("?"));
+    line("index", IndexKindName(i.index));
+    line("num_elements", i.num_elements);
+    line("size_bytes", i.size_bytes);
+    line("num_chunks", i.num_chunks);
+    line("allocated_chunks", i.allocated_chunks);
+    line("stored_bytes", i.stored_bytes);
+    line("index_bytes", i.index_bytes);
+  } else {
+    line("num_children", d.object.num_children);
+  }
+  line("attributes", d.attributes.size());
+  for (const auto& [name, value] : d.attributes) out += fmt::format("  {} = {}\n", name, value.ToText());
+  return out;
+}
+
+}  // namespace slabfs::tools

@@ -1,0 +1,49 @@
+// The description of one group or dataset that `slab info` prints, as text
+// or as JSON, and the JSON form of element values and attributes.
+//
+// JSON keys are the field names of ObjectInfo and DatasetInfo. Numbers stay
+// numbers where JSON can hold them: an unlimited max_shape dimension is
+// null, and a non-finite float (nan, inf, -inf) is a string.
+#ifndef SLABFS_TOOLS_DESCRIBE_H_
+#define SLABFS_TOOLS_DESCRIBE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "slabfs/container.h"
+#include "slabfs/types.h"
+
+namespace slabfs::tools {
+
+using Json = nlohmann::ordered_json;
+
+struct Description {
+  std::string path;
+  ObjectInfo object;
+  std::optional<DatasetInfo> dataset;  // for datasets
+  std::vector<std::pair<std::string, Attribute>> attributes;
+};
+
+// Gathers everything about the object at `path`.
+Result<Description> Describe(const Container& c, std::string_view path);
+
+// One JSON object (see the file comment).
+Json DescriptionToJson(const Description& d);
+// "key: value" lines with the same keys as the JSON, then the attributes as
+// "  name = value" lines.
+std::string DescriptionToText(const Description& d);
+
+// One element of type t (ItemSize(t) bytes, little-endian) as a JSON number,
+// or as a string for a non-finite float.
+Json ElementToJson(DType t, const void* element);
+// A string attribute as a string, one number as a number, several as an array.
+Json AttributeToJson(const Attribute& a);
+
+}  // namespace slabfs::tools
+
+#endif  // SLABFS_TOOLS_DESCRIBE_H_

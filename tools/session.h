@@ -1,0 +1,63 @@
+// How a `slab` command opens a container and how a writing command ends.
+//
+// Reading commands open the container read-only (no lock, they see the last
+// commit). Writing commands open it read-write, which takes the container's
+// writer lock; a second writer gets Busy naming the holder.
+//
+// A writing command either succeeds and commits everything it did (Finish),
+// or fails and commits nothing: a failed `slab import` must not leave half
+// of its input in the dataset. The public API has no way to drop
+// uncommitted changes (Close and the destructor both commit), so a failed
+// session abandons its Container: the object is never destroyed, the process
+// exits with std::_Exit (see AbandonedWriteSession and tools/main.cc), and
+// because commits are copy-on-write, whatever the engine wrote to the file
+// since the last commit stays unreferenced.
+#ifndef SLABFS_TOOLS_SESSION_H_
+#define SLABFS_TOOLS_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "slabfs/container.h"
+#include "slabfs/status.h"
+
+namespace slabfs::tools {
+
+// Opens `path` read-only.
+Result<std::unique_ptr<Container>> OpenForReading(const std::string& path);
+
+// A container opened for writing by one command.
+class WriteSession {
+ public:
+  // Opens `path` read-write (with `create`, creates it; an existing file is
+  // AlreadyExists). "slab COMMAND" goes into the lock record as the holder
+  // (the engine adds the pid and host).
+  static Result<WriteSession> Open(const std::string& path, std::string_view command,
+                                   bool create = false);
+
+  WriteSession(WriteSession&&) noexcept = default;
+  WriteSession& operator=(WriteSession&&) noexcept = default;
+  // An unfinished session closes a clean container and abandons a dirty one
+  // (see the file comment).
+  ~WriteSession();
+
+  Container& container() { return *container_; }
+
+  // Commits and closes; returns the commit's status.
+  Status Finish();
+
+ private:
+  explicit WriteSession(std::unique_ptr<Container> c) : container_(std::move(c)) {}
+  void Abandon();
+
+  std::unique_ptr<Container> container_;
+};
+
+// Whether a WriteSession in this process abandoned uncommitted changes; if
+// so, main() must leave with std::_Exit so that nothing commits them.
+bool AbandonedWriteSession();
+
+}  // namespace slabfs::tools
+
+#endif  // SLABFS_TOOLS_SESSION_H_
