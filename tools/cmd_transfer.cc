@@ -278,14 +278,16 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
                     "raw bytes in C order (exactly the dataset's size), or a .npy file "
                     "(recognised by its magic bytes); - reads stdin")
         ->required();
-    sub->add_flag("--create", o->create,
-                  "create the dataset: dtype and shape from the .npy header, or from "
-                  "--dtype and --shape for raw input");
-    sub->add_flag("-p,--parents", o->parents, "with --create: create missing parent groups");
-    sub->add_option("--dtype", o->dtype, "with --create and raw input: element type");
-    sub->add_option("--shape", o->shape, "with --create and raw input: dimensions, like 100,200");
-    sub->add_option("--chunks", o->chunks, "with --create: chunk shape");
-    sub->add_option("--fill", o->fill, "with --create: fill value");
+    CLI::Option* create = sub->add_flag(
+        "--create", o->create,
+        "create the dataset: dtype and shape from the .npy header, or from --dtype and "
+        "--shape for raw input");
+    sub->add_flag("-p,--parents", o->parents, "create missing parent groups")->needs(create);
+    sub->add_option("--dtype", o->dtype, "raw input: element type")->needs(create);
+    sub->add_option("--shape", o->shape, "raw input: dimensions, like 100,200")->needs(create);
+    sub->add_option("--chunks", o->chunks, "chunk shape (default: chosen by slabfs)")
+        ->needs(create);
+    sub->add_option("--fill", o->fill, "fill value (default 0)")->needs(create);
     table.Add(sub, [o](std::ostream& out) { return RunImport(*o, out); });
   }
   {

@@ -770,7 +770,8 @@ def test_import_errors(filled, tmp_path):
     fails("import", filled, "/g", good)                         # a group
     fails("import", filled, "/nope", good)
     fails("import", "--create", filled, "/g/ds", good)          # exists
-    fails("import", "--chunks", "2,2", filled, "/g/ds", good)   # without --create
+    fails("import", "--chunks", "2,2", filled, "/g/ds", good, code=2)  # without --create
+    fails("import", "--dtype", "f4", filled, "/g/ds", good, code=2)
     fails("import", "--create", "--chunks", "2", filled, "/n", good)
     fails("import", "--create", "--fill", "x", filled, "/n", good)
     fails("import", "--create", "--dtype", "f4", filled, "/n", good)
