@@ -1,0 +1,164 @@
+#include "fusefs/daemon.h"
+
+#include <fcntl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "fusefs/filesystem.h"
+#include "fusefs/log.h"
+#include "slabfs/container.h"
+
+namespace slabfs::fusefs {
+namespace {
+
+// Forks. The parent waits until the child reports a live mount (one byte on
+// the pipe) and exits 0, or until the child exits and exits with its
+// status; it never returns. The child returns the pipe's write end.
+Result<int> ForkAndWait() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return Err(Status::IOError(fmt::format("pipe: {}", std::strerror(errno))));
+  }
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return Err(Status::IOError(fmt::format("fork: {}", std::strerror(errno))));
+  if (pid == 0) {
+    close(fds[0]);
+    setsid();
+    return fds[1];
+  }
+  close(fds[1]);
+  char byte = 1;
+  ssize_t n;
+  do {
+    n = read(fds[0], &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n == 1 && byte == 0) _exit(0);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  _exit(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0 ? WEXITSTATUS(wstatus) : 1);
+}
+
+// The mount is live: log to syslog, let go of the terminal, free the parent.
+void FinishDetach(int ready_fd) {
+  LogToSyslog();
+  if (chdir("/") != 0) Log().warn("chdir /: {}", std::strerror(errno));
+  int null = open("/dev/null", O_RDWR);
+  if (null >= 0) {
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    if (null > STDERR_FILENO) close(null);
+  }
+  const char ok = 0;
+  if (write(ready_fd, &ok, 1) != 1) {
+    Log().warn("cannot signal the parent: {}", std::strerror(errno));
+  }
+  close(ready_fd);
+}
+
+struct FuseArgs {
+  explicit FuseArgs(const std::vector<std::string>& argv) {
+    for (const std::string& a : argv) {
+      if (fuse_opt_add_arg(&args, a.c_str()) != 0) throw std::bad_alloc();
+    }
+  }
+  ~FuseArgs() { fuse_opt_free_args(&args); }
+  FuseArgs(const FuseArgs&) = delete;
+  FuseArgs& operator=(const FuseArgs&) = delete;
+  fuse_args args = FUSE_ARGS_INIT(0, nullptr);
+};
+
+int Loop(fuse_session* se, const MountConfig& cfg) {
+  if (cfg.single_thread) return fuse_session_loop(se);
+  std::unique_ptr<fuse_loop_config, decltype(&fuse_loop_cfg_destroy)> loop(
+      fuse_loop_cfg_create(), &fuse_loop_cfg_destroy);
+  if (loop == nullptr) throw std::bad_alloc();
+  fuse_loop_cfg_set_clone_fd(loop.get(), cfg.clone_fd ? 1 : 0);
+  // UINT_MAX is libfuse's "not given" (keep every idle thread); passing it
+  // on makes libfuse complain.
+  if (cfg.max_idle_threads != UINT_MAX) {
+    fuse_loop_cfg_set_idle_threads(loop.get(), cfg.max_idle_threads);
+  }
+  fuse_loop_cfg_set_max_threads(loop.get(), cfg.max_threads);
+  return fuse_session_loop_mt(se, loop.get());
+}
+
+// Serves an open container at cfg.mountpoint until unmounted.
+Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
+  FsOptions fo;
+  fo.read_only = cfg.read_only;
+  fo.commit_interval = cfg.commit_interval;
+  fo.single_thread = cfg.single_thread;
+  fo.uid = getuid();
+  fo.gid = getgid();
+  Filesystem fs(&container, fo);
+
+  FuseArgs args(cfg.fuse_args);
+  const fuse_lowlevel_ops& ops = Operations();
+  fuse_session* se = fuse_session_new(&args.args, &ops, sizeof ops, &fs);
+  if (se == nullptr) {
+    return Status::InvalidArgument("cannot start the FUSE session (see libfuse's message)");
+  }
+  std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> session(se,
+                                                                         &fuse_session_destroy);
+  fs.session = se;
+  if (fuse_set_signal_handlers(se) != 0) {
+    return Status::IOError("cannot install signal handlers");
+  }
+  if (fuse_session_mount(se, cfg.mountpoint.c_str()) != 0) {
+    fuse_remove_signal_handlers(se);
+    return Status::IOError(fmt::format("cannot mount at {} (see libfuse's message)",
+                                       cfg.mountpoint));
+  }
+  Log().debug("mounted {} at {}", cfg.container, cfg.mountpoint);
+  if (ready_fd >= 0) FinishDetach(ready_fd);
+
+  int rc = Loop(se, cfg);
+  fuse_session_unmount(se);
+  fuse_remove_signal_handlers(se);
+  fs.session = nullptr;
+  session.reset();  // calls destroy: stops the committer, commits
+  if (rc != 0) Log().warn("session loop ended with {}", rc);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status RunDaemon(const MountConfig& cfg) {
+  InitLogging(cfg.log_level);
+  int ready_fd = -1;
+  if (!cfg.foreground) {
+    SLABFS_ASSIGN_OR_RETURN(ready_fd, ForkAndWait());
+  }
+
+  OpenOptions oo;
+  oo.read_only = cfg.read_only;
+  oo.cache_bytes = cfg.cache_bytes;
+  oo.holder = "slabfs";
+  auto container = Container::Open(cfg.container, oo);
+  if (!container) {
+    return container.error().WithContext(
+        fmt::format("cannot open the container {}", cfg.container));
+  }
+
+  Status served = Serve(**container, cfg, ready_fd);
+  // Commits anything left (normally nothing: destroy committed).
+  Status closed = (*container)->Close();
+  if (!served.ok()) return served;
+  if (!closed.ok()) return closed.WithContext("closing the container");
+  return Status::OK();
+}
+
+}  // namespace slabfs::fusefs

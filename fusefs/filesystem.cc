@@ -1,0 +1,670 @@
+#include "fusefs/filesystem.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "fusefs/log.h"
+#include "fusefs/request.h"
+#include "fusefs/xattr_ops.h"
+
+namespace slabfs::fusefs {
+namespace {
+
+// ------------------------------------------------------------ helpers
+
+timespec Now() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return t;
+}
+
+timespec FileMTime(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return st.st_mtim;
+  return Now();
+}
+
+ObjectInfo InfoOf(const Dataset& ds) {
+  DatasetInfo d = ds.info();
+  ObjectInfo info;
+  info.id = ds.id();
+  info.kind = ObjectKind::kDataset;
+  info.size_bytes = d.size_bytes;
+  info.stored_bytes = d.stored_bytes;
+  return info;
+}
+
+// The attributes of ino: through the handle when the kernel passes one,
+// else by id, else (a dataset removed while open) through an open handle.
+// *removed tells the last case.
+Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi,
+                          bool* removed = nullptr) {
+  if (removed != nullptr) *removed = false;
+  if (FileHandle* fh = AsFile(fi)) return InfoOf(fh->dataset);
+  auto info = fs.container.Stat(ino);
+  if (!info && info.error().code() == Code::kNotFound) {
+    if (auto ds = fs.OpenFileDataset(ino)) {
+      if (removed != nullptr) *removed = true;
+      return InfoOf(*ds);
+    }
+  }
+  return info;
+}
+
+fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info) {
+  fuse_entry_param e{};
+  e.ino = info.id;
+  e.generation = 0;  // ids are never reused
+  e.attr = MakeStat(info, fs.stat_ctx, fs.MTime(info.id));
+  e.attr_timeout = fs.options.attr_timeout;
+  e.entry_timeout = fs.options.entry_timeout;
+  return e;
+}
+
+// A buffer per worker thread for read replies: allocated once at the
+// largest request size seen (max_read, 1 MiB), then reused, so a read costs
+// no allocation and no page faults.
+char* ReadBuffer(size_t size) {
+  thread_local std::unique_ptr<char[]> buffer;
+  thread_local size_t capacity = 0;
+  if (size > capacity) {
+    buffer = std::make_unique_for_overwrite<char[]>(size);
+    capacity = size;
+  }
+  return buffer.get();
+}
+
+Status Commit(Filesystem& fs) {
+  if (fs.options.read_only) return Status::OK();
+  return fs.container.Commit();
+}
+
+// ------------------------------------------------------------ lifecycle
+
+void Init(void* userdata, fuse_conn_info* conn) {
+  auto& fs = *static_cast<Filesystem*>(userdata);
+  // Large requests: libfuse derives max_pages from max_write and caps both
+  // at its 1 MiB buffer. max_read stays as libfuse set it (it must match
+  // the max_read mount option), and max_readahead stays at the kernel's
+  // offer, which is the most it accepts.
+  conn->max_write = 1u << 20;
+  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // O_TRUNC arrives in open, and the kernel drops the page cache itself.
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  // Only this daemon changes the data (a read-write mount holds the lock, a
+  // read-only one reads a snapshot), so the page cache stays valid across
+  // opens and attribute refreshes; slabfs invalidates it where it changes
+  // data behind the kernel's back (truncate to 0).
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  // Writes go through to the engine at once, so that EFBIG reaches the
+  // writer and mmap/read see what was written.
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  try {
+    fs.committer.Start();
+  } catch (const std::exception& e) {
+    LogUnexpected("init", e.what());
+  }
+  Log().info("mounted {} ({}, max_write {}, max_readahead {})", fs.container.path(),
+             fs.options.read_only ? "read-only" : "read-write", conn->max_write,
+             conn->max_readahead);
+}
+
+void Destroy(void* userdata) {
+  auto& fs = *static_cast<Filesystem*>(userdata);
+  try {
+    fs.committer.Stop();
+    Status s = Commit(fs);
+    if (!s.ok()) Log().error("commit at unmount failed: {}", s.ToString());
+    else Log().info("unmounted {}", fs.container.path());
+  } catch (const std::exception& e) {
+    LogUnexpected("destroy", e.what());
+  }
+}
+
+// ------------------------------------------------------------ names
+
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Guard(req, "lookup", [&] {
+    Filesystem& fs = Fs(req);
+    if (NameTooLong(name)) {
+      return RefuseErrno("lookup", DescribeChild(fs, parent, name), ENAMETOOLONG,
+                         "names are at most 255 bytes");
+    }
+    auto id = fs.container.Lookup(parent, name);
+    if (!id) {
+      // A missing name is an ordinary answer (shells probe all the time).
+      auto level = id.error().code() == Code::kNotFound ? spdlog::level::debug
+                                                        : spdlog::level::info;
+      return Refuse("lookup", DescribeChild(fs, parent, name), id.error(), level);
+    }
+    auto info = fs.container.Stat(*id);
+    if (!info) return Refuse("lookup", DescribeChild(fs, parent, name), info.error());
+    fuse_entry_param e = EntryFor(fs, *info);
+    fuse_reply_entry(req, &e);
+    return 0;
+  });
+}
+
+void Forget(fuse_req_t req, fuse_ino_t /*ino*/, uint64_t /*nlookup*/) { fuse_reply_none(req); }
+
+void ForgetMulti(fuse_req_t req, size_t /*count*/, fuse_forget_data* /*forgets*/) {
+  fuse_reply_none(req);
+}
+
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Guard(req, "getattr", [&] {
+    Filesystem& fs = Fs(req);
+    bool removed = false;
+    auto info = StatOf(fs, ino, fi, &removed);
+    if (!info) return Refuse("getattr", Describe(fs, ino), info.error());
+    struct stat st = MakeStat(*info, fs.stat_ctx, fs.MTime(ino));
+    if (removed) st.st_nlink = 0;
+    fuse_reply_attr(req, &st, fs.options.attr_timeout);
+    return 0;
+  });
+}
+
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  bool cleared = false;
+  Filesystem& fs = Fs(req);
+  Guard(req, "setattr", [&] {
+    auto info = StatOf(fs, ino, fi);
+    if (!info) return Refuse("setattr", Describe(fs, ino), info.error());
+    const mode_t mode = ModeFor(info->kind, fs.options.read_only);
+    if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (mode & 07777)) {
+      return Refuse("chmod", Describe(fs, ino),
+                    Status::PermissionDenied(fmt::format(
+                        "the mode is fixed at {:o}", static_cast<unsigned>(mode & 07777))));
+    }
+    if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs.stat_ctx.uid) ||
+        ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs.stat_ctx.gid)) {
+      return Refuse("chown", Describe(fs, ino),
+                    Status::PermissionDenied("the owner is the mounting user"));
+    }
+    if (to_set & FUSE_SET_ATTR_SIZE) {
+      if (info->kind != ObjectKind::kDataset) {
+        return Refuse("truncate", Describe(fs, ino), Status::NotADataset("a group has no size"));
+      }
+      const auto want = static_cast<uint64_t>(attr->st_size);
+      if (want == 0) {
+        FileHandle* fh = AsFile(fi);
+        Result<Dataset> ds = fh != nullptr ? Result<Dataset>(fh->dataset)
+                                           : fs.container.OpenDataset(ino);
+        if (!ds) return Refuse("truncate", Describe(fs, ino), ds.error());
+        Status s = ds->Clear();
+        if (!s.ok()) return Refuse("truncate", Describe(fs, ino), s);
+        cleared = true;
+        // Committed at close like a write; a truncate(2) by path is
+        // committed by the periodic commit.
+        if (fh != nullptr) fh->written.store(true, std::memory_order_relaxed);
+        fs.Touch(ino);
+        info = InfoOf(*ds);
+      } else if (want != info->size_bytes) {
+        return Refuse("truncate", Describe(fs, ino),
+                      Status::InvalidArgument(fmt::format(
+                          "size {} requested, the dataset has a fixed size of {} bytes "
+                          "(0 resets it to the fill value)",
+                          want, info->size_bytes)));
+      }
+    }
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW) fs.Touch(ino);
+    else if (to_set & FUSE_SET_ATTR_MTIME) fs.SetMTime(ino, attr->st_mtim);
+    struct stat st = MakeStat(*info, fs.stat_ctx, fs.MTime(ino));
+    fuse_reply_attr(req, &st, fs.options.attr_timeout);
+    return 0;
+  });
+  if (!cleared) return;
+  // The size did not change, so the kernel keeps the old pages: drop them.
+  // Only after the reply, because the kernel holds the inode during
+  // setattr and dropping a dirty mmap page sends a write that a single
+  // thread blocked here could never serve; single-threaded, the next open
+  // drops them instead.
+  try {
+    if (fs.options.single_thread || fs.session == nullptr ||
+        fuse_lowlevel_notify_inval_inode(fs.session, ino, 0, 0) != 0) {
+      fs.MarkStalePages(ino);
+    }
+  } catch (const std::exception& e) {
+    LogUnexpected("setattr (invalidate)", e.what());
+  }
+}
+
+void MkNod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/,
+           dev_t /*rdev*/) {
+  Guard(req, "mknod", [&] {
+    Filesystem& fs = Fs(req);
+    return Refuse("mknod", DescribeChild(fs, parent, name),
+                  Status::NotSupported("creating files is not supported yet; make datasets "
+                                       "with `slab mkdset`"));
+  });
+}
+
+void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/,
+            fuse_file_info* /*fi*/) {
+  Guard(req, "create", [&] {
+    Filesystem& fs = Fs(req);
+    return Refuse("create", DescribeChild(fs, parent, name),
+                  Status::NotSupported("creating files is not supported yet; make datasets "
+                                       "with `slab mkdset`"));
+  });
+}
+
+void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/) {
+  Guard(req, "mkdir", [&] {
+    Filesystem& fs = Fs(req);
+    if (NameTooLong(name)) {
+      return RefuseErrno("mkdir", DescribeChild(fs, parent, name), ENAMETOOLONG,
+                         "names are at most 255 bytes");
+    }
+    auto id = fs.container.CreateGroup(parent, name);
+    if (!id) return Refuse("mkdir", DescribeChild(fs, parent, name), id.error());
+    fs.Touch(parent);
+    auto info = fs.container.Stat(*id);
+    if (!info) return Refuse("mkdir", DescribeChild(fs, parent, name), info.error());
+    fuse_entry_param e = EntryFor(fs, *info);
+    fuse_reply_entry(req, &e);
+    return 0;
+  });
+}
+
+// Removes parent/name after checking that it is of the kind the call
+// expects; the kernel checks too, from its cached view.
+int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const char* name,
+                ObjectKind expected) {
+  Filesystem& fs = Fs(req);
+  if (NameTooLong(name)) {
+    return RefuseErrno(op, DescribeChild(fs, parent, name), ENAMETOOLONG,
+                       "names are at most 255 bytes");
+  }
+  auto id = fs.container.Lookup(parent, name);
+  if (!id) return Refuse(op, DescribeChild(fs, parent, name), id.error());
+  auto info = fs.container.Stat(*id);
+  if (!info) return Refuse(op, DescribeChild(fs, parent, name), info.error());
+  if (info->kind != expected) {
+    Status s = expected == ObjectKind::kGroup ? Status::NotAGroup("it is a dataset")
+                                              : Status::NotADataset("it is a group");
+    return Refuse(op, DescribeChild(fs, parent, name), s);
+  }
+  Status s = fs.container.Remove(parent, name);
+  if (!s.ok()) return Refuse(op, DescribeChild(fs, parent, name), s);
+  fs.Touch(parent);
+  fuse_reply_err(req, 0);
+  return 0;
+}
+
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Guard(req, "unlink",
+        [&] { return RemoveChild(req, "unlink", parent, name, ObjectKind::kDataset); });
+}
+
+void RmDir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Guard(req, "rmdir", [&] { return RemoveChild(req, "rmdir", parent, name, ObjectKind::kGroup); });
+}
+
+void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+            const char* newname, unsigned int flags) {
+  Guard(req, "rename", [&] {
+    Filesystem& fs = Fs(req);
+    if (NameTooLong(name) || NameTooLong(newname)) {
+      return RefuseErrno("rename", DescribeChild(fs, parent, name), ENAMETOOLONG,
+                         "names are at most 255 bytes");
+    }
+    if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) {
+      return Refuse("rename", DescribeChild(fs, parent, name),
+                    Status::InvalidArgument(fmt::format(
+                        "rename flags {:#x}: only RENAME_NOREPLACE is supported", flags)));
+    }
+    Status s = fs.container.Rename(parent, name, newparent, newname,
+                                   (flags & RENAME_NOREPLACE) != 0);
+    if (!s.ok()) {
+      return Refuse("rename", fmt::format("{} -> {}", DescribeChild(fs, parent, name),
+                                          DescribeChild(fs, newparent, newname)),
+                    s);
+    }
+    fs.Touch(parent);
+    if (newparent != parent) fs.Touch(newparent);
+    fuse_reply_err(req, 0);
+    return 0;
+  });
+}
+
+// ------------------------------------------------------------ files
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Guard(req, "open", [&] {
+    Filesystem& fs = Fs(req);
+    auto ds = fs.container.OpenDataset(ino);
+    if (!ds) return Refuse("open", Describe(fs, ino), ds.error());
+    if ((fi->flags & O_ACCMODE) != O_RDONLY && fs.options.read_only) {
+      return Refuse("open", Describe(fs, ino), Status::ReadOnly("the mount is read-only"));
+    }
+    auto fh = std::make_unique<FileHandle>(std::move(*ds));
+    bool drop_pages = fs.TakeStalePages(ino);
+    if (fi->flags & O_TRUNC) {
+      Status s = fh->dataset.Clear();
+      if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
+      fh->written.store(true, std::memory_order_relaxed);
+      fs.Touch(ino);
+      drop_pages = true;  // the kernel drops them for an atomic O_TRUNC too
+    }
+    // No direct_io: the page cache serves repeated reads and mmap.
+    fi->keep_cache = drop_pages ? 0 : 1;
+    fi->direct_io = 0;
+    fi->fh = reinterpret_cast<uint64_t>(fh.get());
+    fs.AddOpenFile(fh->dataset);
+    // -ENOENT: the open was interrupted and the kernel will not release it.
+    if (fuse_reply_open(req, fi) == -ENOENT) {
+      fs.DropOpenFile(ino);
+      return 0;
+    }
+    fh.release();
+    return 0;
+  });
+}
+
+void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Guard(req, "read", [&] {
+    FileHandle* fh = AsFile(fi);
+    if (fh == nullptr) {
+      return RefuseErrno("read", Describe(Fs(req), ino), EBADF, "no file handle");
+    }
+    char* buf = ReadBuffer(size);
+    auto n = fh->dataset.ReadBytes(static_cast<uint64_t>(off), size, buf);
+    if (!n) {
+      return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size),
+                    n.error());
+    }
+    fuse_reply_buf(req, buf, *n);
+    return 0;
+  });
+}
+
+void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
+           fuse_file_info* fi) {
+  Guard(req, "write", [&] {
+    Filesystem& fs = Fs(req);
+    FileHandle* fh = AsFile(fi);
+    if (fh == nullptr) return RefuseErrno("write", Describe(fs, ino), EBADF, "no file handle");
+    Status s = fh->dataset.WriteBytes(static_cast<uint64_t>(off), size, buf);
+    if (!s.ok()) {
+      return Refuse("write", fmt::format("{} [{}, +{})", Describe(fs, ino), off, size), s);
+    }
+    fh->written.store(true, std::memory_order_relaxed);
+    fs.Touch(ino);
+    fuse_reply_write(req, size);
+    return 0;
+  });
+}
+
+// Commits when this handle wrote since its last commit. Flush runs in
+// close(2), so a writer's close returns once its data is durable (and a
+// commit failure reaches close as an error); release catches writes that
+// arrive after the last flush (mmap write-back).
+int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  FileHandle* fh = AsFile(fi);
+  if (fh != nullptr && fh->written.exchange(false)) {
+    Status s = Commit(fs);
+    if (!s.ok()) return Refuse(op, Describe(fs, ino), s.WithContext("commit"));
+  }
+  return 0;
+}
+
+void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Guard(req, "flush", [&] {
+    if (int err = CommitIfWritten(req, "flush", ino, fi)) return err;
+    fuse_reply_err(req, 0);
+    return 0;
+  });
+}
+
+void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // Whatever happens, the handle and its bookkeeping go away.
+  struct Drop {
+    ~Drop() {
+      if (fh == nullptr) return;
+      const ObjectId id = fh->dataset.id();
+      delete fh;
+      fs.DropOpenFile(id);
+    }
+    Filesystem& fs;
+    FileHandle* fh;
+  } drop{Fs(req), AsFile(fi)};
+  Guard(req, "release", [&] {
+    if (int err = CommitIfWritten(req, "release", ino, fi)) return err;
+    fuse_reply_err(req, 0);
+    return 0;
+  });
+}
+
+void FSync(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
+  Guard(req, "fsync", [&] {
+    Filesystem& fs = Fs(req);
+    Status s = Commit(fs);
+    if (!s.ok()) return Refuse("fsync", Describe(fs, ino), s.WithContext("commit"));
+    fuse_reply_err(req, 0);
+    return 0;
+  });
+}
+
+// ------------------------------------------------------------ directories
+
+void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Guard(req, "opendir", [&] {
+    Filesystem& fs = Fs(req);
+    auto entries = fs.container.List(ino);
+    if (!entries) return Refuse("opendir", Describe(fs, ino), entries.error());
+    auto dh = std::make_unique<DirHandle>();
+    dh->entries = std::move(*entries);
+    fi->fh = reinterpret_cast<uint64_t>(dh.get());
+    if (fuse_reply_open(req, fi) != -ENOENT) dh.release();
+    return 0;
+  });
+}
+
+// Offsets: 0 is ".", 1 is "..", 2 + i is entries[i]; each entry carries the
+// offset of the next.
+int ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+                  bool plus) {
+  Filesystem& fs = Fs(req);
+  DirHandle* dh = AsDir(fi);
+  if (dh == nullptr) return RefuseErrno("readdir", Describe(fs, ino), EBADF, "no dir handle");
+  std::lock_guard lock(dh->mu);
+  if (off == 0 && dh->read_once) {  // rewinddir: show changes since opendir
+    auto entries = fs.container.List(ino);
+    if (!entries) return Refuse("readdir", Describe(fs, ino), entries.error());
+    dh->entries = std::move(*entries);
+  }
+  dh->read_once = true;
+
+  auto buf = std::make_unique_for_overwrite<char[]>(size);
+  size_t used = 0;
+  for (auto i = static_cast<uint64_t>(off); i < dh->entries.size() + 2; ++i) {
+    const char* name;
+    fuse_entry_param e{};
+    if (i < 2) {
+      name = i == 0 ? "." : "..";
+      // Not linked by the kernel (ino 0); only the type and number show.
+      e.attr.st_ino = i == 0 ? ino : FUSE_ROOT_ID;
+      e.attr.st_mode = S_IFDIR;
+    } else {
+      const Entry& entry = dh->entries[i - 2];
+      name = entry.name.c_str();
+      if (plus) {
+        auto info = fs.container.Stat(entry.id);
+        if (!info) continue;  // removed since the listing
+        e = EntryFor(fs, *info);
+      } else {
+        e.attr.st_ino = entry.id;
+        e.attr.st_mode = ModeFor(entry.kind, fs.options.read_only);
+      }
+    }
+    const auto next = static_cast<off_t>(i + 1);
+    size_t need = plus ? fuse_add_direntry_plus(req, buf.get() + used, size - used, name, &e, next)
+                       : fuse_add_direntry(req, buf.get() + used, size - used, name, &e.attr, next);
+    if (need > size - used) break;  // not sent, so not counted as a lookup
+    used += need;
+  }
+  fuse_reply_buf(req, buf.get(), used);
+  return 0;
+}
+
+void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Guard(req, "readdir", [&] { return ReadDirCommon(req, ino, size, off, fi, false); });
+}
+
+void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Guard(req, "readdirplus", [&] { return ReadDirCommon(req, ino, size, off, fi, true); });
+}
+
+void ReleaseDir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
+  Guard(req, "releasedir", [&] {
+    std::unique_ptr<DirHandle> owned(AsDir(fi));
+    fuse_reply_err(req, 0);
+    return 0;
+  });
+}
+
+void FSyncDir(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
+  Guard(req, "fsyncdir", [&] {
+    Filesystem& fs = Fs(req);
+    Status s = Commit(fs);
+    if (!s.ok()) return Refuse("fsyncdir", Describe(fs, ino), s.WithContext("commit"));
+    fuse_reply_err(req, 0);
+    return 0;
+  });
+}
+
+void StatFs(fuse_req_t req, fuse_ino_t /*ino*/) {
+  Guard(req, "statfs", [&] {
+    Filesystem& fs = Fs(req);
+    SpaceInfo sp = fs.container.space();
+    constexpr uint64_t kBlock = 4096;
+    // The container can grow into the free space of the disk it lives on.
+    struct statvfs st {};
+    st.f_bsize = kBlock;
+    st.f_frsize = kBlock;
+    st.f_blocks = (sp.file_bytes + sp.disk_free_bytes) / kBlock;
+    st.f_bfree = (sp.free_bytes + sp.disk_free_bytes) / kBlock;
+    st.f_bavail = st.f_bfree;
+    st.f_ffree = 1ull << 32;  // ids are 64-bit: objects are limited by space only
+    st.f_files = sp.num_objects + st.f_ffree;
+    st.f_favail = st.f_ffree;
+    st.f_namemax = kMaxNameBytes;
+    fuse_reply_statfs(req, &st);
+    return 0;
+  });
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ Filesystem
+
+Filesystem::Filesystem(Container* c, const FsOptions& o)
+    : container(*c),
+      options(o),
+      stat_ctx{.uid = o.uid, .gid = o.gid, .read_only = o.read_only},
+      mount_time(FileMTime(c->path())),
+      committer(
+          o.read_only ? std::chrono::milliseconds(0) : o.commit_interval,
+          [c] { return c->dirty(); }, [c] { return c->Commit(); }) {}
+
+timespec Filesystem::MTime(ObjectId id) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  return it != notes.end() && it->second.mtime.tv_sec != 0 ? it->second.mtime : mount_time;
+}
+
+void Filesystem::Touch(ObjectId id) { SetMTime(id, Now()); }
+
+void Filesystem::SetMTime(ObjectId id, timespec t) {
+  std::lock_guard lock(notes_mu);
+  notes[id].mtime = t;
+}
+
+void Filesystem::MarkStalePages(ObjectId id) {
+  std::lock_guard lock(notes_mu);
+  notes[id].stale_pages = true;
+}
+
+bool Filesystem::TakeStalePages(ObjectId id) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  if (it == notes.end() || !it->second.stale_pages) return false;
+  it->second.stale_pages = false;
+  return true;
+}
+
+void Filesystem::AddOpenFile(const Dataset& ds) {
+  std::lock_guard lock(notes_mu);
+  InodeNote& note = notes[ds.id()];
+  if (note.open_handles++ == 0) note.open_dataset = ds;
+}
+
+void Filesystem::DropOpenFile(ObjectId id) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  if (it == notes.end() || it->second.open_handles == 0) return;
+  // The last handle lets go of the dataset, so that a removed one's space
+  // can be reclaimed.
+  if (--it->second.open_handles == 0) it->second.open_dataset = Dataset();
+}
+
+std::optional<Dataset> Filesystem::OpenFileDataset(ObjectId id) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  if (it == notes.end() || it->second.open_handles == 0) return std::nullopt;
+  return it->second.open_dataset;
+}
+
+const fuse_lowlevel_ops& Operations() {
+  static const fuse_lowlevel_ops ops = [] {
+    fuse_lowlevel_ops o{};
+    o.init = Init;
+    o.destroy = Destroy;
+    o.lookup = Lookup;
+    o.forget = Forget;
+    o.forget_multi = ForgetMulti;
+    o.getattr = GetAttr;
+    o.setattr = SetAttr;
+    o.mknod = MkNod;
+    o.create = Create;
+    o.mkdir = MkDir;
+    o.unlink = Unlink;
+    o.rmdir = RmDir;
+    o.rename = Rename;
+    o.open = Open;
+    o.read = Read;
+    o.write = Write;
+    o.flush = Flush;
+    o.release = Release;
+    o.fsync = FSync;
+    o.opendir = OpenDir;
+    o.readdir = ReadDir;
+    o.readdirplus = ReadDirPlus;
+    o.releasedir = ReleaseDir;
+    o.fsyncdir = FSyncDir;
+    o.statfs = StatFs;
+    o.setxattr = SetXattr;
+    o.getxattr = GetXattr;
+    o.listxattr = ListXattr;
+    o.removexattr = RemoveXattr;
+    return o;
+  }();
+  return ops;
+}
+
+}  // namespace slabfs::fusefs

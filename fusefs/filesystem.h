@@ -1,0 +1,119 @@
+// The FUSE low-level filesystem over one open Container.
+//
+// Inode numbers are slabfs object ids (kRootId == FUSE_ROOT_ID == 1); ids
+// are never reused, so the kernel's lookup counts need no table here and
+// forget is a no-op. Each handler decodes its arguments, calls the public
+// API, maps a failure through the errno table (logging one line that names
+// the operation, the object and the reason) and replies exactly once; no
+// exception leaves a handler.
+//
+// Open files carry a FileHandle in fuse_file_info::fh (the Dataset handle,
+// so reads and writes skip the lookup by id); open directories carry a
+// DirHandle (a snapshot of the listing, so readdir offsets are stable).
+#ifndef SLABFS_FUSEFS_FILESYSTEM_H_
+#define SLABFS_FUSEFS_FILESYSTEM_H_
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "fusefs/committer.h"
+#include "fusefs/file_attr.h"
+#include "slabfs/container.h"
+
+namespace slabfs::fusefs {
+
+struct FsOptions {
+  bool read_only = false;
+  std::chrono::milliseconds commit_interval{5000};  // zero: no periodic commit
+  bool single_thread = false;  // the session loop runs one thread
+  uid_t uid = 0;               // owner reported for every object
+  gid_t gid = 0;
+  double attr_timeout = 1.0;   // seconds the kernel may cache attributes
+  double entry_timeout = 1.0;  // and names
+};
+
+// Per-object facts that only this mount knows. Guarded by
+// Filesystem::notes_mu.
+struct InodeNote {
+  timespec mtime{};
+  // The dataset was reset to fill while the kernel may still cache its old
+  // pages; the next open drops the page cache.
+  bool stale_pages = false;
+  // Open file handles, and while there are any, the dataset they use: the
+  // kernel asks for the attributes of a file removed while open (fstat) by
+  // inode alone.
+  int open_handles = 0;
+  Dataset open_dataset;
+};
+
+// The state every handler reaches through fuse_req_userdata().
+struct Filesystem {
+  Filesystem(Container* c, const FsOptions& o);
+
+  // The time reported for an object: its last change through this mount,
+  // else the container file's mtime when mounted.
+  timespec MTime(ObjectId id);
+  void Touch(ObjectId id);                  // changed now
+  void SetMTime(ObjectId id, timespec t);   // utimensat
+  void MarkStalePages(ObjectId id);
+  bool TakeStalePages(ObjectId id);         // and clears the mark
+  // Bookkeeping of open files (see InodeNote::open_dataset).
+  void AddOpenFile(const Dataset& ds);
+  void DropOpenFile(ObjectId id);
+  // The dataset of an open file with this id, if any.
+  std::optional<Dataset> OpenFileDataset(ObjectId id);
+
+  Container& container;  // open for the life of the session
+  const FsOptions options;
+  const StatContext stat_ctx;
+  const timespec mount_time;
+  // Set before the session loop starts; used for cache invalidations.
+  fuse_session* session = nullptr;
+  Committer committer;  // started by init, stopped by destroy
+
+  // Lock order: notes_mu is a leaf. Nothing else is locked and no engine
+  // call is made while it is held.
+  std::mutex notes_mu;
+  std::unordered_map<ObjectId, InodeNote> notes;
+};
+
+enum class HandleKind : unsigned char { kFile, kDir };
+
+// What fuse_file_info::fh points to. The kind lets a handler check that
+// the kernel handed it the handle type it expects.
+struct Handle {
+  explicit Handle(HandleKind k) : kind(k) {}
+  virtual ~Handle() = default;
+  const HandleKind kind;
+};
+
+struct FileHandle : Handle {
+  explicit FileHandle(Dataset d) : Handle(HandleKind::kFile), dataset(std::move(d)) {}
+  Dataset dataset;  // thread-safe; reads and writes use it concurrently
+  // Set by every write through this handle, cleared by the commit at flush
+  // or release.
+  std::atomic<bool> written{false};
+};
+
+struct DirHandle : Handle {
+  DirHandle() : Handle(HandleKind::kDir) {}
+  // Guards the fields below. A leaf: readdir calls the engine while
+  // holding it, but takes no other lock.
+  std::mutex mu;
+  std::vector<Entry> entries;  // the listing, sorted by name
+  bool read_once = false;      // a readdir from offset 0 after this relists
+};
+
+// Every low-level operation slabfs implements, wired up in one place.
+const fuse_lowlevel_ops& Operations();
+
+}  // namespace slabfs::fusefs
+
+#endif  // SLABFS_FUSEFS_FILESYSTEM_H_

@@ -1,0 +1,302 @@
+#include "fusefs/options.h"
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <fuse_opt.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <boost/filesystem.hpp>
+#include <fmt/format.h>
+
+namespace slabfs::fusefs {
+namespace {
+
+enum Key {
+  kKeyReadOnly,
+  kKeyReadWrite,
+  kKeyCacheSize,
+  kKeyCommitInterval,
+  kKeyLogLevel,
+  kKeyFsName,
+  kKeySubtype,
+};
+
+// Templates ending in '=' match "name=value"; the processing function gets
+// the whole "name=value". A NULL-terminated array, as libfuse wants.
+const fuse_opt kSlabfsOpts[] = {
+    FUSE_OPT_KEY("ro", kKeyReadOnly),
+    FUSE_OPT_KEY("rw", kKeyReadWrite),
+    FUSE_OPT_KEY("cache_size=", kKeyCacheSize),
+    FUSE_OPT_KEY("commit_interval=", kKeyCommitInterval),
+    FUSE_OPT_KEY("log_level=", kKeyLogLevel),
+    FUSE_OPT_KEY("fsname=", kKeyFsName),
+    FUSE_OPT_KEY("subtype=", kKeySubtype),
+    FUSE_OPT_END,
+};
+
+struct ParseState {
+  MountConfig* config = nullptr;
+  std::string error;
+  bool have_container = false;
+  bool have_fsname = false;
+  bool have_subtype = false;
+};
+
+std::string_view ValueOf(const char* arg) {
+  std::string_view a(arg);
+  size_t eq = a.find('=');
+  return eq == std::string_view::npos ? std::string_view() : a.substr(eq + 1);
+}
+
+// fuse_opt_parse's processing function: returns 1 to keep the argument for
+// libfuse, 0 to consume it, -1 to fail.
+int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) {
+  auto* st = static_cast<ParseState*>(data);
+  MountConfig& cfg = *st->config;
+  switch (key) {
+    case FUSE_OPT_KEY_NONOPT:
+      if (!st->have_container) {
+        st->have_container = true;
+        cfg.container = arg;
+        return 0;
+      }
+      return 1;  // the mount point, for fuse_parse_cmdline
+    case kKeyReadOnly:
+      cfg.read_only = true;
+      return 1;  // the kernel mounts read-only too
+    case kKeyReadWrite:
+      cfg.read_only = false;
+      return 1;
+    case kKeyCacheSize: {
+      auto bytes = ParseSize(ValueOf(arg));
+      if (!bytes) {
+        st->error = fmt::format("bad cache_size: {}", bytes.error().message());
+        return -1;
+      }
+      cfg.cache_bytes = *bytes;
+      return 0;
+    }
+    case kKeyCommitInterval: {
+      auto interval = ParseInterval(ValueOf(arg));
+      if (!interval) {
+        st->error = fmt::format("bad commit_interval: {}", interval.error().message());
+        return -1;
+      }
+      cfg.commit_interval = *interval;
+      return 0;
+    }
+    case kKeyLogLevel: {
+      std::string_view level = ValueOf(arg);
+      if (!IsLogLevel(level)) {
+        st->error = fmt::format(
+            "bad log_level '{}': expected trace, debug, info, warn, error or off", level);
+        return -1;
+      }
+      cfg.log_level = std::string(level);
+      return 0;
+    }
+    case kKeyFsName:
+      st->have_fsname = true;
+      return 1;
+    case kKeySubtype:
+      st->have_subtype = true;
+      return 1;
+    default:
+      return 1;
+  }
+}
+
+// libfuse reports parse errors through its log function; while parsing they
+// are collected here so that the caller can print one message.
+std::string* g_captured_fuse_log = nullptr;
+
+void CaptureFuseLog(enum fuse_log_level /*level*/, const char* fmt, va_list ap) {
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  if (n > 0 && g_captured_fuse_log != nullptr) {
+    g_captured_fuse_log->append(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+  }
+}
+
+struct FuseArgsDeleter {
+  void operator()(fuse_args* a) const {
+    fuse_opt_free_args(a);
+    delete a;
+  }
+};
+using FuseArgsPtr = std::unique_ptr<fuse_args, FuseArgsDeleter>;
+
+// Escapes ',' and '\' so that a path survives libfuse's option splitting.
+std::string EscapeOptionValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == ',' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Result<uint64_t> ParseSize(std::string_view text) {
+  const std::string original(text);
+  auto bad = [&](std::string_view why) {
+    return Err(Status::InvalidArgument(
+        fmt::format("'{}': {} (expected e.g. 1048576, 512K, 64M, 1G)", original, why)));
+  };
+  size_t i = 0;
+  auto numeric = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; };
+  while (i < text.size() && numeric(text[i])) ++i;
+  std::string_view number = text.substr(0, i);
+  std::string suffix(text.substr(i));
+  if (number.empty()) return bad("not a size");
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (suffix.ends_with("ib")) suffix.resize(suffix.size() - 2);
+  else if (suffix.size() == 2 && suffix[1] == 'b') suffix.resize(1);
+  else if (suffix == "b") suffix.clear();
+  int shift = 0;
+  if (suffix.empty()) shift = 0;
+  else if (suffix == "k") shift = 10;
+  else if (suffix == "m") shift = 20;
+  else if (suffix == "g") shift = 30;
+  else if (suffix == "t") shift = 40;
+  else return bad("unknown unit");
+
+  if (number.find('.') == std::string_view::npos) {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+    if (ec != std::errc() || end != number.data() + number.size()) return bad("not a size");
+    if (v == 0) return bad("must be positive");
+    if (shift > 0 && v > (UINT64_MAX >> shift)) return bad("too large");
+    return v << shift;
+  }
+  double v = 0;
+  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+  if (ec != std::errc() || end != number.data() + number.size()) return bad("not a size");
+  double bytes = std::ldexp(v, shift);
+  if (!(bytes >= 1)) return bad("must be positive");
+  if (bytes >= 18446744073709551616.0) return bad("too large");
+  return static_cast<uint64_t>(bytes);
+}
+
+Result<std::chrono::milliseconds> ParseInterval(std::string_view text) {
+  const std::string original(text);
+  std::string_view number = text;
+  if (number.ends_with("s")) number.remove_suffix(1);
+  double seconds = 0;
+  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), seconds);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+      !(seconds >= 0) || seconds > 86400) {
+    return Err(Status::InvalidArgument(
+        fmt::format("'{}': expected seconds between 0 (off) and 86400", original)));
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+}
+
+bool IsLogLevel(std::string_view level) {
+  return level == "trace" || level == "debug" || level == "info" || level == "warn" ||
+         level == "error" || level == "off";
+}
+
+std::string Usage(std::string_view program) {
+  return fmt::format(
+      "usage: {} CONTAINER MOUNTPOINT [options]\n"
+      "\n"
+      "Mounts the slabfs container file CONTAINER at MOUNTPOINT: groups are\n"
+      "directories, datasets are files holding their elements in C order.\n"
+      "\n"
+      "slabfs options:\n"
+      "    -o ro                  mount read-only (the container is not locked)\n"
+      "    -o cache_size=SIZE     chunk cache budget, e.g. 256M, 1G (default 64M)\n"
+      "    -o commit_interval=S   commit every S seconds while dirty; 0 = only on\n"
+      "                           fsync, close after a write and unmount (default 5)\n"
+      "    -o log_level=LEVEL     trace, debug, info, warn, error or off (default info)\n"
+      "    -f                     stay in the foreground, log to stderr\n"
+      "    -s                     single-threaded\n"
+      "    -d                     libfuse debug output (implies -f)\n",
+      program);
+}
+
+Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv) {
+  MountConfig cfg;
+  FuseArgsPtr args(new fuse_args FUSE_ARGS_INIT(0, nullptr));
+  for (const std::string& a : argv) {
+    if (fuse_opt_add_arg(args.get(), a.c_str()) != 0) throw std::bad_alloc();
+  }
+  if (argv.empty() && fuse_opt_add_arg(args.get(), "slabfs") != 0) throw std::bad_alloc();
+
+  std::string fuse_messages;
+  g_captured_fuse_log = &fuse_messages;
+  fuse_set_log_func(CaptureFuseLog);
+  struct RestoreLog {
+    ~RestoreLog() {
+      fuse_set_log_func(nullptr);
+      g_captured_fuse_log = nullptr;
+    }
+  } restore;
+
+  ParseState st;
+  st.config = &cfg;
+  if (fuse_opt_parse(args.get(), &st, kSlabfsOpts, ProcessOption) != 0) {
+    std::string msg = !st.error.empty() ? st.error : Trimmed(fuse_messages);
+    return Err(Status::InvalidArgument(msg.empty() ? "bad option" : msg));
+  }
+  // Our defaults go in before libfuse parses, so that the user's own
+  // fsname/subtype win and libfuse does not add a subtype of its own.
+  if (!st.have_fsname && !cfg.container.empty()) {
+    std::string abs = boost::filesystem::absolute(cfg.container).lexically_normal().string();
+    if (fuse_opt_add_arg(args.get(), ("-ofsname=" + EscapeOptionValue(abs)).c_str()) != 0) {
+      throw std::bad_alloc();
+    }
+  }
+  if (!st.have_subtype && fuse_opt_add_arg(args.get(), "-osubtype=slabfs") != 0) {
+    throw std::bad_alloc();
+  }
+  // The kernel checks permissions against the modes slabfs reports.
+  if (fuse_opt_add_arg(args.get(), "-odefault_permissions") != 0) throw std::bad_alloc();
+
+  fuse_cmdline_opts opts{};
+  if (fuse_parse_cmdline(args.get(), &opts) != 0) {
+    free(opts.mountpoint);
+    std::string msg = Trimmed(fuse_messages);
+    if (msg.starts_with("fuse: ")) msg.erase(0, 6);
+    return Err(Status::InvalidArgument(msg.empty() ? "bad command line" : msg));
+  }
+  std::unique_ptr<char, decltype(&free)> mountpoint(opts.mountpoint, &free);
+  cfg.foreground = opts.foreground != 0;
+  cfg.single_thread = opts.singlethread != 0;
+  cfg.debug = opts.debug != 0;
+  cfg.clone_fd = opts.clone_fd != 0;
+  cfg.max_idle_threads = opts.max_idle_threads;
+  cfg.max_threads = opts.max_threads;
+  cfg.show_help = opts.show_help != 0;
+  cfg.show_version = opts.show_version != 0;
+  if (cfg.show_help || cfg.show_version) return cfg;
+
+  if (cfg.container.empty()) {
+    return Err(Status::InvalidArgument("missing CONTAINER and MOUNTPOINT"));
+  }
+  if (mountpoint == nullptr) return Err(Status::InvalidArgument("missing MOUNTPOINT"));
+  cfg.container = boost::filesystem::absolute(cfg.container).lexically_normal().string();
+  cfg.mountpoint = mountpoint.get();
+  for (int i = 0; i < args->argc; ++i) cfg.fuse_args.emplace_back(args->argv[i]);
+  return cfg;
+}
+
+}  // namespace slabfs::fusefs

@@ -1,0 +1,75 @@
+// The daemon's command line:
+//
+//   slabfs CONTAINER MOUNTPOINT [-f] [-s] [-d] [-o OPT[,OPT...]]
+//
+// slabfs's own -o options are ro, rw, cache_size=SIZE,
+// commit_interval=SECONDS and log_level=LEVEL; every other option (-h, -V,
+// -o allow_other, -o max_threads=N, ...) is left for libfuse, which rejects
+// the ones it does not know when the session is created.
+//
+// Pure functions of their arguments: thread-safe, no side effects except
+// that libfuse's messages during parsing are captured into the error.
+#ifndef SLABFS_FUSEFS_OPTIONS_H_
+#define SLABFS_FUSEFS_OPTIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slabfs/status.h"
+
+namespace slabfs::fusefs {
+
+inline constexpr uint64_t kDefaultCacheBytes = 64ull << 20;
+inline constexpr std::chrono::milliseconds kDefaultCommitInterval{5000};
+
+struct MountConfig {
+  std::string container;   // absolute path of the container file
+  std::string mountpoint;  // absolute, symlinks resolved (by libfuse)
+
+  bool read_only = false;                  // -o ro
+  uint64_t cache_bytes = kDefaultCacheBytes;  // -o cache_size=SIZE
+  // -o commit_interval=SECONDS; zero disables the periodic commit.
+  std::chrono::milliseconds commit_interval = kDefaultCommitInterval;
+  std::string log_level = "info";          // -o log_level=LEVEL
+
+  bool foreground = false;     // -f (and -d)
+  bool single_thread = false;  // -s
+  bool debug = false;          // -d: libfuse traces every request
+  bool clone_fd = false;       // -o clone_fd
+  unsigned max_idle_threads = 0;  // UINT_MAX: not given
+  unsigned max_threads = 0;       // as libfuse parsed it (default 10)
+  bool show_help = false;      // -h / --help: nothing else is required
+  bool show_version = false;   // -V / --version
+
+  // The argument vector for fuse_session_new: argv[0] followed by the
+  // options slabfs passes to libfuse and the kernel (fsname, subtype,
+  // default_permissions, ro, and whatever the user gave that slabfs does not
+  // consume).
+  std::vector<std::string> fuse_args;
+};
+
+// Parses argv (argv[0] is the program name). InvalidArgument with a message
+// fit for the user on a bad or missing argument.
+Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv);
+
+// "65536", "64K", "64M", "1G", "1.5G", "2T", "64MiB", "64mb": bytes, with
+// binary multiples. Zero, negative, malformed or overflowing sizes are
+// InvalidArgument.
+Result<uint64_t> ParseSize(std::string_view text);
+
+// "5", "0.5", "10s": a non-negative number of seconds (0 = off), at most a
+// day. Malformed text is InvalidArgument.
+Result<std::chrono::milliseconds> ParseInterval(std::string_view text);
+
+// Whether `level` is one of trace, debug, info, warn, error, off.
+bool IsLogLevel(std::string_view level);
+
+// The usage text for `slabfs -h`, without libfuse's own option list.
+std::string Usage(std::string_view program);
+
+}  // namespace slabfs::fusefs
+
+#endif  // SLABFS_FUSEFS_OPTIONS_H_

@@ -1,0 +1,65 @@
+#include "fusefs/request.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "fusefs/errno_table.h"
+#include "fusefs/log.h"
+
+namespace slabfs::fusefs {
+namespace {
+
+const char* ErrnoName(int err) {
+  const char* name = strerrorname_np(err);
+  return name != nullptr ? name : "?";
+}
+
+}  // namespace
+
+void LogUnexpected(std::string_view op, std::string_view what) noexcept {
+  try {
+    Log().error("{}: unexpected failure: {}", op, what);
+  } catch (...) {
+  }
+}
+
+int Refuse(std::string_view op, std::string_view object, const Status& s,
+           spdlog::level::level_enum level) {
+  int err = ErrnoFromStatus(s);
+  Log().log(level, "{} {} refused ({}): {}", op, object, ErrnoName(err), s.ToString());
+  return err;
+}
+
+int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,
+                spdlog::level::level_enum level) {
+  Log().log(level, "{} {} refused ({}): {}", op, object, ErrnoName(err), why);
+  return err;
+}
+
+std::string Describe(Filesystem& fs, fuse_ino_t ino) {
+  auto path = fs.container.PathOf(ino);
+  return path ? *path : fmt::format("inode {}", ino);
+}
+
+std::string DescribeChild(Filesystem& fs, fuse_ino_t parent, std::string_view name) {
+  auto path = fs.container.PathOf(parent);
+  if (!path) return fmt::format("'{}' in inode {}", name, parent);
+  return *path == "/" ? fmt::format("/{}", name) : fmt::format("{}/{}", *path, name);
+}
+
+bool NameTooLong(const char* name) { return std::strlen(name) > kMaxNameBytes; }
+
+FileHandle* AsFile(const fuse_file_info* fi) {
+  if (fi == nullptr || fi->fh == 0) return nullptr;
+  auto* h = reinterpret_cast<Handle*>(fi->fh);
+  return h->kind == HandleKind::kFile ? static_cast<FileHandle*>(h) : nullptr;
+}
+
+DirHandle* AsDir(const fuse_file_info* fi) {
+  if (fi == nullptr || fi->fh == 0) return nullptr;
+  auto* h = reinterpret_cast<Handle*>(fi->fh);
+  return h->kind == HandleKind::kDir ? static_cast<DirHandle*>(h) : nullptr;
+}
+
+}  // namespace slabfs::fusefs

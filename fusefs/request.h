@@ -1,0 +1,74 @@
+// What every FUSE handler shares: reaching the Filesystem from a request,
+// the guard that answers each request exactly once and keeps exceptions out
+// of libfuse, and the one-line log of a refused operation.
+#ifndef SLABFS_FUSEFS_REQUEST_H_
+#define SLABFS_FUSEFS_REQUEST_H_
+
+#include <cerrno>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include <spdlog/spdlog.h>
+
+#include "fusefs/filesystem.h"
+
+namespace slabfs::fusefs {
+
+inline Filesystem& Fs(fuse_req_t req) {
+  return *static_cast<Filesystem*>(fuse_req_userdata(req));
+}
+
+// Logs an exception caught at the C boundary; never throws.
+void LogUnexpected(std::string_view op, std::string_view what) noexcept;
+
+// Runs a handler body. The body either replies itself and returns 0, or
+// returns an errno and lets the guard reply with it; an exception becomes
+// ENOMEM (std::bad_alloc) or EIO, with a log line. Bodies reply as their
+// last step, so an exception can only come before any reply and the request
+// is answered exactly once.
+template <typename Body>
+void Guard(fuse_req_t req, std::string_view op, Body&& body) noexcept {
+  int err = 0;
+  try {
+    err = body();
+  } catch (const std::bad_alloc&) {
+    LogUnexpected(op, "out of memory");
+    err = ENOMEM;
+  } catch (const std::exception& e) {
+    LogUnexpected(op, e.what());
+    err = EIO;
+  } catch (...) {
+    LogUnexpected(op, "unknown exception");
+    err = EIO;
+  }
+  if (err != 0) fuse_reply_err(req, err);
+}
+
+// Maps s through the errno table, logs "OP OBJECT refused (ERRNO): STATUS"
+// and returns the errno.
+int Refuse(std::string_view op, std::string_view object, const Status& s,
+           spdlog::level::level_enum level = spdlog::level::info);
+
+// The same for the few refusals that are not an engine Status: a name
+// over 255 bytes, a buffer too small for an xattr, a missing handle.
+int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,
+                spdlog::level::level_enum level = spdlog::level::info);
+
+// "/a/b", or "inode N" for an object without a path (removed while open).
+std::string Describe(Filesystem& fs, fuse_ino_t ino);
+// "/a/b/name".
+std::string DescribeChild(Filesystem& fs, fuse_ino_t parent, std::string_view name);
+
+// The kernel passes names up to 1024 bytes; slabfs names are at most 255,
+// and ENAMETOOLONG says so better than the engine's EINVAL would.
+bool NameTooLong(const char* name);
+
+// The handle in fi->fh, or null if there is none or it is of the other kind.
+FileHandle* AsFile(const fuse_file_info* fi);
+DirHandle* AsDir(const fuse_file_info* fi);
+
+}  // namespace slabfs::fusefs
+
+#endif  // SLABFS_FUSEFS_REQUEST_H_

@@ -1,0 +1,52 @@
+#include "fusefs/xattr.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace slabfs::fusefs {
+
+XattrName ClassifyXattr(std::string_view full_name) {
+  if (full_name.starts_with(kSlabPrefix)) {
+    return {XattrSpace::kSlab, full_name.substr(kSlabPrefix.size())};
+  }
+  if (full_name.starts_with(kUserPrefix)) {
+    return {XattrSpace::kUser, full_name.substr(kUserPrefix.size())};
+  }
+  return {XattrSpace::kOther, full_name};
+}
+
+const std::vector<std::string>& SlabXattrNames() {
+  static const std::vector<std::string> names = {
+      "user.slab.dtype", "user.slab.shape", "user.slab.chunks",
+      "user.slab.fill",  "user.slab.index", "user.slab.stored",
+  };
+  return names;
+}
+
+Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name) {
+  if (name == "dtype") return std::string(DTypeName(info.dtype));
+  if (name == "shape") return FormatDims(info.shape);
+  if (name == "chunks") return FormatDims(info.chunks);
+  if (name == "fill") {
+    if (info.fill.size() != ItemSize(info.dtype)) {
+      return Err(Status::Corruption(fmt::format("fill value has {} bytes, expected {}",
+                                                info.fill.size(), ItemSize(info.dtype))));
+    }
+    return FormatScalar(info.dtype, info.fill.data());
+  }
+  if (name == "index") return std::string(IndexKindName(info.index));
+  if (name == "stored") return std::to_string(info.stored_bytes);
+  return Err(Status::NotFound(fmt::format("no attribute user.slab.{}", name)));
+}
+
+std::string JoinXattrNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) {
+    out += n;
+    out.push_back('\0');
+  }
+  return out;
+}
+
+}  // namespace slabfs::fusefs

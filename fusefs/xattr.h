@@ -1,0 +1,49 @@
+// The extended-attribute view of an object.
+//
+//   user.slab.NAME  read-only facts about a dataset (dtype, shape, chunks,
+//                   fill, index, stored); setting or removing one is EPERM.
+//   user.NAME       the object's slabfs attribute NAME, as text.
+//   anything else   not supported (security.*, system.*, trusted.*).
+//
+// Pure functions: thread-safe.
+#ifndef SLABFS_FUSEFS_XATTR_H_
+#define SLABFS_FUSEFS_XATTR_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slabfs/types.h"
+
+namespace slabfs::fusefs {
+
+inline constexpr std::string_view kUserPrefix = "user.";
+inline constexpr std::string_view kSlabPrefix = "user.slab.";
+
+enum class XattrSpace {
+  kSlab,   // user.slab.*: metadata, read-only
+  kUser,   // user.*: an attribute of the object
+  kOther,  // another namespace
+};
+
+struct XattrName {
+  XattrSpace space = XattrSpace::kOther;
+  // kSlab: the part after "user.slab."; kUser: after "user."; kOther: all.
+  std::string_view name;
+};
+
+XattrName ClassifyXattr(std::string_view full_name);
+
+// The user.slab.* names a dataset has, in listing order.
+const std::vector<std::string>& SlabXattrNames();
+
+// The text of user.slab.<name> for a dataset, or NotFound for a name that
+// is not one of SlabXattrNames().
+Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name);
+
+// A listxattr reply: each name followed by a NUL.
+std::string JoinXattrNames(const std::vector<std::string>& names);
+
+}  // namespace slabfs::fusefs
+
+#endif  // SLABFS_FUSEFS_XATTR_H_

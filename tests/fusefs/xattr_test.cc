@@ -1,0 +1,77 @@
+#include "fusefs/xattr.h"
+
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace slabfs::fusefs {
+namespace {
+
+DatasetInfo SampleInfo() {
+  DatasetInfo info;
+  info.dtype = DType::kF4;
+  info.shape = {200, 300};
+  info.max_shape = {200, 300};
+  info.chunks = {64, 64};
+  float fill = 1.5f;
+  info.fill.assign(reinterpret_cast<const char*>(&fill), sizeof fill);
+  info.index = IndexKind::kFixedArray;
+  info.stored_bytes = 12345;
+  return info;
+}
+
+TEST(XattrTest, ClassifiesNamespaces) {
+  EXPECT_EQ(ClassifyXattr("user.slab.dtype").space, XattrSpace::kSlab);
+  EXPECT_EQ(ClassifyXattr("user.slab.dtype").name, "dtype");
+  EXPECT_EQ(ClassifyXattr("user.units").space, XattrSpace::kUser);
+  EXPECT_EQ(ClassifyXattr("user.units").name, "units");
+  // "user.slab" itself (no dot after it) is an ordinary attribute name.
+  EXPECT_EQ(ClassifyXattr("user.slab").space, XattrSpace::kUser);
+  EXPECT_EQ(ClassifyXattr("user.slabby").space, XattrSpace::kUser);
+  EXPECT_EQ(ClassifyXattr("security.selinux").space, XattrSpace::kOther);
+  EXPECT_EQ(ClassifyXattr("system.posix_acl_access").space, XattrSpace::kOther);
+  EXPECT_EQ(ClassifyXattr("trusted.x").space, XattrSpace::kOther);
+}
+
+TEST(XattrTest, DescribesADataset) {
+  DatasetInfo info = SampleInfo();
+  EXPECT_EQ(SlabXattrValue(info, "dtype").value(), "f4");
+  EXPECT_EQ(SlabXattrValue(info, "shape").value(), "200,300");
+  EXPECT_EQ(SlabXattrValue(info, "chunks").value(), "64,64");
+  EXPECT_EQ(SlabXattrValue(info, "fill").value(), "1.5");
+  EXPECT_EQ(SlabXattrValue(info, "stored").value(), "12345");
+  EXPECT_TRUE(SlabXattrValue(info, "index").has_value());
+}
+
+TEST(XattrTest, UnknownSlabNameIsNotFound) {
+  auto v = SlabXattrValue(SampleInfo(), "colour");
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().code(), Code::kNotFound);
+}
+
+TEST(XattrTest, BadFillIsCorruptionNotACrash) {
+  DatasetInfo info = SampleInfo();
+  info.fill = "x";
+  auto v = SlabXattrValue(info, "fill");
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().code(), Code::kCorruption);
+}
+
+TEST(XattrTest, EveryListedNameHasAValue) {
+  DatasetInfo info = SampleInfo();
+  for (const std::string& full : SlabXattrNames()) {
+    XattrName x = ClassifyXattr(full);
+    ASSERT_EQ(x.space, XattrSpace::kSlab) << full;
+    EXPECT_TRUE(SlabXattrValue(info, x.name).has_value()) << full;
+  }
+}
+
+TEST(XattrTest, JoinsNamesWithNuls) {
+  std::string joined = JoinXattrNames({"user.a", "user.bc"});
+  EXPECT_EQ(joined, std::string("user.a\0user.bc\0", 15));
+  EXPECT_EQ(JoinXattrNames({}), "");
+}
+
+}  // namespace
+}  // namespace slabfs::fusefs
