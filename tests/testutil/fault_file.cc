@@ -48,7 +48,11 @@ Status FaultFile::WriteAt(uint64_t off, const void* buf, size_t n) {
 
 Status FaultFile::Sync() {
   std::lock_guard lock(disk_->mu);
-  if (disk_->crashed) return Status::IOError(name_ + ": simulated crash");
+  if (disk_->crashed || (disk_->crash_after >= 0 && disk_->writes >= disk_->crash_after)) {
+    disk_->crashed = true;
+    return Status::IOError(name_ + ": simulated crash");
+  }
+  ++disk_->writes;
   disk_->durable = disk_->current;
   disk_->unsynced.clear();
   return Status::OK();

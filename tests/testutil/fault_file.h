@@ -30,8 +30,8 @@ struct Disk {
     std::string data;
   };
   std::vector<Write> unsynced;
-  int64_t writes = 0;          // writes so far
-  int64_t crash_after = -1;    // fail every write after this many
+  int64_t writes = 0;          // writes and syncs so far
+  int64_t crash_after = -1;    // fail every write and sync after this many
   bool crashed = false;
   bool locked = false;
 

@@ -1,4 +1,4 @@
-// Crash safety: a simulated power loss after every single write of a commit
+// Crash safety: a simulated power loss after every single write (and sync) of a commit
 // reopens to the previous commit or the new one, never anything else.
 #include <gtest/gtest.h>
 
@@ -121,7 +121,7 @@ TEST_F(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
   for (int64_t k = 0; k <= commit_writes; ++k) {
     std::unique_ptr<Container> c;
     auto disk = DiskWithB(&c);
-    disk->crash_after = disk->writes + k;  // writes after the k-th of the commit fail
+    disk->crash_after = disk->writes + k;  // writes and syncs after the k-th of the commit fail
     Status s = c->Commit();
     if (k < commit_writes) {
       EXPECT_FALSE(s.ok()) << "k=" << k;
