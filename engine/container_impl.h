@@ -69,9 +69,12 @@ class DatasetState {
   // The bytes of a chunk of the given in-bounds extent.
   uint64_t ChunkBytes(const ChunkCursor& cur) const { return cur.chunk_elements() * item_size_; }
   Status ReadLocked(const TransferPlan& plan, char* buf);
+  // The chunks of the plan whose ordinal is stripe modulo width.
+  Status ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width);
   Status WriteLocked(const TransferPlan& plan, const char* buf);
   Status ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char* buf);
-  Status WriteChunkDirect(const ChunkCursor& cur, const ChunkRecord& rec, const char* buf);
+  // Writes a whole chunk from the caller's buffer to its (placed) extent.
+  Status WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, const char* buf);
   Status LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
   void FillRuns(const ChunkCursor& cur, char* buf) const;
   void FillBytes(char* dst, uint64_t elements) const;

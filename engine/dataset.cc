@@ -7,6 +7,7 @@
 
 #include "engine/container_impl.h"
 #include "engine/format/layout.h"
+#include "engine/util/thread_pool.h"
 
 namespace slabfs::engine {
 namespace {
@@ -18,7 +19,27 @@ constexpr uint64_t kMaxGapBytes = 64 * 1024;
 // it is one contiguous write, rather than one iovec per run.
 constexpr uint64_t kMaxDirectRuns = 4096;
 
+// A transfer this large that touches several chunks is split across cores.
+constexpr uint64_t kParallelBytes = 1 << 20;
+
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+// How many stripes a transfer is split into.
+size_t StripesFor(const TransferPlan& plan, size_t item_size) {
+  uint64_t chunks = plan.chunks_touched();
+  if (chunks < 2 || plan.num_elements() * item_size < kParallelBytes) return 1;
+  return static_cast<size_t>(std::min<uint64_t>(ParallelWidth(), chunks));
+}
+
+// Runs stripe(w, width) for w in [0, width) on the pool; the first error wins.
+Status RunStriped(size_t width, const std::function<Status(size_t, size_t)>& stripe) {
+  if (width <= 1) return stripe(0, 1);
+  std::vector<Status> results(width);
+  ParallelFor(width, [&](size_t w) { results[w] = stripe(w, width); });
+  for (auto& r : results)
+    if (!r.ok()) return r;
+  return Status::OK();
+}
 
 char* ScratchBuffer() {
   static thread_local std::unique_ptr<char[]> buf(new char[kMaxGapBytes]);
@@ -173,9 +194,22 @@ Status DatasetState::LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<
 }
 
 Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
+  // Chunks are dealt to stripes round-robin; each stripe walks the plan with
+  // its own cursor. Everything a stripe touches is safe for concurrent
+  // readers: the cache, the index's Get, positional file reads.
+  Status s = RunStriped(StripesFor(plan, item_size_), [&](size_t w, size_t width) {
+    return ReadStripe(plan, buf, w, width);
+  });
+  c_->cache().EvictToBudget();
+  return s;
+}
+
+Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width) {
   ChunkCache& cache = c_->cache();
   const uint64_t isz = item_size_;
-  for (ChunkCursor cur(plan); !cur.done(); cur.Next()) {
+  uint64_t ordinal = 0;
+  for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ordinal) {
+    if (ordinal % width != stripe) continue;
     const CacheKey key{id_, cur.linear()};
     const uint64_t used = cur.selected() * isz;
     ChunkCache::Entry* e = cache.Lookup(key);
@@ -204,8 +238,9 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
       std::memcpy(buf + mo * isz, src + co * isz, n * isz);
     });
     cache.Release(e, used);
+    // Keep memory bounded within one large transfer, not only after it.
+    if (cache.over_budget()) cache.EvictToBudget();
   }
-  cache.EvictToBudget();
   return Status::OK();
 }
 
@@ -240,9 +275,8 @@ Result<uint64_t> DatasetState::PlaceChunk(uint64_t linear, const ChunkRecord& re
   return dest;
 }
 
-Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, const ChunkRecord& rec, const char* buf) {
+Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, const char* buf) {
   const uint64_t isz = item_size_;
-  const uint64_t bytes = ChunkBytes(cur);
   std::vector<struct iovec> iov;
   iov.reserve(cur.num_runs());
   cur.ForEachRun([&](uint64_t, uint64_t mo, uint64_t n) {
@@ -252,10 +286,9 @@ Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, const ChunkRecord&
     else
       iov.push_back({src, n * isz});
   });
-  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.linear(), rec, bytes));
   Status s = c_->file()->WritevAt(dest, iov.data(), static_cast<int>(iov.size()));
   if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
-  c_->cache().CountBytesWritten(bytes);
+  c_->cache().CountBytesWritten(ChunkBytes(cur));
   c_->cache().CountBypassWrite();
   return Status::OK();
 }
@@ -290,7 +323,13 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
   ChunkCache& cache = c_->cache();
   const uint64_t isz = item_size_;
   c_->NoteDirty();
-  for (ChunkCursor cur(plan); !cur.done(); cur.Next()) {
+  // First pass, in order: chunks in the cache, or partly written, are
+  // updated in the cache; whole chunks not in the cache get their place in
+  // the file now (the index is changed only here, by this thread).
+  std::vector<uint64_t> direct;  // ordinal -> destination, 0 when not direct
+  bool any_direct = false;
+  uint64_t ordinal = 0;
+  for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ordinal) {
     const CacheKey key{id_, cur.linear()};
     const uint64_t used = cur.selected() * isz;
     ChunkCache::Entry* e = cache.Lookup(key);
@@ -300,8 +339,11 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
       if (rec.allocated()) SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
       if (cur.covers_chunk() && cur.num_runs() <= kMaxDirectRuns) {
         // A whole chunk is overwritten: it is never read, and goes from the
-        // caller's buffer to the file in one gather write.
-        SLABFS_RETURN_IF_ERROR(WriteChunkDirect(cur, rec, buf));
+        // caller's buffer to the file in one gather write (second pass).
+        SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.linear(), rec, bytes));
+        if (direct.empty()) direct.assign(plan.chunks_touched(), 0);
+        direct[ordinal] = dest;
+        any_direct = true;
         continue;
       }
       std::unique_ptr<char[]> data(new char[bytes]);
@@ -323,6 +365,17 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
       std::memcpy(dst + co * isz, buf + mo * isz, n * isz);
     });
     cache.Release(e, used);
+  }
+  // Second pass: the gather writes, spread over cores.
+  if (any_direct) {
+    SLABFS_RETURN_IF_ERROR(RunStriped(StripesFor(plan, isz), [&](size_t w, size_t width) -> Status {
+      uint64_t ord = 0;
+      for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
+        if (ord % width != w || direct[ord] == 0) continue;
+        SLABFS_RETURN_IF_ERROR(WriteChunkDirect(cur, direct[ord], buf));
+      }
+      return Status::OK();
+    }));
   }
   SLABFS_RETURN_IF_ERROR(ShedDirty());
   cache.EvictToBudget();
