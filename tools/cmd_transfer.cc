@@ -54,7 +54,7 @@ Result<Source> OpenSource(const std::string& input) {
   } else {
     src.pending = std::move(head);
   }
-  if (src.file.size()) src.data_bytes = *src.file.size() - header_bytes;
+  if (src.file.size()) src.data_bytes = *src.file.size() - std::min(*src.file.size(), header_bytes);
   return src;
 }
 
@@ -195,6 +195,7 @@ Result<bool> WantsNpy(const ExportOptions& o) {
 
 Status RunImport(const ImportOptions& o, std::ostream& /*out*/) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
+  if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
   if (!o.create && (!o.dtype.empty() || !o.shape.empty() || !o.chunks.empty() ||
                     !o.fill.empty() || o.parents)) {
     return Status::InvalidArgument(
@@ -215,13 +216,9 @@ Status RunImport(const ImportOptions& o, std::ostream& /*out*/) {
   Dataset ds;
   if (create) {
     if (o.parents) {
-      auto parts = SplitPath(o.path);
-      std::string parent;
-      for (size_t i = 0; parts && i + 1 < parts->size(); ++i) parent += "/" + (*parts)[i];
-      if (!parent.empty()) {
-        auto id = c.MakeGroups(parent, true);
-        if (!id) return AddContext(id.error(), parent);
-      }
+      std::string parent = ParentPath(o.path);
+      auto id = c.MakeGroups(parent, true);
+      if (!id) return AddContext(id.error(), parent);
     }
     auto made = c.CreateDataset(o.path, *create);
     if (!made) return AddContext(made.error(), o.path);

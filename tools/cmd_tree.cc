@@ -14,21 +14,6 @@
 namespace slabfs::tools {
 namespace {
 
-// The path of the group that holds `path`, which CheckObjectPath accepted.
-std::string ParentPath(std::string_view path) {
-  auto parts = SplitPath(path);
-  std::string parent;
-  if (parts) {
-    for (size_t i = 0; i + 1 < parts->size(); ++i) parent += "/" + (*parts)[i];
-  }
-  return parent.empty() ? "/" : parent;
-}
-
-bool IsRoot(std::string_view path) {
-  auto parts = SplitPath(path);
-  return parts && parts->empty();
-}
-
 // Removes everything inside group `id`, depth first. `seen` guards against a corrupt container whose groups form a cycle.
 Status EmptyGroup(Container& c, ObjectId id, std::string_view path,
                   std::unordered_set<ObjectId>& seen) {
@@ -66,7 +51,7 @@ Status RunMkgroup(const MkgroupOptions& o, std::ostream& /*out*/) {
 
 Status RunMkdset(const MkdsetOptions& o, std::ostream& /*out*/) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
-  if (IsRoot(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
+  if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
   auto dtype = ParseDType(o.dtype);
   if (!dtype) return AddContext(dtype.error(), fmt::format("--dtype '{}'", o.dtype));
   SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("--shape", o.shape));
@@ -87,7 +72,7 @@ Status RunMkdset(const MkdsetOptions& o, std::ostream& /*out*/) {
 
 Status RunRm(const RmOptions& o, std::ostream& /*out*/) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
-  if (IsRoot(o.path)) return Status::InvalidArgument("/: the root group cannot be removed");
+  if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root group cannot be removed");
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "rm"));
   Container& c = session.container();
   if (o.recursive) {
@@ -113,7 +98,7 @@ Status RunRm(const RmOptions& o, std::ostream& /*out*/) {
 Status RunMv(const MvOptions& o, std::ostream& /*out*/) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.from));
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.to));
-  if (IsRoot(o.from) || IsRoot(o.to)) {
+  if (IsRootPath(o.from) || IsRootPath(o.to)) {
     return Status::InvalidArgument("/: the root group cannot be moved or replaced");
   }
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "mv"));

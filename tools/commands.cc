@@ -18,6 +18,20 @@ Status CheckObjectPath(std::string_view path) {
   return Status::OK();
 }
 
+std::string ParentPath(std::string_view path) {
+  auto parts = SplitPath(path);
+  std::string parent;
+  if (parts) {
+    for (size_t i = 0; i + 1 < parts->size(); ++i) parent += "/" + (*parts)[i];
+  }
+  return parent.empty() ? "/" : parent;
+}
+
+bool IsRootPath(std::string_view path) {
+  auto parts = SplitPath(path);
+  return parts && parts->empty();
+}
+
 Status AddContext(Status s, std::string_view context) {
   if (s.ok() || context.empty()) return s;
   if (s.message().find(context) != std::string::npos) return s;

@@ -53,6 +53,12 @@ class CommandTable {
 // every component a valid name. InvalidArgument naming the path otherwise.
 Status CheckObjectPath(std::string_view path);
 
+// The path of the group that holds `path` ("/" for a top-level object), for
+// a path CheckObjectPath accepted.
+std::string ParentPath(std::string_view path);
+// Whether `path` names the root group ("/", "//").
+bool IsRootPath(std::string_view path);
+
 // Prefixes `context` to a failed status unless its message already names it
 // (engine messages usually name the path themselves).
 Status AddContext(Status s, std::string_view context);

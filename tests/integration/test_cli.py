@@ -816,24 +816,46 @@ def start_stdin_import(c, path, first_bytes, extra=()):
     return proc
 
 
-def wait_until_busy(c):
-    """Waits until a writing command is refused; returns its stderr."""
-    deadline = time.time() + 30
+def has_open(pid, path):
+    fd_dir = f"/proc/{pid}/fd"
+    for fd in os.listdir(fd_dir):
+        try:
+            if os.path.realpath(os.path.join(fd_dir, fd)) == os.path.realpath(path):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def wait_until_reading_stdin(proc, container):
+    """Waits until the process blocks in read(0, ...): an import reads stdin
+    past its first bytes only once it holds the container open for writing.
+    (Probing with another writer instead could take the lock first and make
+    the import itself fail as busy.) Where /proc/PID/syscall is unreadable,
+    waits for the container to be open and then a little longer."""
+    deadline = time.time() + 60
     while time.time() < deadline:
-        cp = slab("mkgroup", c, "/probe", check=False)
-        if cp.returncode != 0:
-            return cp
-        slab("rm", c, "/probe", check=False)
-        time.sleep(0.05)
-    raise AssertionError("the importing process never took the lock")
+        if proc.poll() is not None:
+            raise AssertionError(f"import exited early: {proc.stderr.read()!r}")
+        try:
+            with open(f"/proc/{proc.pid}/syscall") as f:
+                fields = f.read().split()
+            if len(fields) >= 2 and fields[0] == "0" and int(fields[1], 16) == 0:
+                return
+        except (OSError, ValueError):
+            if has_open(proc.pid, container):
+                time.sleep(1)
+                return
+        time.sleep(0.02)
+    raise AssertionError("the import never blocked reading stdin")
 
 
 def test_second_writer_is_refused_naming_the_holder(filled):
     a = random_array("f4", (10, 20), seed=5)
     proc = start_stdin_import(filled, "/g/ds", a.tobytes()[:100])
     try:
-        cp = wait_until_busy(filled)
-        assert cp.returncode == 1
+        wait_until_reading_stdin(proc, filled)
+        cp = fails("mkgroup", filled, "/probe")
         assert "slab import" in cp.stderr and str(proc.pid) in cp.stderr, cp.stderr
         assert len(cp.stderr.strip().splitlines()) == 1
         fails("attr", filled, "/g", "x", "1")

@@ -122,6 +122,15 @@ TEST(MakeAttributeTest, RejectsOversizedValues) {
   EXPECT_EQ(a.error().code(), Code::kInvalidArgument);
 }
 
+TEST(PathHelpersTest, ParentAndRoot) {
+  EXPECT_EQ(ParentPath("/a"), "/");
+  EXPECT_EQ(ParentPath("/a/b/c"), "/a/b");
+  EXPECT_EQ(ParentPath("/a//b/"), "/a");
+  EXPECT_TRUE(IsRootPath("/"));
+  EXPECT_TRUE(IsRootPath("//"));
+  EXPECT_FALSE(IsRootPath("/a"));
+}
+
 TEST(AddContextTest, PrefixesOnlyWhenMissing) {
   EXPECT_EQ(AddContext(Status::NotFound("no such object"), "/a").message(), "/a: no such object");
   EXPECT_EQ(AddContext(Status::NotFound("/a: no such object"), "/a").message(),
