@@ -100,9 +100,9 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   FsOptions fo;
   fo.read_only = cfg.read_only;
   fo.commit_interval = cfg.commit_interval;
-  fo.single_thread = cfg.single_thread;
   fo.uid = getuid();
   fo.gid = getgid();
+  fo.mountpoint = cfg.mountpoint;
   Filesystem fs(&container, fo);
 
   FuseArgs args(cfg.fuse_args);
@@ -113,7 +113,6 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   }
   std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> session(se,
                                                                          &fuse_session_destroy);
-  fs.session = se;
   if (fuse_set_signal_handlers(se) != 0) {
     return Status::IOError("cannot install signal handlers");
   }
@@ -128,7 +127,6 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   int rc = Loop(se, cfg);
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
-  fs.session = nullptr;
   session.reset();  // calls destroy: stops the committer, commits
   if (rc != 0) Log().warn("session loop ended with {}", rc);
   return Status::OK();
@@ -137,7 +135,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
 }  // namespace
 
 Status RunDaemon(const MountConfig& cfg) {
-  InitLogging(cfg.log_level);
+  InitLogging(cfg.log_level, cfg.debug);
   int ready_fd = -1;
   if (!cfg.foreground) {
     SLABFS_ASSIGN_OR_RETURN(ready_fd, ForkAndWait());

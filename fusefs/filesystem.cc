@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "fusefs/log.h"
+#include "fusefs/readahead.h"
 #include "fusefs/request.h"
 #include "fusefs/xattr_ops.h"
 
@@ -106,8 +107,8 @@ void Init(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
   // Only this daemon changes the data (a read-write mount holds the lock, a
   // read-only one reads a snapshot), so the page cache stays valid across
-  // opens and attribute refreshes; slabfs invalidates it where it changes
-  // data behind the kernel's back (truncate to 0).
+  // opens and attribute refreshes; a reset to fill makes the kernel drop it
+  // (see SetAttr).
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
   // Writes go through to the engine at once, so that EFBIG reaches the
   // writer and mmap/read see what was written.
@@ -178,9 +179,8 @@ void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
-  bool cleared = false;
-  Filesystem& fs = Fs(req);
   Guard(req, "setattr", [&] {
+    Filesystem& fs = Fs(req);
     auto info = StatOf(fs, ino, fi);
     if (!info) return Refuse("setattr", Describe(fs, ino), info.error());
     const mode_t mode = ModeFor(info->kind, fs.options.read_only);
@@ -194,6 +194,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
       return Refuse("chown", Describe(fs, ino),
                     Status::PermissionDenied("the owner is the mounting user"));
     }
+    bool cleared = false;
     if (to_set & FUSE_SET_ATTR_SIZE) {
       if (info->kind != ObjectKind::kDataset) {
         return Refuse("truncate", Describe(fs, ino), Status::NotADataset("a group has no size"));
@@ -223,23 +224,21 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     if (to_set & FUSE_SET_ATTR_MTIME_NOW) fs.Touch(ino);
     else if (to_set & FUSE_SET_ATTR_MTIME) fs.SetMTime(ino, attr->st_mtim);
     struct stat st = MakeStat(*info, fs.stat_ctx, fs.MTime(ino));
-    fuse_reply_attr(req, &st, fs.options.attr_timeout);
+    double timeout = fs.options.attr_timeout;
+    if (cleared) {
+      // The kernel keeps its cached pages unless the size changes, and
+      // they now hold stale data. Answering size 0, valid for no time,
+      // makes it drop them before truncate(2) returns (as it does itself
+      // for an O_TRUNC open); the next stat or read asks again and gets
+      // the real size. Dropping them with an invalidation notice instead
+      // would race with the caller's next read, or deadlock on a dirty
+      // mmap page while the kernel holds the inode for this setattr.
+      st.st_size = 0;
+      timeout = 0;
+    }
+    fuse_reply_attr(req, &st, timeout);
     return 0;
   });
-  if (!cleared) return;
-  // The size did not change, so the kernel keeps the old pages: drop them.
-  // Only after the reply, because the kernel holds the inode during
-  // setattr and dropping a dirty mmap page sends a write that a single
-  // thread blocked here could never serve; single-threaded, the next open
-  // drops them instead.
-  try {
-    if (fs.options.single_thread || fs.session == nullptr ||
-        fuse_lowlevel_notify_inval_inode(fs.session, ino, 0, 0) != 0) {
-      fs.MarkStalePages(ino);
-    }
-  } catch (const std::exception& e) {
-    LogUnexpected("setattr (invalidate)", e.what());
-  }
 }
 
 void MkNod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/,
@@ -346,22 +345,23 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "open", [&] {
     Filesystem& fs = Fs(req);
+    fs.TuneReadaheadOnce();
     auto ds = fs.container.OpenDataset(ino);
     if (!ds) return Refuse("open", Describe(fs, ino), ds.error());
     if ((fi->flags & O_ACCMODE) != O_RDONLY && fs.options.read_only) {
       return Refuse("open", Describe(fs, ino), Status::ReadOnly("the mount is read-only"));
     }
     auto fh = std::make_unique<FileHandle>(std::move(*ds));
-    bool drop_pages = fs.TakeStalePages(ino);
+    // The kernel drops the cached pages itself after an atomic O_TRUNC.
     if (fi->flags & O_TRUNC) {
       Status s = fh->dataset.Clear();
       if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
       fh->written.store(true, std::memory_order_relaxed);
       fs.Touch(ino);
-      drop_pages = true;  // the kernel drops them for an atomic O_TRUNC too
     }
-    // No direct_io: the page cache serves repeated reads and mmap.
-    fi->keep_cache = drop_pages ? 0 : 1;
+    // No direct_io, and the cache kept across opens: the page cache serves
+    // repeated reads and mmap, and only this daemon changes the data.
+    fi->keep_cache = 1;
     fi->direct_io = 0;
     fi->fh = reinterpret_cast<uint64_t>(fh.get());
     fs.AddOpenFile(fh->dataset);
@@ -595,17 +595,17 @@ void Filesystem::SetMTime(ObjectId id, timespec t) {
   notes[id].mtime = t;
 }
 
-void Filesystem::MarkStalePages(ObjectId id) {
-  std::lock_guard lock(notes_mu);
-  notes[id].stale_pages = true;
-}
-
-bool Filesystem::TakeStalePages(ObjectId id) {
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  if (it == notes.end() || !it->second.stale_pages) return false;
-  it->second.stale_pages = false;
-  return true;
+void Filesystem::TuneReadaheadOnce() {
+  if (options.readahead_bytes == 0 || options.mountpoint.empty()) return;
+  std::call_once(readahead_once, [this] {
+    std::string why = SetMountReadahead(options.mountpoint, options.readahead_bytes);
+    if (why.empty()) {
+      Log().debug("readahead of {} set to {} KiB", options.mountpoint,
+                  options.readahead_bytes >> 10);
+    } else {
+      Log().info("readahead stays at the kernel's default: {}", why);
+    }
+  });
 }
 
 void Filesystem::AddOpenFile(const Dataset& ds) {

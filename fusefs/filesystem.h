@@ -20,6 +20,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -32,20 +33,18 @@ namespace slabfs::fusefs {
 struct FsOptions {
   bool read_only = false;
   std::chrono::milliseconds commit_interval{5000};  // zero: no periodic commit
-  bool single_thread = false;  // the session loop runs one thread
   uid_t uid = 0;               // owner reported for every object
   gid_t gid = 0;
   double attr_timeout = 1.0;   // seconds the kernel may cache attributes
   double entry_timeout = 1.0;  // and names
+  std::string mountpoint;      // for tuning the mount's readahead
+  uint64_t readahead_bytes = 1 << 20;  // 0: leave the kernel's default
 };
 
 // Per-object facts that only this mount knows. Guarded by
 // Filesystem::notes_mu.
 struct InodeNote {
   timespec mtime{};
-  // The dataset was reset to fill while the kernel may still cache its old
-  // pages; the next open drops the page cache.
-  bool stale_pages = false;
   // Open file handles, and while there are any, the dataset they use: the
   // kernel asks for the attributes of a file removed while open (fstat) by
   // inode alone.
@@ -62,8 +61,10 @@ struct Filesystem {
   timespec MTime(ObjectId id);
   void Touch(ObjectId id);                  // changed now
   void SetMTime(ObjectId id, timespec t);   // utimensat
-  void MarkStalePages(ObjectId id);
-  bool TakeStalePages(ObjectId id);         // and clears the mark
+  // Raises the mount's readahead window (see readahead.h), once. Called by
+  // open: the INIT reply resets the window, and a file takes its window
+  // when it is opened.
+  void TuneReadaheadOnce();
   // Bookkeeping of open files (see InodeNote::open_dataset).
   void AddOpenFile(const Dataset& ds);
   void DropOpenFile(ObjectId id);
@@ -74,9 +75,8 @@ struct Filesystem {
   const FsOptions options;
   const StatContext stat_ctx;
   const timespec mount_time;
-  // Set before the session loop starts; used for cache invalidations.
-  fuse_session* session = nullptr;
   Committer committer;  // started by init, stopped by destroy
+  std::once_flag readahead_once;
 
   // Lock order: notes_mu is a leaf. Nothing else is locked and no engine
   // call is made while it is held.

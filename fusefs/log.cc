@@ -5,6 +5,7 @@
 #include <syslog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <memory>
@@ -35,6 +36,7 @@ struct Logging {
   // change while other threads log.
   std::shared_ptr<spdlog::sinks::dist_sink_mt> sink;
   std::shared_ptr<spdlog::logger> fuse;
+  std::atomic<bool> fuse_debug{false};
 };
 
 Logging& State() {
@@ -48,7 +50,9 @@ void RouteFuseLog(enum fuse_log_level level, const char* fmt, va_list ap) {
   if (n <= 0) return;
   std::string_view msg(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
   while (!msg.empty() && msg.back() == '\n') msg.remove_suffix(1);
-  spdlog::level::level_enum l = spdlog::level::debug;
+  spdlog::level::level_enum l =
+      State().fuse_debug.load(std::memory_order_relaxed) ? spdlog::level::info
+                                                         : spdlog::level::debug;
   if (level <= FUSE_LOG_ERR) l = spdlog::level::err;
   else if (level == FUSE_LOG_WARNING) l = spdlog::level::warn;
   else if (level <= FUSE_LOG_INFO) l = spdlog::level::info;
@@ -64,8 +68,9 @@ std::string_view EngineLogLevel(std::string_view level) {
   return "warn";
 }
 
-void InitLogging(std::string_view level) {
+void InitLogging(std::string_view level, bool fuse_debug) {
   Logging& st = State();
+  st.fuse_debug = fuse_debug;
   st.fuse->set_level(spdlog::level::from_str(std::string(level)));
   // The engine looks its logger up by name and creates it only if missing;
   // giving it ours sends its lines where the daemon's go.

@@ -22,8 +22,9 @@ spdlog::logger& Log();
 // Sets the daemon's level (one of IsLogLevel's names) and the engine's:
 // the same for trace and debug, else at least warn, because the daemon
 // already logs every refused operation with the object it concerns and the
-// engine's info lines would repeat them. Routes libfuse's messages to Log().
-void InitLogging(std::string_view level);
+// engine's info lines would repeat them. Routes libfuse's messages to Log();
+// with fuse_debug (-d), libfuse's request trace shows at level info.
+void InitLogging(std::string_view level, bool fuse_debug = false);
 
 // The engine's level for a daemon level, as InitLogging sets it.
 std::string_view EngineLogLevel(std::string_view level);
