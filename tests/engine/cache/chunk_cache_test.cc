@@ -1,0 +1,507 @@
+// The chunk cache: hit and miss counts, LRU order with the w0 preference,
+// dirty and pinned entries, no collision evictions, ghost-driven budget
+// growth, DirtyEntries, EraseDataset and Insert races.
+#include "engine/cache/chunk_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace slabfs::engine {
+namespace {
+
+std::unique_ptr<char[]> Bytes(size_t n, char fill = 'x') {
+  auto p = std::make_unique<char[]>(n);
+  std::memset(p.get(), fill, n);
+  return p;
+}
+
+class ChunkCacheTest : public ::testing::Test {
+ protected:
+  // Inserts and releases a clean or dirty entry with `used` bytes used.
+  static void Add(ChunkCache& c, CacheKey k, size_t bytes, uint64_t used = 0, bool dirty = false) {
+    ChunkCache::Entry* e = c.Insert(k, Bytes(bytes), bytes, dirty);
+    ASSERT_NE(e, nullptr);
+    c.Release(e, used);
+  }
+  // Whether the key is resident (a lookup: counts, and refreshes recency).
+  static bool Has(ChunkCache& c, CacheKey k) {
+    ChunkCache::Entry* e = c.Lookup(k);
+    if (e) c.Release(e, 0);
+    return e != nullptr;
+  }
+};
+
+TEST_F(ChunkCacheTest, CountsHitsAndMisses) {
+  ChunkCache c(1 << 20, 1 << 20);
+  EXPECT_EQ(c.Lookup({1, 1}), nullptr);
+  EXPECT_EQ(c.Lookup({1, 2}), nullptr);
+  Add(c, {1, 1}, 100);
+  ChunkCache::Entry* e = c.Lookup({1, 1});
+  ASSERT_NE(e, nullptr);
+  c.Release(e, 0);
+  ASSERT_NE(e = c.Lookup({1, 1}), nullptr);
+  c.Release(e, 0);
+  CacheStats s = c.stats();
+  EXPECT_EQ(s.misses, 2u);
+  EXPECT_EQ(s.hits, 2u);  // Insert counts as neither
+  EXPECT_EQ(s.resident_bytes, 100u);
+  EXPECT_EQ(s.budget_bytes, 1u << 20);
+  EXPECT_EQ(s.evictions, 0u);
+}
+
+TEST_F(ChunkCacheTest, CountsTransfersAndBypasses) {
+  ChunkCache c(1000, 1000);
+  c.CountBytesRead(10);
+  c.CountBytesRead(5);
+  c.CountBytesWritten(7);
+  c.CountBypassRead();
+  c.CountBypassWrite();
+  c.CountBypassWrite();
+  CacheStats s = c.stats();
+  EXPECT_EQ(s.bytes_read, 15u);
+  EXPECT_EQ(s.bytes_written, 7u);
+  EXPECT_EQ(s.bypass_reads, 1u);
+  EXPECT_EQ(s.bypass_writes, 2u);
+}
+
+TEST_F(ChunkCacheTest, LookupReturnsTheInsertedBytes) {
+  ChunkCache c(1000, 1000);
+  auto data = Bytes(64, 'q');
+  const char* raw = data.get();
+  ChunkCache::Entry* e = c.Insert({3, 9}, std::move(data), 64, false);
+  c.Release(e, 0);
+  ChunkCache::Entry* f = c.Lookup({3, 9});
+  ASSERT_EQ(f, e);
+  EXPECT_EQ(f->data.get(), raw);
+  EXPECT_EQ(f->bytes, 64u);
+  EXPECT_EQ(f->key, (CacheKey{3, 9}));
+  EXPECT_EQ(f->pins, 1);
+  c.Release(f, 0);
+  EXPECT_EQ(f->pins, 0);
+  // Same chunk number of another dataset is another key.
+  EXPECT_EQ(c.Lookup({4, 9}), nullptr);
+}
+
+TEST_F(ChunkCacheTest, InsertOfAnExistingKeyReturnsTheExistingEntry) {
+  ChunkCache c(1000, 1000);
+  ChunkCache::Entry* first = c.Insert({1, 5}, Bytes(100, 'a'), 100, false);
+  c.Release(first, 0);
+  // Another reader loaded the same chunk meanwhile: its copy is dropped.
+  ChunkCache::Entry* second = c.Insert({1, 5}, Bytes(200, 'b'), 200, true);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(second->data[0], 'a');
+  EXPECT_EQ(second->bytes, 100u);
+  EXPECT_FALSE(second->dirty);
+  EXPECT_EQ(second->pins, 1);  // pinned for the second inserter
+  EXPECT_EQ(c.stats().resident_bytes, 100u);
+  EXPECT_EQ(c.dirty_bytes(), 0u);
+  // Pinned twice at once: both must release before it can go.
+  ChunkCache::Entry* third = c.Insert({1, 5}, Bytes(100, 'c'), 100, false);
+  EXPECT_EQ(third, first);
+  EXPECT_EQ(first->pins, 2);
+  c.Release(second, 0);
+  c.Erase({1, 5});
+  EXPECT_TRUE(Has(c, {1, 5}));  // still pinned once
+  c.Release(third, 0);
+  c.Erase({1, 5});
+  EXPECT_FALSE(Has(c, {1, 5}));
+  EXPECT_EQ(c.stats().resident_bytes, 0u);
+}
+
+TEST_F(ChunkCacheTest, EvictsLeastRecentlyUsedFirst) {
+  ChunkCache c(300, 300);
+  Add(c, {1, 0}, 100);  // A
+  Add(c, {1, 1}, 100);  // B
+  Add(c, {1, 2}, 100);  // C
+  ASSERT_TRUE(Has(c, {1, 0}));  // A is now the most recent: B, C, A
+  Add(c, {1, 3}, 100);          // D: B, C, A, D
+  EXPECT_TRUE(c.over_budget());
+  c.EvictToBudget();
+  EXPECT_FALSE(c.over_budget());
+  EXPECT_EQ(c.stats().evictions, 1u);
+  EXPECT_EQ(c.stats().resident_bytes, 300u);
+  EXPECT_FALSE(Has(c, {1, 1}));
+  EXPECT_TRUE(Has(c, {1, 2}));  // C, A, D -> A, D, C
+  EXPECT_TRUE(Has(c, {1, 0}));  // D, C, A
+  EXPECT_TRUE(Has(c, {1, 3}));  // C, A, D
+  Add(c, {1, 4}, 100);
+  Add(c, {1, 5}, 100);
+  c.EvictToBudget();
+  EXPECT_FALSE(Has(c, {1, 2}));
+  EXPECT_FALSE(Has(c, {1, 0}));
+  EXPECT_TRUE(Has(c, {1, 3}));
+  EXPECT_TRUE(Has(c, {1, 4}));
+  EXPECT_TRUE(Has(c, {1, 5}));
+}
+
+TEST_F(ChunkCacheTest, EvictsOnlyUntilTheBudgetFits) {
+  ChunkCache c(1000, 1000);
+  for (uint64_t i = 0; i < 10; ++i) Add(c, {1, i}, 150);
+  c.EvictToBudget();
+  CacheStats s = c.stats();
+  EXPECT_EQ(s.resident_bytes, 900u);
+  EXPECT_EQ(s.evictions, 4u);
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_FALSE(Has(c, {1, i})) << i;
+  for (uint64_t i = 4; i < 10; ++i) EXPECT_TRUE(Has(c, {1, i})) << i;
+}
+
+TEST_F(ChunkCacheTest, EvictsFullyUsedEntriesBeforePartiallyUsedOnes) {
+  ChunkCache c(300, 300);
+  Add(c, {1, 0}, 100, 0);    // least recent, unused
+  Add(c, {1, 1}, 100, 99);   // one byte short of full
+  Add(c, {1, 2}, 100, 100);  // most recent, but used in full (w0)
+  Add(c, {1, 3}, 100, 0);
+  c.EvictToBudget();
+  EXPECT_FALSE(Has(c, {1, 2}));
+  EXPECT_TRUE(Has(c, {1, 0}));
+  EXPECT_TRUE(Has(c, {1, 1}));
+  EXPECT_TRUE(Has(c, {1, 3}));
+}
+
+TEST_F(ChunkCacheTest, UseAddsUpAcrossReleases) {
+  ChunkCache c(200, 200);
+  Add(c, {1, 0}, 100, 60);
+  Add(c, {1, 1}, 100, 0);
+  ChunkCache::Entry* e = c.Lookup({1, 0});
+  ASSERT_NE(e, nullptr);
+  c.Release(e, 40);  // 60 + 40: now fully used, though the most recent but one
+  Add(c, {1, 2}, 100, 0);
+  c.EvictToBudget();
+  EXPECT_FALSE(Has(c, {1, 0}));
+  EXPECT_TRUE(Has(c, {1, 1}));
+  EXPECT_TRUE(Has(c, {1, 2}));
+}
+
+TEST_F(ChunkCacheTest, FullyUsedEntriesGoInRecencyOrder) {
+  ChunkCache c(200, 200);
+  Add(c, {1, 0}, 100, 100);
+  Add(c, {1, 1}, 100, 100);
+  Add(c, {1, 2}, 100, 100);
+  ASSERT_TRUE(Has(c, {1, 0}));  // 1, 2, 0
+  Add(c, {1, 3}, 100, 100);     // 1, 2, 0, 3
+  c.EvictToBudget();
+  EXPECT_FALSE(Has(c, {1, 1}));
+  EXPECT_FALSE(Has(c, {1, 2}));
+  EXPECT_TRUE(Has(c, {1, 0}));
+  EXPECT_TRUE(Has(c, {1, 3}));
+}
+
+TEST_F(ChunkCacheTest, NeverEvictsDirtyEntries) {
+  ChunkCache c(100, 100);
+  for (uint64_t i = 0; i < 5; ++i) Add(c, {1, i}, 100, 100, /*dirty=*/true);
+  EXPECT_EQ(c.dirty_bytes(), 500u);
+  c.EvictToBudget();
+  EXPECT_EQ(c.stats().evictions, 0u);
+  EXPECT_EQ(c.stats().resident_bytes, 500u);
+  EXPECT_TRUE(c.over_budget());
+  // Written back: evictable.
+  for (uint64_t i : {1, 3}) {
+    ChunkCache::Entry* e = c.Lookup({1, i});
+    ASSERT_NE(e, nullptr);
+    c.MarkClean(e);
+    c.Release(e, 0);
+  }
+  EXPECT_EQ(c.dirty_bytes(), 300u);
+  c.EvictToBudget();
+  EXPECT_EQ(c.stats().evictions, 2u);
+  EXPECT_EQ(c.stats().resident_bytes, 300u);
+  for (uint64_t i : {0, 2, 4}) EXPECT_TRUE(Has(c, {1, i})) << i;
+  for (uint64_t i : {1, 3}) EXPECT_FALSE(Has(c, {1, i})) << i;
+}
+
+TEST_F(ChunkCacheTest, EntryMarkedDirtyAfterInsertIsNotEvicted) {
+  ChunkCache c(0, 0);
+  ChunkCache::Entry* e = c.Insert({1, 1}, Bytes(10), 10, false);
+  c.MarkDirty(e);
+  c.MarkDirty(e);  // counted once
+  EXPECT_EQ(c.dirty_bytes(), 10u);
+  c.Release(e, 10);
+  c.EvictToBudget();
+  ChunkCache::Entry* again = c.Lookup({1, 1});
+  ASSERT_EQ(again, e);
+  c.MarkClean(again);
+  c.MarkClean(again);  // counted once
+  EXPECT_EQ(c.dirty_bytes(), 0u);
+  c.Release(again, 0);
+  c.EvictToBudget();
+  EXPECT_FALSE(Has(c, {1, 1}));
+}
+
+TEST_F(ChunkCacheTest, NeverEvictsPinnedEntries) {
+  ChunkCache c(100, 100);
+  ChunkCache::Entry* a = c.Insert({1, 0}, Bytes(100), 100, false);  // pinned by Insert
+  Add(c, {1, 1}, 100, 100);
+  ChunkCache::Entry* b = c.Lookup({1, 1});  // pinned by Lookup
+  ASSERT_NE(b, nullptr);
+  ChunkCache::Entry* d = c.Insert({1, 2}, Bytes(100), 100, false);
+  c.EvictToBudget();
+  EXPECT_EQ(c.stats().evictions, 0u);
+  EXPECT_EQ(c.stats().resident_bytes, 300u);
+  // The pinned bytes stay valid and unchanged.
+  EXPECT_EQ(a->data[99], 'x');
+  EXPECT_EQ(b->key, (CacheKey{1, 1}));
+  c.Release(a, 0);
+  c.Release(b, 0);
+  c.EvictToBudget();
+  EXPECT_EQ(c.stats().resident_bytes, 100u);  // d stays: pinned
+  EXPECT_EQ(d->pins, 1);
+  c.Release(d, 0);
+  c.Erase({1, 2});
+  EXPECT_EQ(c.stats().resident_bytes, 0u);
+}
+
+TEST_F(ChunkCacheTest, KeepsThousandsOfDistinctKeysWithinTheBudget) {
+  // Keys a direct-mapped table would fold onto few slots (strided chunk
+  // numbers, several datasets): a hash map keeps them all.
+  constexpr uint64_t kKeys = 20000, kBytes = 64;
+  ChunkCache c(kKeys * kBytes, kKeys * kBytes);
+  std::vector<CacheKey> keys;
+  for (uint64_t i = 0; i < kKeys; ++i) keys.push_back({1 + i % 5, (i / 5) * 4096});
+  for (const auto& k : keys) {
+    Add(c, k, kBytes);
+    c.EvictToBudget();
+  }
+  CacheStats s = c.stats();
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_EQ(s.resident_bytes, kKeys * kBytes);
+  for (const auto& k : keys) ASSERT_TRUE(Has(c, k)) << k.dataset << "/" << k.chunk;
+  EXPECT_EQ(c.stats().hits, kKeys);
+  EXPECT_EQ(c.stats().misses, 0u);
+}
+
+TEST_F(ChunkCacheTest, HashSpreadsNearbyKeys) {
+  CacheKeyHash h;
+  std::set<size_t> seen;
+  for (uint64_t d = 1; d <= 8; ++d)
+    for (uint64_t i = 0; i < 1000; ++i) seen.insert(h({d, i}));
+  EXPECT_EQ(seen.size(), 8000u);
+}
+
+// ------------------------------------------------------------ ghosts and budget
+
+TEST_F(ChunkCacheTest, GhostHitsGrowTheBudgetUpToMaxBudget) {
+  constexpr uint64_t kChunk = 8192;
+  const uint64_t max_budget = 5 * kChunk + 100;
+  ChunkCache c(3 * kChunk, max_budget);
+  for (uint64_t i = 0; i < 10; ++i) {
+    Add(c, {1, i}, kChunk);
+    c.EvictToBudget();
+  }
+  ASSERT_EQ(c.stats().evictions, 7u);  // chunks 0..6 are ghosts
+  // Each miss on a ghost grows the budget by a chunk, until max_budget.
+  const uint64_t expect[] = {4 * kChunk, 5 * kChunk, max_budget, max_budget, max_budget, max_budget, max_budget};
+  for (uint64_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(c.Lookup({1, i}), nullptr);
+    EXPECT_EQ(c.stats().budget_bytes, expect[i]) << "after ghost hit " << i;
+  }
+  // Growth and refill, many times over: never past max_budget.
+  for (uint64_t i = 100; i < 400; ++i) {
+    if (!Has(c, {1, i % 150})) Add(c, {1, i % 150}, kChunk);
+    c.EvictToBudget();
+    ASSERT_LE(c.stats().budget_bytes, max_budget);
+    ASSERT_LE(c.stats().resident_bytes, max_budget);
+  }
+  EXPECT_EQ(c.stats().budget_bytes, max_budget);
+}
+
+TEST_F(ChunkCacheTest, GrownBudgetHoldsMoreEntries) {
+  constexpr uint64_t kChunk = 4096;
+  ChunkCache c(2 * kChunk, 4 * kChunk);
+  for (uint64_t i = 0; i < 4; ++i) {
+    Add(c, {1, i}, kChunk);
+    c.EvictToBudget();
+  }
+  ASSERT_FALSE(Has(c, {1, 0}));  // a ghost: grows the budget
+  ASSERT_FALSE(Has(c, {1, 1}));  // again
+  EXPECT_EQ(c.stats().budget_bytes, 4 * kChunk);
+  Add(c, {1, 0}, kChunk);
+  Add(c, {1, 1}, kChunk);
+  c.EvictToBudget();
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_TRUE(Has(c, {1, i})) << i;
+}
+
+TEST_F(ChunkCacheTest, MissesOnUnknownKeysDoNotGrowTheBudget) {
+  ChunkCache c(1000, 100000);
+  for (uint64_t i = 0; i < 100; ++i) EXPECT_EQ(c.Lookup({1, i}), nullptr);
+  EXPECT_EQ(c.stats().budget_bytes, 1000u);
+}
+
+TEST_F(ChunkCacheTest, FullyUsedEvictionsLeaveNoGhost) {
+  // A sequential pass: each chunk used up in one go, then evicted.
+  constexpr uint64_t kChunk = 4096;
+  ChunkCache c(2 * kChunk, 100 * kChunk);
+  for (int pass = 0; pass < 3; ++pass) {
+    for (uint64_t i = 0; i < 20; ++i) {
+      ChunkCache::Entry* e = c.Lookup({1, i});
+      if (!e) e = c.Insert({1, i}, Bytes(kChunk), kChunk, false);
+      c.Release(e, kChunk);
+      c.EvictToBudget();
+    }
+  }
+  EXPECT_EQ(c.stats().budget_bytes, 2 * kChunk);
+  EXPECT_GT(c.stats().evictions, 50u);
+}
+
+TEST_F(ChunkCacheTest, MaxBudgetBelowBudgetMeansAFixedBudget) {
+  ChunkCache c(2 * 4096, 10);
+  for (uint64_t i = 0; i < 5; ++i) {
+    Add(c, {1, i}, 4096);
+    c.EvictToBudget();
+  }
+  for (uint64_t i = 0; i < 5; ++i) Has(c, {1, i});
+  EXPECT_EQ(c.stats().budget_bytes, 2 * 4096u);
+}
+
+// ------------------------------------------------------------ datasets
+
+TEST_F(ChunkCacheTest, DirtyEntriesReturnsOnlyThatDatasetsDirtyEntries) {
+  ChunkCache c(1 << 20, 1 << 20);
+  Add(c, {1, 0}, 10, 0, true);
+  Add(c, {1, 1}, 20, 0, true);
+  Add(c, {1, 2}, 30, 0, false);
+  Add(c, {2, 0}, 40, 0, true);
+  Add(c, {2, 1}, 50, 50, true);
+  EXPECT_EQ(c.dirty_bytes(), 120u);
+
+  std::vector<ChunkCache::Entry*> d1 = c.DirtyEntries(1);
+  std::set<uint64_t> chunks;
+  for (auto* e : d1) {
+    EXPECT_EQ(e->key.dataset, 1u);
+    EXPECT_TRUE(e->dirty);
+    EXPECT_EQ(e->pins, 1);  // pinned for the caller
+    chunks.insert(e->key.chunk);
+  }
+  EXPECT_EQ(chunks, (std::set<uint64_t>{0, 1}));
+  EXPECT_TRUE(c.DirtyEntries(3).empty());
+
+  // The caller writes them back, marks them clean and releases them.
+  for (auto* e : d1) {
+    c.MarkClean(e);
+    c.Release(e, 0);
+  }
+  EXPECT_EQ(c.dirty_bytes(), 90u);
+  EXPECT_TRUE(c.DirtyEntries(1).empty());
+  std::vector<ChunkCache::Entry*> d2 = c.DirtyEntries(2);
+  EXPECT_EQ(d2.size(), 2u);
+  for (auto* e : d2) c.Release(e, 0);
+}
+
+TEST_F(ChunkCacheTest, DirtyEntriesRespectsMaxEntries) {
+  ChunkCache c(1 << 20, 1 << 20);
+  for (uint64_t i = 0; i < 10; ++i) Add(c, {7, i}, 10, 0, true);
+  std::vector<ChunkCache::Entry*> some = c.DirtyEntries(7, 3);
+  EXPECT_EQ(some.size(), 3u);
+  for (auto* e : some) c.Release(e, 0);
+  EXPECT_TRUE(c.DirtyEntries(7, 0).empty());
+  std::vector<ChunkCache::Entry*> all = c.DirtyEntries(7);
+  EXPECT_EQ(all.size(), 10u);
+  for (auto* e : all) c.Release(e, 0);
+  // Nothing stays pinned.
+  for (uint64_t i = 0; i < 10; ++i) {
+    ChunkCache::Entry* e = c.Lookup({7, i});
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->pins, 1);
+    c.Release(e, 0);
+  }
+}
+
+TEST_F(ChunkCacheTest, DirtyEntriesComeLeastRecentlyUsedFirst) {
+  ChunkCache c(1 << 20, 1 << 20);
+  for (uint64_t i : {5, 3, 9, 1}) Add(c, {1, i}, 10, 0, true);
+  ASSERT_TRUE(Has(c, {1, 3}));  // 5, 9, 1, 3
+  std::vector<ChunkCache::Entry*> d = c.DirtyEntries(1);
+  std::vector<uint64_t> order;
+  for (auto* e : d) {
+    order.push_back(e->key.chunk);
+    c.Release(e, 0);
+  }
+  EXPECT_EQ(order, (std::vector<uint64_t>{5, 9, 1, 3}));
+}
+
+TEST_F(ChunkCacheTest, DirtyEntriesStayResidentWhilePinnedAfterMarkClean) {
+  ChunkCache c(0, 0);
+  Add(c, {1, 0}, 100, 0, true);
+  std::vector<ChunkCache::Entry*> d = c.DirtyEntries(1);
+  ASSERT_EQ(d.size(), 1u);
+  c.MarkClean(d[0]);
+  c.EvictToBudget();  // clean but pinned by DirtyEntries
+  EXPECT_EQ(c.stats().resident_bytes, 100u);
+  c.Release(d[0], 0);
+  c.EvictToBudget();
+  EXPECT_EQ(c.stats().resident_bytes, 0u);
+}
+
+TEST_F(ChunkCacheTest, EraseDatasetDropsEveryEntryOfThatDataset) {
+  ChunkCache c(1 << 20, 1 << 20);
+  for (uint64_t i = 0; i < 50; ++i) {
+    Add(c, {1, i}, 10, i % 3 == 0 ? 10 : 0, i % 2 == 0);
+    Add(c, {2, i}, 20, 0, i % 5 == 0);
+  }
+  const uint64_t dirty2 = 10 * 20;
+  c.EraseDataset(1);
+  EXPECT_EQ(c.stats().resident_bytes, 50u * 20);
+  EXPECT_EQ(c.dirty_bytes(), dirty2);
+  EXPECT_TRUE(c.DirtyEntries(1).empty());
+  for (uint64_t i = 0; i < 50; ++i) {
+    EXPECT_FALSE(Has(c, {1, i})) << i;
+    EXPECT_TRUE(Has(c, {2, i})) << i;
+  }
+  // The dataset's keys can be used again (a new dataset with the same id).
+  Add(c, {1, 0}, 30);
+  EXPECT_TRUE(Has(c, {1, 0}));
+  c.EraseDataset(3);  // nothing there: a no-op
+  EXPECT_EQ(c.stats().resident_bytes, 50u * 20 + 30);
+}
+
+TEST_F(ChunkCacheTest, EraseLeavesPinnedEntries) {
+  ChunkCache c(1000, 1000);
+  ChunkCache::Entry* e = c.Insert({1, 1}, Bytes(10), 10, true);
+  c.Erase({1, 1});
+  EXPECT_EQ(c.stats().resident_bytes, 10u);
+  c.Release(e, 0);
+  c.Erase({1, 1});
+  EXPECT_EQ(c.stats().resident_bytes, 0u);
+  EXPECT_EQ(c.dirty_bytes(), 0u);
+  c.Erase({1, 99});  // absent: a no-op
+}
+
+TEST_F(ChunkCacheTest, SurvivesConcurrentUse) {
+  constexpr uint64_t kChunk = 256;
+  ChunkCache c(64 * kChunk, 256 * kChunk);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&c, &wrong, t] {
+      std::mt19937_64 rng(t);
+      for (int i = 0; i < 5000; ++i) {
+        CacheKey k{1 + rng() % 3, rng() % 200};
+        ChunkCache::Entry* e = c.Lookup(k);
+        if (!e) e = c.Insert(k, Bytes(kChunk, static_cast<char>(k.chunk)), kChunk, false);
+        // The bytes are the chunk's, whoever loaded it.
+        if (e->data[kChunk - 1] != static_cast<char>(k.chunk) || !(e->key == k)) ++wrong;
+        c.Release(e, rng() % (kChunk + 1));
+        if (i % 16 == 0) c.EvictToBudget();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  c.EvictToBudget();
+  CacheStats s = c.stats();
+  EXPECT_LE(s.resident_bytes, s.budget_bytes);
+  EXPECT_LE(s.budget_bytes, 256 * kChunk);
+  EXPECT_EQ(s.hits + s.misses, 4u * 5000);
+  EXPECT_EQ(s.resident_bytes % kChunk, 0u);
+}
+
+}  // namespace
+}  // namespace slabfs::engine
