@@ -77,6 +77,9 @@ Result<std::unique_ptr<Container>> Container::Open(const std::string& path, cons
 }
 
 Status Container::Close() { return impl_->Close(); }
+void Container::Discard() { impl_->Discard(); }
+
+const char* Version() { return SLABFS_VERSION; }
 Status Container::Commit() { return impl_->Commit(); }
 bool Container::dirty() const { return impl_->dirty(); }
 bool Container::read_only() const { return impl_->read_only(); }

@@ -273,6 +273,13 @@ Status ContainerImpl::Close() {
   return s;
 }
 
+void ContainerImpl::Discard() {
+  // Nothing is written: the file holds the last commit, and chunks written
+  // since then went only to extents that commit does not reference.
+  std::unique_lock cl(commit_mu_);
+  closed_ = true;
+}
+
 // ------------------------------------------------------------------ tree
 
 Status ContainerImpl::CheckWritable() const {

@@ -112,6 +112,7 @@ class ContainerImpl {
   ~ContainerImpl();
 
   Status Close();
+  void Discard();
   Status Commit();
   bool dirty() const;
   bool read_only() const { return read_only_; }

@@ -1,19 +1,10 @@
 #include "tools/session.h"
 
-#include <atomic>
 #include <utility>
 
 #include <fmt/format.h>
 
 namespace slabfs::tools {
-namespace {
-
-std::atomic<bool> g_abandoned{false};
-
-}  // namespace
-
-bool AbandonedWriteSession() { return g_abandoned.load(); }
-
 Result<std::unique_ptr<Container>> OpenForReading(const std::string& path) {
   OpenOptions options;
   options.read_only = true;
@@ -30,25 +21,13 @@ Result<WriteSession> WriteSession::Open(const std::string& path, std::string_vie
 }
 
 WriteSession::~WriteSession() {
-  if (!container_) return;
-  if (container_->dirty()) {
-    Abandon();
-  } else {
-    // Nothing to commit: closing just releases the lock.
-    (void)container_->Close();
-  }
+  if (container_) container_->Discard();
 }
 
 Status WriteSession::Finish() {
   Status s = container_->Close();
   container_.reset();
   return s;
-}
-
-void WriteSession::Abandon() {
-  // Deliberately never destroyed: destruction would commit (see session.h).
-  (void)container_.release();
-  g_abandoned.store(true);
 }
 
 }  // namespace slabfs::tools

@@ -6,12 +6,9 @@
 //
 // A writing command either succeeds and commits everything it did (Finish),
 // or fails and commits nothing: a failed `slab import` must not leave half
-// of its input in the dataset. The public API has no way to drop
-// uncommitted changes (Close and the destructor both commit), so a failed
-// session abandons its Container: the object is never destroyed, the process
-// exits with std::_Exit (see AbandonedWriteSession and tools/main.cc), and
-// because commits are copy-on-write, whatever the engine wrote to the file
-// since the last commit stays unreferenced.
+// of its input in the dataset, so an unfinished session Discard()s its
+// container (copy-on-write: what the engine wrote since the last commit is
+// unreferenced).
 #ifndef SLABFS_TOOLS_SESSION_H_
 #define SLABFS_TOOLS_SESSION_H_
 
@@ -38,8 +35,7 @@ class WriteSession {
 
   WriteSession(WriteSession&&) noexcept = default;
   WriteSession& operator=(WriteSession&&) noexcept = default;
-  // An unfinished session closes a clean container and abandons a dirty one
-  // (see the file comment).
+  // An unfinished session discards its changes (see the file comment).
   ~WriteSession();
 
   Container& container() { return *container_; }
@@ -49,14 +45,9 @@ class WriteSession {
 
  private:
   explicit WriteSession(std::unique_ptr<Container> c) : container_(std::move(c)) {}
-  void Abandon();
 
   std::unique_ptr<Container> container_;
 };
-
-// Whether a WriteSession in this process abandoned uncommitted changes; if
-// so, main() must leave with std::_Exit so that nothing commits them.
-bool AbandonedWriteSession();
 
 }  // namespace slabfs::tools
 

@@ -25,7 +25,7 @@ std::string FailureLine(std::string_view command, const Status& s) {
 int RunSlab(int argc, char** argv) {
   CLI::App app{"slab: create, inspect, import and export slabfs containers (.slab files)",
                "slab"};
-  app.set_version_flag("--version", fmt::format("slab (slabfs) {}", kSlabVersion));
+  app.set_version_flag("--version", fmt::format("slab (slabfs) {}", slabfs::Version()));
   app.require_subcommand(1);
   app.fallthrough();
   app.failure_message([](const CLI::App* /*app*/, const CLI::Error& e) {

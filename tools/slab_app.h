@@ -20,7 +20,6 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
 // The version `slab --version` prints; the same as the CMake project version.
-inline constexpr std::string_view kSlabVersion = "0.1.0";
 
 int RunSlab(int argc, char** argv);
 

@@ -102,6 +102,9 @@ class Container {
   // failure.
   ~Container();
   Status Close();
+  // Closes without committing: every change since the last commit is
+  // dropped, and the container stays exactly as that commit left it.
+  void Discard();
 
   // Makes every change so far durable and atomic. A no-op when clean.
   Status Commit();
@@ -169,6 +172,9 @@ class Container {
  private:
   std::unique_ptr<engine::ContainerImpl> impl_;
 };
+
+// The slabfs version, "MAJOR.MINOR.PATCH".
+const char* Version();
 
 // Splits an absolute path into its components, checking each with
 // ValidateName. "/" gives no components.

@@ -446,3 +446,28 @@ TEST_F(ContainerFileTest, DamagedNewestSuperblockFallsBackToThePreviousCommit) {
 
 }  // namespace
 }  // namespace slabfs
+
+namespace slabfs {
+namespace {
+
+TEST(ContainerDiscardTest, DiscardDropsEverythingSinceTheLastCommit) {
+  auto disk = testutil::NewDisk();
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
+    ASSERT_OK(c->MakeGroups("/kept"));
+    ASSERT_OK(c->Commit());
+    ASSERT_OK(c->MakeGroups("/dropped"));
+    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/kept/d", {.dtype = DType::kU1, .shape = {8192}, .chunks = {4096}}));
+    std::string v(8192, 'q');
+    ASSERT_OK(d.WriteElements(0, v.size(), v.data()));
+    c->Discard();
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.read_only = true}));
+  EXPECT_OK(c->Resolve("/kept"));
+  EXPECT_CODE(c->Resolve("/dropped"), Code::kNotFound);
+  EXPECT_CODE(c->Resolve("/kept/d"), Code::kNotFound);
+  EXPECT_STRNE(Version(), "");
+}
+
+}  // namespace
+}  // namespace slabfs
