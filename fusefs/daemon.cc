@@ -129,7 +129,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   fuse_remove_signal_handlers(se);
   session.reset();  // calls destroy: stops the committer, commits
   if (rc != 0) Log().warn("session loop ended with {}", rc);
-  return Status::OK();
+  return fs.final_commit.WithContext("commit at unmount");
 }
 
 }  // namespace

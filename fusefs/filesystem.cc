@@ -127,9 +127,12 @@ void Destroy(void* userdata) {
   auto& fs = *static_cast<Filesystem*>(userdata);
   try {
     fs.committer.Stop();
-    Status s = Commit(fs);
-    if (!s.ok()) Log().error("commit at unmount failed: {}", s.ToString());
-    else Log().info("unmounted {}", fs.container.path());
+    fs.final_commit = Commit(fs);
+    if (!fs.final_commit.ok()) {
+      Log().error("commit at unmount failed: {}", fs.final_commit.ToString());
+    } else {
+      Log().info("unmounted {}", fs.container.path());
+    }
   } catch (const std::exception& e) {
     LogUnexpected("destroy", e.what());
   }
@@ -615,12 +618,14 @@ void Filesystem::AddOpenFile(const Dataset& ds) {
 }
 
 void Filesystem::DropOpenFile(ObjectId id) {
+  // The last handle lets go of the dataset, so that a removed one's space
+  // can be reclaimed; that happens in the engine when `last` is destroyed,
+  // after notes_mu is released.
+  Dataset last;
   std::lock_guard lock(notes_mu);
   auto it = notes.find(id);
   if (it == notes.end() || it->second.open_handles == 0) return;
-  // The last handle lets go of the dataset, so that a removed one's space
-  // can be reclaimed.
-  if (--it->second.open_handles == 0) it->second.open_dataset = Dataset();
+  if (--it->second.open_handles == 0) last = std::move(it->second.open_dataset);
 }
 
 std::optional<Dataset> Filesystem::OpenFileDataset(ObjectId id) {

@@ -76,6 +76,7 @@ struct Filesystem {
   const StatContext stat_ctx;
   const timespec mount_time;
   Committer committer;  // started by init, stopped by destroy
+  Status final_commit;  // the commit made by destroy, for the exit status
   std::once_flag readahead_once;
 
   // Lock order: notes_mu is a leaf. Nothing else is locked and no engine
@@ -104,8 +105,9 @@ struct FileHandle : Handle {
 
 struct DirHandle : Handle {
   DirHandle() : Handle(HandleKind::kDir) {}
-  // Guards the fields below. A leaf: readdir calls the engine while
-  // holding it, but takes no other lock.
+  // Guards the fields below. Lock order: DirHandle::mu, then the engine's
+  // own locks (readdir lists and stats while holding it) and
+  // Filesystem::notes_mu; nothing takes mu while holding those.
   std::mutex mu;
   std::vector<Entry> entries;  // the listing, sorted by name
   bool read_once = false;      // a readdir from offset 0 after this relists
