@@ -78,6 +78,9 @@ class DatasetState {
   Status LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
   void FillRuns(const ChunkCursor& cur, char* buf) const;
   void FillBytes(char* dst, uint64_t elements) const;
+  // Merges the stored chunk into a partly written entry (write without
+  // read); a no-op for complete entries. Safe with concurrent readers.
+  Status CompleteEntry(ChunkCache::Entry* e);
   // Writes one dirty cache entry back to the container.
   Status WriteBack(ChunkCache::Entry* e);
   // Writes back this dataset's dirty chunks while the cache is over budget.

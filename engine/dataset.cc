@@ -41,6 +41,42 @@ Status RunStriped(size_t width, const std::function<Status(size_t, size_t)>& str
   return Status::OK();
 }
 
+// Sets bits [start, start + n) of the mask; returns how many were clear.
+uint64_t SetBits(uint64_t* mask, uint64_t start, uint64_t n) {
+  uint64_t newly = 0;
+  while (n > 0) {
+    uint64_t word = start / 64, bit = start % 64;
+    uint64_t take = std::min<uint64_t>(64 - bit, n);
+    uint64_t bits = (take == 64 ? ~0ull : ((1ull << take) - 1)) << bit;
+    newly += static_cast<uint64_t>(__builtin_popcountll(bits & ~mask[word]));
+    mask[word] |= bits;
+    start += take;
+    n -= take;
+  }
+  return newly;
+}
+
+// Calls f(first, count) for each maximal run of clear bits below total.
+template <typename F>
+void ForEachClearRun(const uint64_t* mask, uint64_t total, F f) {
+  uint64_t i = 0;
+  while (i < total) {
+    // Skip set bits a word at a time.
+    while (i < total && i % 64 == 0 && mask[i / 64] == ~0ull) i += 64;
+    if (i >= total) break;
+    if (mask[i / 64] >> (i % 64) & 1) {
+      ++i;
+      continue;
+    }
+    uint64_t start = i;
+    while (i < total && !(mask[i / 64] >> (i % 64) & 1)) {
+      if (i % 64 == 0 && mask[i / 64] == 0 && i + 64 <= total) i += 64;
+      else ++i;
+    }
+    f(start, i - start);
+  }
+}
+
 char* ScratchBuffer() {
   static thread_local std::unique_ptr<char[]> buf(new char[kMaxGapBytes]);
   return buf.get();
@@ -193,6 +229,22 @@ Status DatasetState::LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<
   return Status::OK();
 }
 
+Status DatasetState::CompleteEntry(ChunkCache::Entry* e) {
+  std::lock_guard lock(e->merge_mu);
+  if (!e->partial.load(std::memory_order_relaxed)) return Status::OK();
+  std::unique_ptr<char[]> stored;
+  SLABFS_RETURN_IF_ERROR(LoadChunk(e->key.chunk, e->bytes, &stored));
+  const uint64_t isz = item_size_;
+  char* dst = e->data.get();
+  ForEachClearRun(e->written.get(), e->bytes / isz, [&](uint64_t first, uint64_t n) {
+    std::memcpy(dst + first * isz, stored.get() + first * isz, n * isz);
+  });
+  e->written.reset();
+  e->unwritten = 0;
+  e->partial.store(false, std::memory_order_release);
+  return Status::OK();
+}
+
 Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
   // Chunks are dealt to stripes round-robin; each stripe walks the plan with
   // its own cursor. Everything a stripe touches is safe for concurrent
@@ -232,6 +284,13 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
       if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
       cache.CountBytesRead(bytes);
       e = cache.Insert(key, std::move(data), bytes, false);
+    } else if (e->partial.load(std::memory_order_acquire)) {
+      // Partly overwritten without being read: bring in the rest first.
+      Status s = CompleteEntry(e);
+      if (!s.ok()) {
+        cache.Release(e, 0);
+        return s;
+      }
     }
     const char* src = e->data.get();
     cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
@@ -294,6 +353,7 @@ Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, con
 }
 
 Status DatasetState::WriteBack(ChunkCache::Entry* e) {
+  SLABFS_RETURN_IF_ERROR(CompleteEntry(e));
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(e->key.chunk));
   SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(e->key.chunk, rec, e->bytes));
   Status s = c_->file()->WriteAt(dest, e->data.get(), e->bytes);
@@ -347,23 +407,43 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
         continue;
       }
       std::unique_ptr<char[]> data(new char[bytes]);
+      bool partial = false;
       if (!cur.covers_chunk()) {
         if (rec.allocated()) {
-          Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
-          if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
-          cache.CountBytesRead(bytes);
+          // Write without read: the stored chunk is merged in only if an
+          // unwritten element is read, or the chunk is written back, before
+          // later writes have covered it all.
+          partial = true;
         } else {
           FillBytes(data.get(), bytes / isz);
         }
       }
       e = cache.Insert(key, std::move(data), bytes, true);
+      if (partial) {
+        uint64_t elements = bytes / isz;
+        e->written.reset(new uint64_t[(elements + 63) / 64]());
+        e->unwritten = elements;
+        e->partial.store(true, std::memory_order_release);
+      }
     } else {
       cache.MarkDirty(e);
     }
     char* dst = e->data.get();
-    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-      std::memcpy(dst + co * isz, buf + mo * isz, n * isz);
-    });
+    if (e->partial.load(std::memory_order_relaxed)) {
+      uint64_t* mask = e->written.get();
+      cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
+        std::memcpy(dst + co * isz, buf + mo * isz, n * isz);
+        e->unwritten -= SetBits(mask, co, n);
+      });
+      if (e->unwritten == 0) {  // every element written: nothing to merge
+        e->written.reset();
+        e->partial.store(false, std::memory_order_release);
+      }
+    } else {
+      cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
+        std::memcpy(dst + co * isz, buf + mo * isz, n * isz);
+      });
+    }
     cache.Release(e, used);
   }
   // Second pass: the gather writes, spread over cores.

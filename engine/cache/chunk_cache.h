@@ -57,6 +57,15 @@ class ChunkCache {
     size_t bytes = 0;
     bool dirty = false;
     int pins = 0;
+    // Write without read: a chunk partly overwritten before it was ever
+    // loaded holds valid bytes only for the elements whose bit is set in
+    // `written`; `partial` says the mask is in force. The owner merges the
+    // stored chunk in (under merge_mu) before anything reads an unwritten
+    // element or the chunk is written back.
+    std::atomic<bool> partial{false};
+    std::unique_ptr<uint64_t[]> written;
+    uint64_t unwritten = 0;  // elements whose bit is clear
+    std::mutex merge_mu;
     uint64_t used = 0;  // bytes read or written since loaded (w0 bookkeeping)
     bool in_done_list = false;
     std::list<Entry*>::iterator pos;

@@ -471,3 +471,67 @@ TEST(ContainerDiscardTest, DiscardDropsEverythingSinceTheLastCommit) {
 
 }  // namespace
 }  // namespace slabfs
+
+namespace slabfs {
+namespace {
+
+TEST(WriteWithoutReadTest, RewritingAChunkPieceByPieceNeverReadsIt) {
+  auto disk = testutil::NewDisk();
+  std::vector<float> v(64 * 64);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
+    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kF4, .shape = {64, 64}, .chunks = {32, 32}}));
+    ASSERT_OK(d.WriteElements(0, v.size(), v.data()));
+    ASSERT_OK(c->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
+  ASSERT_OK_AND_ASSIGN(Dataset d, c->OpenDataset("/d"));
+  // Rewrite every row of the dataset, one row (two half chunk rows) at a time.
+  for (uint64_t r = 0; r < 64; ++r) {
+    std::vector<float> row(64, -static_cast<float>(r));
+    ASSERT_OK(d.Write(Slab::Box({r, 0}, {1, 64}), row.data()));
+    for (uint64_t q = 0; q < 64; ++q) v[r * 64 + q] = -static_cast<float>(r);
+  }
+  ASSERT_OK(c->Commit());
+  EXPECT_EQ(c->cache_stats().bytes_read, 0u);
+  std::vector<float> back(64 * 64);
+  ASSERT_OK(d.ReadElements(0, back.size(), back.data()));
+  EXPECT_EQ(back, v);
+}
+
+TEST(WriteWithoutReadTest, ReadingAnUnwrittenElementMergesTheStoredChunk) {
+  auto disk = testutil::NewDisk();
+  std::vector<uint16_t> v(100);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint16_t>(i * 3);
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
+    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU2, .shape = {10, 10}, .chunks = {5, 5}}));
+    ASSERT_OK(d.WriteElements(0, v.size(), v.data()));
+    ASSERT_OK(c->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
+  ASSERT_OK_AND_ASSIGN(Dataset d, c->OpenDataset("/d"));
+  uint16_t x = 999;
+  ASSERT_OK(d.Write(Slab::Box({1, 2}, {1, 1}), &x));  // one element of chunk (0,0)
+  v[12] = 999;
+  EXPECT_EQ(c->cache_stats().bytes_read, 0u);
+  std::vector<uint16_t> block(25);
+  ASSERT_OK(d.Read(Slab::Box({0, 0}, {5, 5}), block.data()));
+  EXPECT_EQ(c->cache_stats().bytes_read, 25u * 2);  // the stored chunk, once
+  for (int r = 0; r < 5; ++r)
+    for (int q = 0; q < 5; ++q) EXPECT_EQ(block[r * 5 + q], v[r * 10 + q]);
+  // And a write-back of a partial chunk (commit) merges too.
+  ASSERT_OK(d.Write(Slab::Box({7, 7}, {1, 1}), &x));
+  v[77] = 999;
+  ASSERT_OK(c->Close());
+  c.reset();
+  ASSERT_OK_AND_ASSIGN(auto c2, testutil::OpenOnDisk(disk, {.read_only = true}));
+  ASSERT_OK_AND_ASSIGN(Dataset d2, c2->OpenDataset("/d"));
+  std::vector<uint16_t> all(100);
+  ASSERT_OK(d2.ReadElements(0, 100, all.data()));
+  EXPECT_EQ(all, v);
+}
+
+}  // namespace
+}  // namespace slabfs
