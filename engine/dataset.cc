@@ -217,7 +217,7 @@ Status DatasetState::ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char
 
 Status DatasetState::LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(linear));
-  out->reset(new char[bytes]);
+  *out = c_->cache().TakeBuffer(bytes);
   if (!rec.allocated()) {
     FillBytes(out->get(), bytes / item_size_);
     return Status::OK();
@@ -279,7 +279,7 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
         SLABFS_RETURN_IF_ERROR(ReadChunkDirect(cur, rec.addr, buf));
         continue;
       }
-      std::unique_ptr<char[]> data(new char[bytes]);
+      std::unique_ptr<char[]> data = cache.TakeBuffer(bytes);
       Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
       if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
       cache.CountBytesRead(bytes);
@@ -406,7 +406,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
         any_direct = true;
         continue;
       }
-      std::unique_ptr<char[]> data(new char[bytes]);
+      std::unique_ptr<char[]> data = cache.TakeBuffer(bytes);
       bool partial = false;
       if (!cur.covers_chunk()) {
         if (rec.allocated()) {

@@ -5,6 +5,7 @@
 namespace slabfs::engine {
 namespace {
 constexpr size_t kMaxGhosts = 8192;
+constexpr uint64_t kMaxPooledBytes = 16 << 20;
 }
 
 ChunkCache::ChunkCache(uint64_t budget, uint64_t max_budget)
@@ -47,6 +48,7 @@ ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[
     Entry* e = it->second.get();
     ++e->pins;
     TouchLocked(e);
+    RecycleLocked(std::move(data), bytes);
     return e;
   }
   auto owned = std::make_unique<Entry>();
@@ -95,10 +97,31 @@ void ChunkCache::RememberGhostLocked(const CacheKey& k) {
   }
 }
 
+void ChunkCache::RecycleLocked(std::unique_ptr<char[]> data, size_t bytes) {
+  if (!data || pooled_bytes_ + bytes > kMaxPooledBytes) return;
+  pool_[bytes].push_back(std::move(data));
+  pooled_bytes_ += bytes;
+}
+
+std::unique_ptr<char[]> ChunkCache::TakeBuffer(size_t bytes) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = pool_.find(bytes);
+    if (it != pool_.end() && !it->second.empty()) {
+      std::unique_ptr<char[]> b = std::move(it->second.back());
+      it->second.pop_back();
+      pooled_bytes_ -= bytes;
+      return b;
+    }
+  }
+  return std::unique_ptr<char[]>(new char[bytes]);
+}
+
 void ChunkCache::RemoveLocked(Entry* e) {
   (e->in_done_list ? done_ : lru_).erase(e->pos);
   resident_ -= e->bytes;
   if (e->dirty) dirty_bytes_ -= e->bytes;
+  RecycleLocked(std::move(e->data), e->bytes);
   map_.erase(e->key);
 }
 

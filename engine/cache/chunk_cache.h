@@ -98,6 +98,11 @@ class ChunkCache {
   // Drops one entry if present and unpinned.
   void Erase(const CacheKey& key);
 
+  // A buffer for a chunk image of `bytes`: a recycled one when an evicted
+  // chunk of that size left one behind (fresh memory costs page faults and
+  // the kernel's zeroing, as much as the copy itself), else a new one.
+  std::unique_ptr<char[]> TakeBuffer(size_t bytes);
+
   CacheStats stats() const;
   void CountBytesRead(uint64_t n) { bytes_read_ += n; }
   void CountBytesWritten(uint64_t n) { bytes_written_ += n; }
@@ -108,6 +113,7 @@ class ChunkCache {
   void RemoveLocked(Entry* e);
   void TouchLocked(Entry* e);
   void RememberGhostLocked(const CacheKey& k);
+  void RecycleLocked(std::unique_ptr<char[]> data, size_t bytes);
 
   mutable std::mutex mu_;  // innermost lock: nothing is called while holding it
   std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_;
@@ -115,6 +121,9 @@ class ChunkCache {
   std::list<Entry*> done_;  // fully used entries, evicted first
   std::unordered_set<CacheKey, CacheKeyHash> ghosts_;
   std::deque<CacheKey> ghost_order_;
+  // Buffers of evicted entries by size, at most kMaxPooledBytes in all.
+  std::unordered_map<size_t, std::vector<std::unique_ptr<char[]>>> pool_;
+  uint64_t pooled_bytes_ = 0;
   uint64_t resident_ = 0;
   uint64_t budget_;
   const uint64_t max_budget_;
