@@ -149,10 +149,13 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     }
     auto id = fs.container.Lookup(parent, name);
     if (!id) {
-      // A missing name is an ordinary answer (shells probe all the time).
-      auto level = id.error().code() == Code::kNotFound ? spdlog::level::debug
-                                                        : spdlog::level::info;
-      return Refuse("lookup", DescribeChild(fs, parent, name), id.error(), level);
+      // A missing name is an ordinary answer (shells and Python probe all
+      // the time).
+      if (id.error().code() == Code::kNotFound) {
+        return QuietRefuse("lookup", [&] { return DescribeChild(fs, parent, name); },
+                           id.error());
+      }
+      return Refuse("lookup", DescribeChild(fs, parent, name), id.error());
     }
     auto info = fs.container.Stat(*id);
     if (!info) return Refuse("lookup", DescribeChild(fs, parent, name), info.error());

@@ -48,6 +48,8 @@ std::string DescribeChild(Filesystem& fs, fuse_ino_t parent, std::string_view na
   return *path == "/" ? fmt::format("/{}", name) : fmt::format("{}/{}", *path, name);
 }
 
+bool LogsAt(spdlog::level::level_enum level) { return Log().should_log(level); }
+
 bool NameTooLong(const char* name) { return std::strlen(name) > kMaxNameBytes; }
 
 FileHandle* AsFile(const fuse_file_info* fi) {

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "fusefs/errno_table.h"
 #include "fusefs/filesystem.h"
 
 namespace slabfs::fusefs {
@@ -51,6 +52,15 @@ void Guard(fuse_req_t req, std::string_view op, Body&& body) noexcept {
 int Refuse(std::string_view op, std::string_view object, const Status& s,
            spdlog::level::level_enum level = spdlog::level::info);
 
+// Refusals that are ordinary answers (a lookup of a missing name, an absent
+// extended attribute) happen all the time and are logged at debug; these
+// skip describing the object (a path walk) unless that level is on.
+// `object` is called only when the line is logged.
+template <typename ObjectFn>
+int QuietRefuse(std::string_view op, ObjectFn&& object, const Status& s);
+template <typename ObjectFn>
+int QuietRefuseErrno(std::string_view op, ObjectFn&& object, int err, std::string_view why);
+
 // The same for the few refusals that are not an engine Status: a name
 // over 255 bytes, a buffer too small for an xattr, a missing handle.
 int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,
@@ -68,6 +78,20 @@ bool NameTooLong(const char* name);
 // The handle in fi->fh, or null if there is none or it is of the other kind.
 FileHandle* AsFile(const fuse_file_info* fi);
 DirHandle* AsDir(const fuse_file_info* fi);
+
+bool LogsAt(spdlog::level::level_enum level);
+
+template <typename ObjectFn>
+int QuietRefuse(std::string_view op, ObjectFn&& object, const Status& s) {
+  if (!LogsAt(spdlog::level::debug)) return ErrnoFromStatus(s);
+  return Refuse(op, object(), s, spdlog::level::debug);
+}
+
+template <typename ObjectFn>
+int QuietRefuseErrno(std::string_view op, ObjectFn&& object, int err, std::string_view why) {
+  if (!LogsAt(spdlog::level::debug)) return err;
+  return RefuseErrno(op, object(), err, why, spdlog::level::debug);
+}
 
 }  // namespace slabfs::fusefs
 

@@ -15,16 +15,16 @@
 namespace slabfs::fusefs {
 namespace {
 
-int ReplyXattrBytes(fuse_req_t req, std::string_view op, std::string_view object,
+// Replies with an xattr value or name list, or asks for a bigger buffer.
+int ReplyXattrBytes(fuse_req_t req, std::string_view op, Filesystem& fs, fuse_ino_t ino,
                     std::string_view bytes, size_t size) {
   if (size == 0) {  // the caller asks how big a buffer it needs
     fuse_reply_xattr(req, bytes.size());
     return 0;
   }
   if (size < bytes.size()) {
-    return RefuseErrno(op, object, ERANGE,
-                       fmt::format("value has {} bytes, buffer {}", bytes.size(), size),
-                       spdlog::level::debug);
+    return QuietRefuseErrno(op, [&] { return Describe(fs, ino); }, ERANGE,
+                            fmt::format("value has {} bytes, buffer {}", bytes.size(), size));
   }
   fuse_reply_buf(req, bytes.data(), bytes.size());
   return 0;
@@ -37,42 +37,39 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
     Filesystem& fs = Fs(req);
     XattrName x = ClassifyXattr(name);
     const std::string op = fmt::format("getxattr {}", name);
+    auto where = [&] { return Describe(fs, ino); };
     switch (x.space) {
       case XattrSpace::kOther:
         // security.capability, system.posix_acl_access...: asked on every
         // write and by ls; "no such attribute" keeps them quiet.
-        return RefuseErrno(op, Describe(fs, ino), ENODATA, "only user.* attributes exist",
-                           spdlog::level::debug);
+        return QuietRefuseErrno(op, where, ENODATA, "only user.* attributes exist");
       case XattrSpace::kSlab: {
         auto info = fs.container.Stat(ino);
-        if (!info) return Refuse(op, Describe(fs, ino), info.error());
+        if (!info) return Refuse(op, where(), info.error());
         if (info->kind != ObjectKind::kDataset) {
-          return RefuseErrno(op, Describe(fs, ino), ENODATA, "groups have no user.slab.*",
-                             spdlog::level::debug);
+          return QuietRefuseErrno(op, where, ENODATA, "groups have no user.slab.*");
         }
         auto ds = fs.container.OpenDataset(ino);
-        if (!ds) return Refuse(op, Describe(fs, ino), ds.error());
+        if (!ds) return Refuse(op, where(), ds.error());
         auto value = SlabXattrValue(ds->info(), x.name);
         if (!value) {
           if (value.error().code() == Code::kNotFound) {
-            return RefuseErrno(op, Describe(fs, ino), ENODATA, value.error().message(),
-                               spdlog::level::debug);
+            return QuietRefuseErrno(op, where, ENODATA, value.error().message());
           }
-          return Refuse(op, Describe(fs, ino), value.error());
+          return Refuse(op, where(), value.error());
         }
-        return ReplyXattrBytes(req, op, Describe(fs, ino), *value, size);
+        return ReplyXattrBytes(req, op, fs, ino, *value, size);
       }
       case XattrSpace::kUser: {
         auto attr = fs.container.GetAttribute(ino, x.name);
         if (!attr) {
           // The xattr protocol spells "no attribute by that name" ENODATA.
           if (attr.error().code() == Code::kNotFound) {
-            return RefuseErrno(op, Describe(fs, ino), ENODATA, attr.error().message(),
-                               spdlog::level::debug);
+            return QuietRefuseErrno(op, where, ENODATA, attr.error().message());
           }
-          return Refuse(op, Describe(fs, ino), attr.error());
+          return Refuse(op, where(), attr.error());
         }
-        return ReplyXattrBytes(req, op, Describe(fs, ino), attr->ToText(), size);
+        return ReplyXattrBytes(req, op, fs, ino, attr->ToText(), size);
       }
     }
     return EIO;
@@ -89,7 +86,7 @@ void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     auto attrs = fs.container.ListAttributes(ino);
     if (!attrs) return Refuse("listxattr", Describe(fs, ino), attrs.error());
     for (const std::string& a : *attrs) names.push_back(std::string(kUserPrefix) + a);
-    return ReplyXattrBytes(req, "listxattr", Describe(fs, ino), JoinXattrNames(names), size);
+    return ReplyXattrBytes(req, "listxattr", fs, ino, JoinXattrNames(names), size);
   });
 }
 

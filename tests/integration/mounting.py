@@ -14,6 +14,7 @@ itself, so that a failing assertion never leaves a mount or a daemon behind.
 import contextlib
 import os
 import pathlib
+import shlex
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,9 @@ from conftest import bin_path, slab
 
 MOUNT_TIMEOUT = 20    # seconds for a mount to become live
 UNMOUNT_TIMEOUT = 30  # seconds for the daemon to commit and exit
+# Extra daemon arguments for every mount, to run the whole suite another
+# way: SLABFS_MOUNT_ARGS="-s" or "-o clone_fd,max_threads=2".
+EXTRA_ARGS = shlex.split(os.environ.get("SLABFS_MOUNT_ARGS", ""))
 
 
 class MountFailed(Exception):
@@ -135,7 +139,7 @@ def start(container, *args, mountpoint=None):
     fd, log_path = tempfile.mkstemp(prefix="slabfs-log-", suffix=".txt")
     with os.fdopen(fd, "w") as log:
         proc = subprocess.Popen([bin_path("slabfs"), str(container), str(mountpoint), "-f",
-                                 *map(str, args)],
+                                 *EXTRA_ARGS, *map(str, args)],
                                 stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
     m = Mount(container, mountpoint, proc, log_path, owns)
@@ -160,11 +164,14 @@ def mounted(container, *args, mountpoint=None):
     try:
         yield m
     finally:
-        m.unmount()
+        rc = m.unmount()
+        log = m.log()
         try:
             os.unlink(m.log_path)
         except OSError:
             pass
+    if rc != 0:
+        pytest.fail(f"slabfs for {m.path} exited with {rc}:\n{log}")
 
 
 def try_mount(container, *args, mountpoint=None, timeout=MOUNT_TIMEOUT):
@@ -195,7 +202,11 @@ def mounter():
     errors = []
     for m in reversed(mounts):
         try:
-            m.unmount()
+            # A clean unmount exits 0; anything else (a failed final commit,
+            # a crash, a sanitizer report) fails the test.
+            rc = m.unmount()
+            if rc != 0:
+                errors.append(f"slabfs for {m.path} exited with {rc}:\n{m.log()}")
         except Exception as e:  # keep unmounting the others
             errors.append(f"{m.path}: {e}")
     for m in mounts:
