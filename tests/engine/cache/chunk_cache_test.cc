@@ -474,6 +474,54 @@ TEST_F(ChunkCacheTest, EraseLeavesPinnedEntries) {
   c.Erase({1, 99});  // absent: a no-op
 }
 
+// ------------------------------------------------------------ buffer recycling
+
+TEST_F(ChunkCacheTest, TakeBufferGivesNewMemoryWhenNothingIsPooled) {
+  ChunkCache c(1000, 1000);
+  std::unique_ptr<char[]> a = c.TakeBuffer(100), b = c.TakeBuffer(100);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(a.get(), b.get());
+  std::memset(a.get(), 1, 100);  // usable for all 100 bytes (ASan checks)
+}
+
+TEST_F(ChunkCacheTest, RecyclesTheBufferOfAnEvictedEntryOfTheSameSize) {
+  ChunkCache c(4096, 4096);
+  std::unique_ptr<char[]> data = c.TakeBuffer(4096);
+  const char* raw = data.get();
+  c.Release(c.Insert({1, 0}, std::move(data), 4096, false), 0);
+  Add(c, {1, 1}, 4096);
+  c.EvictToBudget();  // evicts {1, 0}
+  ASSERT_FALSE(Has(c, {1, 0}));
+  std::unique_ptr<char[]> other_size = c.TakeBuffer(2048);
+  EXPECT_NE(other_size.get(), raw);
+  std::unique_ptr<char[]> same_size = c.TakeBuffer(4096);
+  EXPECT_EQ(same_size.get(), raw);
+  // Taken once: the next one is other memory.
+  std::unique_ptr<char[]> next = c.TakeBuffer(4096);
+  EXPECT_NE(next.get(), raw);
+}
+
+TEST_F(ChunkCacheTest, RecyclesBuffersOfErasedEntriesAndDroppedDuplicates) {
+  ChunkCache c(1 << 20, 1 << 20);
+  auto first = Bytes(512), dup = Bytes(512), erased = Bytes(512);
+  std::set<const char*> raws = {first.get(), dup.get(), erased.get()};
+  c.Release(c.Insert({1, 0}, std::move(first), 512, false), 0);
+  c.Release(c.Insert({1, 0}, std::move(dup), 512, false), 0);  // the copy is dropped: pooled
+  c.Release(c.Insert({2, 0}, std::move(erased), 512, true), 0);
+  c.EraseDataset(2);
+  std::set<const char*> taken;
+  auto t1 = c.TakeBuffer(512), t2 = c.TakeBuffer(512);
+  taken = {t1.get(), t2.get()};
+  EXPECT_EQ(taken.size(), 2u);
+  for (const char* p : taken) EXPECT_TRUE(raws.count(p)) << "not a recycled buffer";
+  // The live entry's buffer was not handed out.
+  ChunkCache::Entry* live = c.Lookup({1, 0});
+  ASSERT_NE(live, nullptr);
+  EXPECT_FALSE(taken.count(live->data.get()));
+  c.Release(live, 0);
+}
+
 TEST_F(ChunkCacheTest, SurvivesConcurrentUse) {
   constexpr uint64_t kChunk = 256;
   ChunkCache c(64 * kChunk, 256 * kChunk);
