@@ -481,22 +481,16 @@ void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
-// Offsets: 0 is ".", 1 is "..", 2 + i is entries[i]; each entry carries the
-// offset of the next.
-int ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
-                  bool plus) {
-  Filesystem& fs = Fs(req);
-  DirHandle* dh = AsDir(fi);
-  if (dh == nullptr) return RefuseErrno("readdir", Describe(fs, ino), EBADF, "no dir handle");
+// Fills buf with the entries from offset `off` on and returns the bytes
+// used. Offsets: 0 is ".", 1 is "..", 2 + i is entries[i]; each entry
+// carries the offset of the next.
+Result<size_t> FillDir(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, DirHandle* dh, char* buf,
+                       size_t size, off_t off, bool plus) {
   std::lock_guard lock(dh->mu);
   if (off == 0 && dh->read_once) {  // rewinddir: show changes since opendir
-    auto entries = fs.container.List(ino);
-    if (!entries) return Refuse("readdir", Describe(fs, ino), entries.error());
-    dh->entries = std::move(*entries);
+    SLABFS_ASSIGN_OR_RETURN(dh->entries, fs.container.List(ino));
   }
   dh->read_once = true;
-
-  auto buf = std::make_unique_for_overwrite<char[]>(size);
   size_t used = 0;
   for (auto i = static_cast<uint64_t>(off); i < dh->entries.size() + 2; ++i) {
     const char* name;
@@ -519,12 +513,26 @@ int ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_f
       }
     }
     const auto next = static_cast<off_t>(i + 1);
-    size_t need = plus ? fuse_add_direntry_plus(req, buf.get() + used, size - used, name, &e, next)
-                       : fuse_add_direntry(req, buf.get() + used, size - used, name, &e.attr, next);
+    size_t need = plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e, next)
+                       : fuse_add_direntry(req, buf + used, size - used, name, &e.attr, next);
     if (need > size - used) break;  // not sent, so not counted as a lookup
     used += need;
   }
-  fuse_reply_buf(req, buf.get(), used);
+  return used;
+}
+
+int ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+                  bool plus) {
+  Filesystem& fs = Fs(req);
+  DirHandle* dh = AsDir(fi);
+  if (dh == nullptr) return RefuseErrno("readdir", Describe(fs, ino), EBADF, "no dir handle");
+  auto buf = std::make_unique_for_overwrite<char[]>(size);
+  auto used = FillDir(req, fs, ino, dh, buf.get(), size, off, plus);
+  if (!used) return Refuse("readdir", Describe(fs, ino), used.error());
+  // After the reply the kernel may release the directory at once (another
+  // thread deletes dh), so nothing of dh, not even its lock, is touched
+  // after this.
+  fuse_reply_buf(req, buf.get(), *used);
   return 0;
 }
 

@@ -232,3 +232,35 @@ def test_listing_large_directories(container, mounter):
     assert len(out.splitlines()) == 301
     out = run("find", m.path, "-type", "d").stdout
     assert len(out.splitlines()) == 301
+
+
+def test_concurrent_listings_and_changes(container, mounter):
+    """Many threads list, create and remove at once (directory handles come
+    and go while others are being read)."""
+    import concurrent.futures
+    m = mounter(container)
+    for i in range(50):
+        os.mkdir(mpath(m, f"/d{i:02d}"))
+
+    def lister(_):
+        for _ in range(40):
+            names = os.listdir(m.path)
+            assert all(n.startswith(("d", "t")) for n in names)
+            cp = run("ls", "-l", m.path, check=False)
+            # A name listed a moment before may be gone by the time ls stats it.
+            assert cp.returncode == 0 or all("No such file" in line
+                                             for line in cp.stderr.splitlines()), cp.stderr
+        return True
+
+    def churner(k):
+        for j in range(40):
+            p = mpath(m, f"/t{k}_{j}")
+            os.mkdir(p)
+            os.rmdir(p)
+        return True
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        futures = [pool.submit(lister, i) for i in range(4)]
+        futures += [pool.submit(churner, k) for k in range(2)]
+        assert all(f.result(timeout=300) for f in futures)
+    assert sorted(os.listdir(m.path)) == [f"d{i:02d}" for i in range(50)]
