@@ -14,12 +14,16 @@ import numpy as np
 import pytest
 
 from conftest import bin_path, run, slab
-from mounting import (container, export, is_mounted, make_dataset, mounted,  # noqa: F401
-                      mounter, try_mount)
+from mounting import (MountFailed, container, export, is_mounted, make_dataset,  # noqa: F401
+                      mounted, mounter, start, try_mount)
 
 
 def mpath(m, path):
     return str(m.path) + path
+
+
+def start_ro(c):
+    return start(c, "-o", "ro")
 
 
 def sha256(path):
@@ -299,3 +303,47 @@ def test_background_mode_reports_failures(tmp_path):
     assert cp.returncode != 0
     assert "cannot open the container" in cp.stderr
     assert not is_mounted(tmp_path)
+
+
+@pytest.mark.parametrize("seed,flips", [(1, 40), (2, 40), (3, 3), (4, 3), (5, 1), (6, 1),
+                                        (7, 1), (8, 1)])
+def test_damaged_container_gives_errors_never_a_crash(container, seed, flips):
+    """Bytes flipped anywhere past the superblocks: the mount either refuses
+    the file or serves it, and then every read answers with data or EIO,
+    never a crash, and the file is left as it was."""
+    rng = np.random.default_rng(seed)
+    for i in range(3):
+        make_dataset(container, f"/g{i}/ds", rng.standard_normal((64, 48)).astype("<f4"),
+                     (16, 16))
+    slab("attr", container, "/g0", "note", "hello")
+    data = bytearray(container.read_bytes())
+    for off in rng.integers(12288, len(data), flips):
+        data[off] ^= 0xFF
+    container.write_bytes(bytes(data))
+    before = sha256(container)
+    try:
+        m = start_ro(container)
+    except MountFailed as e:
+        assert e.returncode not in (0, None) and "slabfs: " in e.log
+        assert sha256(container) == before
+        return
+    errors = []
+    try:
+        for dirpath, dirnames, filenames in os.walk(m.path, onerror=errors.append):
+            for name in dirnames + filenames:
+                p = os.path.join(dirpath, name)
+                try:
+                    os.listxattr(p)
+                    if name in filenames:
+                        with open(p, "rb") as f:
+                            f.read()
+                except OSError as e:
+                    errors.append(e)
+        for e in errors:
+            assert e.errno in (errno.EIO, errno.ENOENT, errno.ENODATA), e
+        assert os.path.ismount(m.path)  # the daemon is still serving
+        print(f"served, {len(errors)} errors: {errors[:3]}")
+    finally:
+        rc = m.unmount()
+    assert rc == 0, m.log()
+    assert sha256(container) == before
