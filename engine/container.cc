@@ -30,7 +30,8 @@ namespace {
 constexpr int kMaxDepth = 512;
 constexpr size_t kMaxChildrenPerGroup = 100000;
 constexpr size_t kMaxAttributeBytesPerObject = 1 << 20;
-constexpr uint64_t kMaxFixedArrayChunks = 1ull << 30;
+// The fixed array keeps two words per leaf of 512 chunks in memory.
+constexpr uint64_t kMaxFixedArrayChunks = 1ull << 28;
 constexpr uint64_t kAutoChunkBytes = 1 << 20;
 constexpr char kLockMagic[] = "SLABLOCK\n";
 

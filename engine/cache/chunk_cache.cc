@@ -90,10 +90,14 @@ void ChunkCache::MarkClean(Entry* e) {
 }
 
 void ChunkCache::RememberGhostLocked(const CacheKey& k) {
-  if (ghosts_.insert(k).second) ghost_order_.push_back(k);
-  while (ghost_order_.size() > kMaxGhosts) {
-    ghosts_.erase(ghost_order_.front());
+  uint64_t seq = ++ghost_seq_;
+  ghosts_[k] = seq;
+  ghost_order_.emplace_back(k, seq);
+  while (ghosts_.size() > kMaxGhosts || ghost_order_.size() > 2 * kMaxGhosts) {
+    auto [key, s] = ghost_order_.front();
     ghost_order_.pop_front();
+    auto it = ghosts_.find(key);
+    if (it != ghosts_.end() && it->second == s) ghosts_.erase(it);
   }
 }
 

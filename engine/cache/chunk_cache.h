@@ -8,7 +8,8 @@
 //
 // Sizing by access: keys of recently evicted chunks are remembered (a ghost
 // list); a miss on one means the working set did not fit, and the budget
-// grows by that chunk, up to max_budget. A sequential pass whose chunks are
+// grows by the average resident chunk size (at least 4 KiB), up to
+// max_budget. A sequential pass whose chunks are
 // each used up in one go never hits a ghost, so the budget stays put.
 //
 // Dirty entries are never evicted here: only the dataset that owns them
@@ -27,7 +28,6 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "slabfs/types.h"
@@ -119,8 +119,12 @@ class ChunkCache {
   std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_;
   std::list<Entry*> lru_;   // front = least recently used
   std::list<Entry*> done_;  // fully used entries, evicted first
-  std::unordered_set<CacheKey, CacheKeyHash> ghosts_;
-  std::deque<CacheKey> ghost_order_;
+  // Ghosts: key -> sequence number of its latest eviction. The queue holds
+  // (key, sequence) in eviction order; an entry whose sequence is no longer
+  // the key's latest is stale and skipped when it reaches the front.
+  std::unordered_map<CacheKey, uint64_t, CacheKeyHash> ghosts_;
+  std::deque<std::pair<CacheKey, uint64_t>> ghost_order_;
+  uint64_t ghost_seq_ = 0;
   // Buffers of evicted entries by size, at most kMaxPooledBytes in all.
   std::unordered_map<size_t, std::vector<std::unique_ptr<char[]>>> pool_;
   uint64_t pooled_bytes_ = 0;

@@ -41,6 +41,7 @@ Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std
   if (LoadU32(image.data()) != kBlockMagic) return bad("bad magic");
   if (static_cast<uint8_t>(image[4]) != static_cast<uint8_t>(type)) return bad("wrong block type");
   if (static_cast<uint8_t>(image[5]) != 1) return bad("unknown block version");
+  if (image[6] != 0 || image[7] != 0) return bad("reserved header bytes are not zero");
   uint32_t len = LoadU32(image.data() + 8);
   if (len != image.size() - kBlockHeaderBytes) return bad("length mismatch");
   uint32_t crc = Crc32c(image.data(), 12);

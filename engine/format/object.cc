@@ -108,6 +108,7 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
     if (!o.attrs.empty() && o.attrs.back().name >= name) return Err(Bad(o.id, "attributes out of order"));
     a.name = std::string(name);
     if (kind == 0) {
+      if (dtype != 0) return Err(Bad(o.id, "string attribute with a dtype"));
       a.value = Attribute::String(std::string(value));
     } else if (kind == 1) {
       if (!IsValidDTypeCode(dtype)) return Err(Bad(o.id, "bad attribute dtype"));

@@ -44,6 +44,9 @@ Result<Superblock> DecodeSuperblock(std::string_view bytes) {
       !r.U32(&sb.free_list.len) || !r.U32(&pad2) || !r.U64(&sb.file_end) ||
       !r.U64(&sb.next_object_id))
     return Err(Status::Corruption("superblock is truncated"));
+  if (pad1 != 0 || pad2 != 0) return Err(Status::Corruption("superblock reserved fields are not zero"));
+  for (size_t i = 72; i < kSuperblockBytes - 4; ++i)
+    if (bytes[i] != 0) return Err(Status::Corruption("superblock reserved bytes are not zero"));
   if (version != kFormatVersion)
     return Err(Status::NotSupported("container format version " + std::to_string(version) +
                                     " (this slabfs reads version " + std::to_string(kFormatVersion) + ")"));
@@ -52,7 +55,7 @@ Result<Superblock> DecodeSuperblock(std::string_view bytes) {
   if (sb.file_end < kDataStart) return Err(Status::Corruption("superblock file end before data start"));
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(sb.root, sb.file_end, "root"));
   if (sb.root.empty()) return Err(Status::Corruption("superblock has no root"));
-  if (!sb.free_list.empty()) SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(sb.free_list, sb.file_end, "free list"));
+  SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(sb.free_list, sb.file_end, "free list"));
   if (sb.next_object_id <= 1) return Err(Status::Corruption("bad next object id"));
   return sb;
 }

@@ -195,7 +195,6 @@ Status FixedArrayIndex::Flush() {
     leaf_refs_[leaf] = ref;
     changed.insert(leaf);
   }
-  dirty_leaves_.clear();
   uint64_t span = 1;  // leaves per child at the current level
   for (int level = 1; level <= depth_; ++level) {
     const std::vector<BlockRef>& below = level == 1 ? leaf_refs_ : node_refs_[level - 2];
@@ -225,6 +224,10 @@ Status FixedArrayIndex::Flush() {
     span *= kNodeFanout;
   }
   root_ = depth_ == 0 ? leaf_refs_[0] : node_refs_[depth_ - 1][0];
+  // Only now: a flush that fails part way leaves every leaf dirty, so a
+  // retry rewrites the leaves (their fresh blocks from the failed attempt
+  // are freed at once) and every node above them.
+  dirty_leaves_.clear();
   return Status::OK();
 }
 

@@ -66,10 +66,20 @@ uint64_t Allocator::Allocate(uint64_t len, uint64_t align) {
     InsertFreeLocked(ext_addr, addr - ext_addr);
     InsertFreeLocked(addr + len, ext_addr + ext_len - addr - len);
   } else {
-    addr = aligned(file_end_);
-    // A free extent that ends at file_end is merged into the allocation.
-    InsertFreeLocked(file_end_, addr - file_end_);
-    file_end_ = addr + len;
+    // At the end of the file. A free extent that ends at file_end is too
+    // small on its own, but the allocation starts inside it.
+    uint64_t start = file_end_;
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == file_end_) {
+        start = last->first;
+        EraseFreeLocked(last);
+      }
+    }
+    addr = aligned(start);
+    InsertFreeLocked(start, addr - start);
+    if (addr + len < file_end_) InsertFreeLocked(addr + len, file_end_ - addr - len);
+    file_end_ = std::max(file_end_, addr + len);
   }
   fresh_[addr] = len;
   return addr;

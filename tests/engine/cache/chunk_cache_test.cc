@@ -553,3 +553,30 @@ TEST_F(ChunkCacheTest, SurvivesConcurrentUse) {
 
 }  // namespace
 }  // namespace slabfs::engine
+
+namespace slabfs::engine {
+namespace {
+
+// A chunk evicted, wanted again, re-inserted and evicted again must stay a
+// ghost for the next kMaxGhosts (8192) evictions.
+TEST_F(ChunkCacheTest, ReEvictedChunkStaysAGhost) {
+  const size_t kChunk = 4096;
+  ChunkCache c(kChunk, uint64_t{1} << 40);
+  const CacheKey k{1, 0};
+  Add(c, k, kChunk);
+  Add(c, {1, 1}, kChunk);  // evicts k
+  c.EvictToBudget();
+  ASSERT_FALSE(Has(c, k));  // a ghost hit: the budget grows
+  Add(c, k, kChunk);
+  uint64_t budget = c.stats().budget_bytes;
+  // Fill past the grown budget so that k is evicted again, then 8191 others.
+  for (uint64_t i = 2; i < 2 + 8191 + budget / kChunk; ++i) {
+    Add(c, {1, i}, kChunk);
+    c.EvictToBudget();
+  }
+  ASSERT_FALSE(Has(c, k));
+  EXPECT_GT(c.stats().budget_bytes, budget);
+}
+
+}  // namespace
+}  // namespace slabfs::engine

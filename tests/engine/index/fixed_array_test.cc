@@ -837,3 +837,28 @@ TEST_F(FixedArrayHostileTest, RejectsAnUpperNodeThatPointsAtTheWrongLevel) {
 
 }  // namespace
 }  // namespace slabfs::engine
+
+namespace slabfs::engine {
+namespace {
+
+// A flush that fails after writing a leaf but before the node above it must
+// stay dirty, so that a retried commit writes the nodes.
+TEST_F(FixedArrayTest, FlushRetriedAfterAFailedNodeWriteWritesTheNodes) {
+  auto idx = Open(1025);  // three leaves under one node
+  ASSERT_OK(idx->Put(1000, {data_begin_ + 8}));
+  ASSERT_OK(idx->Flush());
+  alloc_.MarkDurable();
+  ASSERT_OK(idx->Put(1000, {data_begin_ + 16}));
+  disk_->crash_after = disk_->writes + 1;  // the leaf write succeeds, the node write fails once
+  EXPECT_FALSE(idx->Flush().ok());
+  disk_->crash_after = -1;
+  disk_->crashed = false;
+  EXPECT_TRUE(idx->dirty());
+  ASSERT_OK(idx->Flush());
+  auto again = Open(1025, idx->EncodeRoot());
+  ASSERT_OK_AND_ASSIGN(ChunkRecord r, again->Get(1000));
+  EXPECT_EQ(r.addr, data_begin_ + 16);
+}
+
+}  // namespace
+}  // namespace slabfs::engine
