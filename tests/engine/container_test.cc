@@ -535,3 +535,43 @@ TEST(WriteWithoutReadTest, ReadingAnUnwrittenElementMergesTheStoredChunk) {
 
 }  // namespace
 }  // namespace slabfs
+
+namespace slabfs {
+namespace {
+
+// ViewBytes gives exactly the bytes ReadBytes gives, for every range, with
+// cached, stored, unwritten and partly written chunks, and piece limits.
+TEST(ReadViewTest, MatchesReadBytes) {
+  auto disk = testutil::NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.cache_bytes = 8192}));
+  ASSERT_OK_AND_ASSIGN(auto fill, EncodeScalar(DType::kI2, "-2"));
+  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kI2, .shape = {9, 13, 7},
+                                                          .chunks = {4, 5, 3}, .fill = fill}));
+  std::mt19937 rng(5);
+  std::vector<int16_t> v(9 * 13 * 7);
+  for (auto& x : v) x = static_cast<int16_t>(rng());
+  ASSERT_OK(d.Write(Slab::Box({0, 0, 0}, {5, 13, 7}), v.data()));  // the rest stays unwritten
+  ASSERT_OK(c->Commit());
+  int16_t one = 5;
+  ASSERT_OK(d.Write(Slab::Box({1, 1, 1}, {1, 1, 1}), &one));  // a partly written cached chunk
+  const uint64_t size = d.size_bytes();
+  for (int trial = 0; trial < 400; ++trial) {
+    uint64_t off = rng() % (size + 3);
+    size_t len = rng() % 700;
+    int max_pieces = 1 + static_cast<int>(rng() % 40);
+    std::string expect(len, '\0');
+    ASSERT_OK_AND_ASSIGN(size_t n, d.ReadBytes(off, len, expect.data()));
+    expect.resize(n);
+    ASSERT_OK_AND_ASSIGN(ReadView view, d.ViewBytes(off, len, max_pieces));
+    ASSERT_LE(view.num_pieces(), max_pieces);
+    std::string got;
+    for (int i = 0; i < view.num_pieces(); ++i)
+      got.append(static_cast<const char*>(view.pieces()[i].iov_base), view.pieces()[i].iov_len);
+    ASSERT_EQ(view.size(), got.size());
+    ASSERT_EQ(got, expect) << "offset " << off << " length " << len << " pieces " << max_pieces;
+  }
+  EXPECT_CODE(d.ViewBytes(0, 10, 0), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace slabfs
