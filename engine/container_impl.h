@@ -52,7 +52,6 @@ class DatasetState {
   Status WriteElements(uint64_t first, uint64_t count, const void* buf);
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf);
   Status WriteBytes(uint64_t offset, size_t length, const void* buf);
-  Result<ReadView> ViewBytes(uint64_t offset, size_t length, int max_pieces);
   Status Clear();
 
   // Commit support; the caller holds commit_mu_ exclusively.
@@ -78,8 +77,6 @@ class DatasetState {
   Status WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, const char* buf);
   Status LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
   void FillRuns(const ChunkCursor& cur, char* buf) const;
-  // A block of fill values (made on first use) for views of unwritten chunks.
-  const char* FillBlock();
   void FillBytes(char* dst, uint64_t elements) const;
   // Merges the stored chunk into a partly written entry (write without
   // read); a no-op for complete entries. Safe with concurrent readers.
@@ -106,8 +103,6 @@ class DatasetState {
   bool fill_is_zero_ = true;
   std::atomic<uint64_t> allocated_chunks_{0};
   std::atomic<uint64_t> stored_bytes_{0};
-  std::once_flag fill_once_;
-  std::unique_ptr<char[]> fill_block_;
   bool header_dirty_ = false;  // counters changed since the last commit
   bool detached_ = false;
 };

@@ -74,9 +74,18 @@ fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info) {
   return e;
 }
 
-// The most data pieces one read reply gathers (UIO_MAXIOV less libfuse's
-// header); a view with more copies its tail into one piece.
-constexpr int kMaxReplyPieces = 1023;
+// A buffer per worker thread for read replies: allocated once at the
+// largest request size seen (max_read, 1 MiB), then reused, so a read costs
+// no allocation and no page faults.
+char* ReadBuffer(size_t size) {
+  thread_local std::unique_ptr<char[]> buffer;
+  thread_local size_t capacity = 0;
+  if (size > capacity) {
+    buffer = std::make_unique_for_overwrite<char[]>(size);
+    capacity = size;
+  }
+  return buffer.get();
+}
 
 Status Commit(Filesystem& fs) {
   if (fs.options.read_only) return Status::OK();
@@ -378,18 +387,13 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     if (fh == nullptr) {
       return RefuseErrno("read", Describe(Fs(req), ino), EBADF, "no file handle");
     }
-    // Gather the reply straight from the engine's chunk images: no copy here.
-    // libfuse adds one iovec for the header, and the kernel takes 1024.
-    auto view = fh->dataset.ViewBytes(static_cast<uint64_t>(off), size, kMaxReplyPieces);
-    if (!view) {
+    char* buf = ReadBuffer(size);
+    auto n = fh->dataset.ReadBytes(static_cast<uint64_t>(off), size, buf);
+    if (!n) {
       return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size),
-                    view.error());
+                    n.error());
     }
-    if (view->num_pieces() == 0) {
-      fuse_reply_buf(req, nullptr, 0);
-    } else {
-      fuse_reply_iov(req, view->pieces(), view->num_pieces());
-    }
+    fuse_reply_buf(req, buf, *n);
     return 0;
   });
 }

@@ -25,8 +25,6 @@
 #ifndef SLABFS_CONTAINER_H_
 #define SLABFS_CONTAINER_H_
 
-#include <sys/uio.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,29 +40,6 @@ namespace engine {
 class ContainerImpl;
 class DatasetState;
 }  // namespace engine
-
-// A byte range of a dataset as pieces of memory the engine owns, for
-// replies that gather instead of copying (writev, fuse_reply_iov). While a
-// ReadView lives it holds the dataset's read lock (writes to the dataset and
-// commits wait) and keeps the chunks it points into in memory: use it and
-// destroy it promptly, and call nothing that writes meanwhile.
-class ReadView {
- public:
-  ReadView();
-  ~ReadView();
-  ReadView(ReadView&&) noexcept;
-  ReadView& operator=(ReadView&&) noexcept;
-
-  const struct iovec* pieces() const;
-  int num_pieces() const;
-  size_t size() const;  // bytes in all pieces
-
-  struct Rep;  // engine-private
-
- private:
-  friend class engine::DatasetState;
-  std::unique_ptr<Rep> rep_;
-};
 
 // A handle to one dataset. Cheap to copy; stays valid while its Container is
 // open, even if the dataset is renamed. If the dataset is removed while a
@@ -101,10 +76,6 @@ class Dataset {
   // changes nothing.
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf) const;
   Status WriteBytes(uint64_t offset, size_t length, const void* buf);
-  // The bytes ReadBytes would give, without copying them: at most
-  // max_pieces pieces (the tail is copied into one piece when there would be
-  // more). max_pieces >= 1.
-  Result<ReadView> ViewBytes(uint64_t offset, size_t length, int max_pieces) const;
 
   // Resets every element to the fill value and frees all chunks.
   Status Clear();
