@@ -9,6 +9,7 @@
 #ifndef SLABFS_ENGINE_CONTAINER_IMPL_H_
 #define SLABFS_ENGINE_CONTAINER_IMPL_H_
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -76,6 +77,8 @@ class DatasetState {
   // Writes a whole chunk from the caller's buffer to its (placed) extent.
   Status WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, const char* buf);
   Status LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
+  // Starts read-ahead of a chunk's extent, once in a while per chunk.
+  void AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes);
   void FillRuns(const ChunkCursor& cur, char* buf) const;
   void FillBytes(char* dst, uint64_t elements) const;
   // Merges the stored chunk into a partly written entry (write without
@@ -103,6 +106,7 @@ class DatasetState {
   bool fill_is_zero_ = true;
   std::atomic<uint64_t> allocated_chunks_{0};
   std::atomic<uint64_t> stored_bytes_{0};
+  std::array<std::atomic<uint64_t>, 1024> advised_{};  // chunk + 1, see AdviseChunk
   bool header_dirty_ = false;  // counters changed since the last commit
   bool detached_ = false;
 };

@@ -217,6 +217,16 @@ Status DatasetState::ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char
   return Status::OK();
 }
 
+void DatasetState::AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes) {
+  // A direct-mapped table of recently advised chunks keeps repeated partial
+  // reads of one chunk (a row at a time) from asking again; races only cost
+  // an extra hint.
+  std::atomic<uint64_t>& slot = advised_[linear % advised_.size()];
+  if (slot.load(std::memory_order_relaxed) == linear + 1) return;
+  slot.store(linear + 1, std::memory_order_relaxed);
+  c_->file()->WillNeed(addr, bytes);
+}
+
 Status DatasetState::LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(linear));
   *out = c_->cache().TakeBuffer(bytes);
@@ -275,17 +285,15 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
       }
       const uint64_t bytes = ChunkBytes(cur);
       SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
-      if (cur.covers_chunk()) {
-        // Every element of the chunk is wanted: read it straight into the
-        // caller's buffer; caching it would only evict something useful.
-        SLABFS_RETURN_IF_ERROR(ReadChunkDirect(cur, rec.addr, buf));
-        continue;
-      }
-      std::unique_ptr<char[]> data = cache.TakeBuffer(bytes);
-      Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
-      if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
-      cache.CountBytesRead(bytes);
-      e = cache.Insert(key, std::move(data), bytes, false);
+      // An unfiltered chunk is read straight from the file into the caller's
+      // buffer, whole or in part: the operating system's page cache already
+      // holds the file, and loading the chunk into the chunk cache first
+      // would copy every byte twice. The first partial read of a chunk asks
+      // the kernel to read all of it ahead, so a cold file is still read
+      // chunk by chunk, not in scattered pages.
+      if (!cur.covers_chunk()) AdviseChunk(cur.linear(), rec.addr, bytes);
+      SLABFS_RETURN_IF_ERROR(ReadChunkDirect(cur, rec.addr, buf));
+      continue;
     } else if (e->partial.load(std::memory_order_acquire)) {
       // Partly overwritten without being read: bring in the rest first.
       Status s = CompleteEntry(e);

@@ -92,6 +92,10 @@ class PosixFile final : public File {
     return Vectored(off, iov, iovcnt, /*write=*/true);
   }
 
+  void WillNeed(uint64_t off, uint64_t len) override {
+    (void)::posix_fadvise(fd_, static_cast<off_t>(off), static_cast<off_t>(len), POSIX_FADV_WILLNEED);
+  }
+
   Status Sync() override {
     while (::fdatasync(fd_) != 0) {
       if (errno != EINTR) return ErrnoStatus(errno, "sync " + path_);

@@ -31,6 +31,9 @@ class File {
   virtual Status WriteAt(uint64_t off, const void* buf, size_t n) = 0;
   // Gather write of the iovecs' total length at off.
   virtual Status WritevAt(uint64_t off, const struct iovec* iov, int iovcnt);
+  // Hints that [off, off+len) will be read soon (starts read-ahead). Has no
+  // effect on what any call returns.
+  virtual void WillNeed(uint64_t /*off*/, uint64_t /*len*/) {}
   // Makes every completed write durable (fdatasync).
   virtual Status Sync() = 0;
   virtual Result<uint64_t> Size() = 0;
