@@ -309,6 +309,17 @@ std::string ContainerImpl::PathOfLocked(const Node* n) const {
   return s;
 }
 
+std::string ContainerImpl::ChildPathLocked(const Node* parent, std::string_view name) const {
+  return PathOfLocked(parent) + (parent->parent ? "/" : "") + std::string(name);
+}
+
+Status ContainerImpl::CheckNewChildLocked(const Node* parent, std::string_view name) const {
+  if (parent->children.count(name)) return Status::AlreadyExists(ChildPathLocked(parent, name) + " already exists");
+  if (parent->children.size() >= kMaxChildrenPerGroup)
+    return Status::NoSpace(PathOfLocked(parent) + " has " + std::to_string(kMaxChildrenPerGroup) + " children already");
+  return Status::OK();
+}
+
 void ContainerImpl::MarkDirtyLocked(Node* n) {
   for (; n && !n->dirty; n = n->parent) n->dirty = true;
   ns_dirty_ = true;
@@ -345,7 +356,7 @@ Result<ObjectId> ContainerImpl::Lookup(ObjectId parent, std::string_view name) {
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   auto it = p->children.find(name);
   if (it == p->children.end())
-    return Err(Status::NotFound(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + ": no such object"));
+    return Err(Status::NotFound(ChildPathLocked(p, name) + ": no such object"));
   return it->second->id;
 }
 
@@ -400,10 +411,7 @@ Result<ObjectId> ContainerImpl::CreateGroup(ObjectId parent, std::string_view na
   std::shared_lock cl(commit_mu_);
   std::unique_lock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
-  if (p->children.count(name))
-    return Err(Status::AlreadyExists(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + " already exists"));
-  if (p->children.size() >= kMaxChildrenPerGroup)
-    return Err(Status::NoSpace(PathOfLocked(p) + " has " + std::to_string(kMaxChildrenPerGroup) + " children already"));
+  SLABFS_RETURN_IF_ERROR_R(CheckNewChildLocked(p, name));
   return NewNodeLocked(ObjectKind::kGroup, p, std::string(name))->id;
 }
 
@@ -471,10 +479,7 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
   std::shared_lock cl(commit_mu_);
   std::unique_lock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
-  if (p->children.count(name))
-    return Err(Status::AlreadyExists(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + " already exists"));
-  if (p->children.size() >= kMaxChildrenPerGroup)
-    return Err(Status::NoSpace(PathOfLocked(p) + " has " + std::to_string(kMaxChildrenPerGroup) + " children already"));
+  SLABFS_RETURN_IF_ERROR_R(CheckNewChildLocked(p, name));
   ObjectId id = sb_next_id_;
   SLABFS_ASSIGN_OR_RETURN(auto index, OpenChunkIndex(kind, chunks, "", &store_, "dataset " + std::to_string(id)));
   Node* n = NewNodeLocked(ObjectKind::kDataset, p, std::string(name));
@@ -497,7 +502,7 @@ Status ContainerImpl::Remove(ObjectId parent, std::string_view name) {
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   auto it = p->children.find(name);
   if (it == p->children.end())
-    return Status::NotFound(PathOfLocked(p) + (p->parent ? "/" : "") + std::string(name) + ": no such object");
+    return Status::NotFound(ChildPathLocked(p, name) + ": no such object");
   Node* n = it->second;
   if (!n->children.empty()) return Status::NotEmpty(PathOfLocked(n) + " is not empty");
   DetachLocked(n);
@@ -515,8 +520,7 @@ Status ContainerImpl::Rename(ObjectId from_parent, std::string_view from_name, O
   SLABFS_ASSIGN_OR_RETURN(Node * dst_parent, GetGroup(to_parent));
   auto it = src_parent->children.find(from_name);
   if (it == src_parent->children.end())
-    return Status::NotFound(PathOfLocked(src_parent) + (src_parent->parent ? "/" : "") + std::string(from_name) +
-                            ": no such object");
+    return Status::NotFound(ChildPathLocked(src_parent, from_name) + ": no such object");
   Node* n = it->second;
   // A group may not move into itself or below itself.
   for (Node* a = dst_parent; a; a = a->parent)

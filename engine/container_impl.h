@@ -180,6 +180,10 @@ class ContainerImpl {
   Node* NewNodeLocked(ObjectKind kind, Node* parent, std::string name);
   void DetachLocked(Node* n);
   std::string PathOfLocked(const Node* n) const;
+  // "/a/b" + "c" -> "/a/b/c" (and "/" + "c" -> "/c"), for messages.
+  std::string ChildPathLocked(const Node* parent, std::string_view name) const;
+  // AlreadyExists if the name is taken, NoSpace if the group is full.
+  Status CheckNewChildLocked(const Node* parent, std::string_view name) const;
   Status CommitLocked();
 
   std::unique_ptr<File> file_;
