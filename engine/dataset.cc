@@ -18,6 +18,8 @@ constexpr uint64_t kMaxGapBytes = 64 * 1024;
 // A whole-chunk write with more runs than this goes through the cache, where
 // it is one contiguous write, rather than one iovec per run.
 constexpr uint64_t kMaxDirectRuns = 4096;
+// A whole-chunk write of more runs than this is gathered into one buffer.
+constexpr size_t kMaxWriteIovecs = 16;
 
 // A transfer this large that touches several chunks is split across cores.
 // Below it the split costs more than it gains (and the mount already runs
@@ -355,7 +357,27 @@ Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, con
     else
       iov.push_back({src, n * isz});
   });
-  Status s = c_->file()->WritevAt(dest, iov.data(), static_cast<int>(iov.size()));
+  Status s;
+  if (iov.size() > kMaxWriteIovecs) {
+    // Many short runs: gathering them here (the buffer stays in the CPU's
+    // cache) and writing once costs less than the kernel copying run by run
+    // into fresh page-cache pages.
+    thread_local std::unique_ptr<char[]> gather;
+    thread_local uint64_t gather_bytes = 0;
+    const uint64_t bytes = ChunkBytes(cur);
+    if (gather_bytes < bytes) {
+      gather.reset(new char[bytes]);
+      gather_bytes = bytes;
+    }
+    char* q = gather.get();
+    for (const auto& v : iov) {
+      std::memcpy(q, v.iov_base, v.iov_len);
+      q += v.iov_len;
+    }
+    s = c_->file()->WriteAt(dest, gather.get(), bytes);
+  } else {
+    s = c_->file()->WritevAt(dest, iov.data(), static_cast<int>(iov.size()));
+  }
   if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
   c_->cache().CountBytesWritten(ChunkBytes(cur));
   c_->cache().CountBypassWrite();
