@@ -18,6 +18,9 @@ constexpr uint64_t kMaxGapBytes = 64 * 1024;
 // A whole-chunk write with more runs than this goes through the cache, where
 // it is one contiguous write, rather than one iovec per run.
 constexpr uint64_t kMaxDirectRuns = 4096;
+// Per-thread staging buffers for the two cases below are at most this large
+// (larger chunks use the vectored calls), so they cost little memory.
+constexpr uint64_t kMaxStagingBytes = 4 << 20;
 // A direct read of more runs than this reads their span into one buffer.
 constexpr uint64_t kMaxReadIovecs = 16;
 // A whole-chunk write of more runs than this is gathered into one buffer.
@@ -182,15 +185,17 @@ void DatasetState::FillRuns(const ChunkCursor& cur, char* buf) const {
 
 Status DatasetState::ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char* buf) {
   const uint64_t isz = item_size_;
+  uint64_t lo = UINT64_MAX, hi = 0;
   if (cur.num_runs() > kMaxReadIovecs) {
-    // Many short runs: read the span they cover in one piece into a buffer
-    // that stays in the CPU's cache, then copy the runs out of it. The
-    // kernel copies one contiguous range instead of walking an iovec per run.
-    uint64_t lo = UINT64_MAX, hi = 0;
     cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t n) {
       lo = std::min(lo, co * isz);
       hi = std::max(hi, (co + n) * isz);
     });
+  }
+  if (cur.num_runs() > kMaxReadIovecs && hi - lo <= kMaxStagingBytes) {
+    // Many short runs: read the span they cover in one piece into a buffer
+    // that stays in the CPU's cache, then copy the runs out of it. The
+    // kernel copies one contiguous range instead of walking an iovec per run.
     thread_local std::unique_ptr<char[]> span;
     thread_local uint64_t span_bytes = 0;
     if (span_bytes < hi - lo) {
@@ -385,7 +390,7 @@ Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, con
       iov.push_back({src, n * isz});
   });
   Status s;
-  if (iov.size() > kMaxWriteIovecs) {
+  if (iov.size() > kMaxWriteIovecs && ChunkBytes(cur) <= kMaxStagingBytes) {
     // Many short runs: gathering them here (the buffer stays in the CPU's
     // cache) and writing once costs less than the kernel copying run by run
     // into fresh page-cache pages.
