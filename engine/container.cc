@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "engine/container_impl.h"
+#include "engine/util/math.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
 
@@ -35,7 +36,6 @@ constexpr uint64_t kMaxFixedArrayChunks = 1ull << 28;
 constexpr uint64_t kAutoChunkBytes = 1 << 20;
 constexpr char kLockMagic[] = "SLABLOCK\n";
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 Dims AutoChunks(const Dims& shape, size_t item_size) {
   Dims c = shape;
@@ -123,8 +123,7 @@ Status ContainerImpl::Format(File* file) {
   enc.resize(kSuperblockSlotBytes, '\0');
   SLABFS_RETURN_IF_ERROR(file->WriteAt(kSuperblockSlot1, enc.data(), enc.size()));
   std::string lock(kDataStart - kLockRecordOffset, '\0');
-  SLABFS_RETURN_IF_ERROR(file->WriteAt(kLockRecordOffset, lock.data(), lock.size()));
-  return file->Sync();
+  return file->WriteAt(kLockRecordOffset, lock.data(), lock.size());
 }
 
 Result<std::unique_ptr<ContainerImpl>> ContainerImpl::Open(std::unique_ptr<File> file, const OpenOptions& o) {

@@ -114,7 +114,8 @@ class DatasetState {
 class ContainerImpl {
  public:
   static Result<std::unique_ptr<ContainerImpl>> Open(std::unique_ptr<File> file, const OpenOptions& options);
-  // Writes the initial state of a new container into an empty file.
+  // Writes the initial state of a new container into an empty file (the
+  // caller syncs it).
   static Status Format(File* file);
   ~ContainerImpl();
 
@@ -211,8 +212,6 @@ class ContainerImpl {
 };
 
 // Logging for the engine (spdlog behind it).
-void LogRefused(std::string_view op, const Status& s);
-void LogInfo(std::string_view msg);
 void LogWarn(std::string_view msg);
 
 }  // namespace slabfs::engine

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "engine/container_impl.h"
+#include "engine/util/math.h"
 #include "engine/format/layout.h"
 #include "engine/util/thread_pool.h"
 
@@ -31,7 +32,6 @@ constexpr size_t kMaxWriteIovecs = 16;
 // requests, of at most 1 MiB, on several threads).
 constexpr uint64_t kParallelBytes = 4 << 20;
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 // How many stripes a transfer is split into.
 size_t StripesFor(const TransferPlan& plan, size_t item_size) {

@@ -20,10 +20,6 @@ std::shared_ptr<spdlog::logger> Logger() {
 
 }  // namespace
 
-void LogRefused(std::string_view op, const Status& s) {
-  Logger()->info("{} refused: {}", op, s.ToString());
-}
-void LogInfo(std::string_view msg) { Logger()->info("{}", msg); }
 void LogWarn(std::string_view msg) { Logger()->warn("{}", msg); }
 
 }  // namespace engine

@@ -167,14 +167,8 @@ void ChunkCache::EraseDataset(uint64_t dataset) {
   std::lock_guard lock(mu_);
   std::vector<Entry*> victims;
   for (auto& [k, e] : map_)
-    if (k.dataset == dataset) victims.push_back(e.get());
+    if (k.dataset == dataset && e->pins == 0) victims.push_back(e.get());
   for (Entry* e : victims) RemoveLocked(e);
-}
-
-void ChunkCache::Erase(const CacheKey& key) {
-  std::lock_guard lock(mu_);
-  auto it = map_.find(key);
-  if (it != map_.end() && it->second->pins == 0) RemoveLocked(it->second.get());
 }
 
 CacheStats ChunkCache::stats() const {

@@ -93,10 +93,8 @@ class ChunkCache {
   // caller writes them back, MarkClean()s and Release()s them.
   std::vector<Entry*> DirtyEntries(uint64_t dataset, size_t max_entries = SIZE_MAX);
   uint64_t dirty_bytes() const { return dirty_bytes_.load(std::memory_order_relaxed); }
-  // Drops every entry of the dataset (dirty or not). None may be pinned.
+  // Drops every unpinned entry of the dataset, dirty or not.
   void EraseDataset(uint64_t dataset);
-  // Drops one entry if present and unpinned.
-  void Erase(const CacheKey& key);
 
   // A buffer for a chunk image of `bytes`: a recycled one when an evicted
   // chunk of that size left one behind (fresh memory costs page faults and

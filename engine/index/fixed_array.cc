@@ -1,4 +1,5 @@
 #include "engine/index/fixed_array.h"
+#include "engine/util/math.h"
 
 #include "engine/format/layout.h"
 #include "engine/util/coding.h"
@@ -6,7 +7,6 @@
 namespace slabfs::engine {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 }  // namespace
 

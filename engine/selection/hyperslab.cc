@@ -1,4 +1,5 @@
 #include "engine/selection/hyperslab.h"
+#include "engine/util/math.h"
 
 #include <algorithm>
 #include <string>
@@ -6,7 +7,6 @@
 namespace slabfs::engine {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 }  // namespace
 

@@ -109,10 +109,10 @@ TEST_F(ChunkCacheTest, InsertOfAnExistingKeyReturnsTheExistingEntry) {
   EXPECT_EQ(third, first);
   EXPECT_EQ(first->pins, 2);
   c.Release(second, 0);
-  c.Erase({1, 5});
+  c.EraseDataset(1);
   EXPECT_TRUE(Has(c, {1, 5}));  // still pinned once
   c.Release(third, 0);
-  c.Erase({1, 5});
+  c.EraseDataset(1);
   EXPECT_FALSE(Has(c, {1, 5}));
   EXPECT_EQ(c.stats().resident_bytes, 0u);
 }
@@ -255,7 +255,7 @@ TEST_F(ChunkCacheTest, NeverEvictsPinnedEntries) {
   EXPECT_EQ(c.stats().resident_bytes, 100u);  // d stays: pinned
   EXPECT_EQ(d->pins, 1);
   c.Release(d, 0);
-  c.Erase({1, 2});
+  c.EraseDataset(1);
   EXPECT_EQ(c.stats().resident_bytes, 0u);
 }
 
@@ -462,16 +462,16 @@ TEST_F(ChunkCacheTest, EraseDatasetDropsEveryEntryOfThatDataset) {
   EXPECT_EQ(c.stats().resident_bytes, 50u * 20 + 30);
 }
 
-TEST_F(ChunkCacheTest, EraseLeavesPinnedEntries) {
+TEST_F(ChunkCacheTest, EraseDatasetLeavesPinnedEntries) {
   ChunkCache c(1000, 1000);
   ChunkCache::Entry* e = c.Insert({1, 1}, Bytes(10), 10, true);
-  c.Erase({1, 1});
+  c.EraseDataset(1);
   EXPECT_EQ(c.stats().resident_bytes, 10u);
   c.Release(e, 0);
-  c.Erase({1, 1});
+  c.EraseDataset(1);
   EXPECT_EQ(c.stats().resident_bytes, 0u);
   EXPECT_EQ(c.dirty_bytes(), 0u);
-  c.Erase({1, 99});  // absent: a no-op
+  c.EraseDataset(99);  // absent: a no-op
 }
 
 // ------------------------------------------------------------ buffer recycling
