@@ -1,9 +1,4 @@
 // The public API (include/slabfs/container.h) over the engine.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <random>
-
 #include "engine/container_impl.h"
 
 namespace slabfs {
@@ -14,30 +9,6 @@ namespace {
 
 // Guards every handle call: a Dataset used after its Container closed.
 Status NoState() { return Status::InvalidArgument("dataset handle is empty"); }
-
-// Creates the file under a temporary name, writes the initial state, syncs,
-// then links it into place: a crash never leaves a half-made container
-// under the real name, and an existing file is never clobbered.
-Status CreateContainerFile(const std::string& path) {
-  std::random_device rd;
-  std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(rd());
-  SLABFS_ASSIGN_OR_RETURN(auto file, engine::OpenPosixFile(tmp, {.writable = true, .create = true}));
-  Status s = ContainerImpl::Format(file.get());
-  file.reset();
-  if (s.ok()) {
-    if (::link(tmp.c_str(), path.c_str()) != 0) s = engine::ErrnoStatus(errno, path);
-  }
-  ::unlink(tmp.c_str());
-  if (!s.ok()) return s;
-  // Make the new name durable.
-  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
-  int fd = ::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  return Status::OK();
-}
 
 }  // namespace
 
@@ -69,7 +40,7 @@ Result<std::unique_ptr<Container>> Container::Open(const std::string& path, cons
   if (path.empty()) return Err(Status::InvalidArgument("empty container path"));
   if (options.create) {
     if (options.read_only) return Err(Status::InvalidArgument("cannot create a container read-only"));
-    SLABFS_RETURN_IF_ERROR_R(CreateContainerFile(path));
+    SLABFS_RETURN_IF_ERROR_R(engine::CreateFileAtomically(path, ContainerImpl::Format));
   }
   SLABFS_ASSIGN_OR_RETURN(auto file, engine::OpenPosixFile(path, {.writable = !options.read_only, .create = false}));
   SLABFS_ASSIGN_OR_RETURN(auto impl, ContainerImpl::Open(std::move(file), options));

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <random>
 #include <vector>
 
 namespace slabfs::engine {
@@ -201,6 +202,27 @@ Result<std::unique_ptr<File>> OpenPosixFile(const std::string& path, const OpenF
     return Err(Status::InvalidArgument(path + " is not a regular file"));
   }
   return std::unique_ptr<File>(new PosixFile(path, fd));
+}
+
+Status CreateFileAtomically(const std::string& path, const std::function<Status(File*)>& init) {
+  std::random_device rd;
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
+  SLABFS_ASSIGN_OR_RETURN(auto file, OpenPosixFile(tmp, {.writable = true, .create = true}));
+  Status s = init(file.get());
+  if (s.ok()) s = file->Sync();
+  file.reset();
+  if (s.ok() && ::link(tmp.c_str(), path.c_str()) != 0) s = ErrnoStatus(errno, path);
+  ::unlink(tmp.c_str());
+  if (!s.ok()) return s;
+  // Make the new name durable.
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  return Status::OK();
 }
 
 Result<DiskSpace> DiskSpaceOf(const std::string& path) {

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,12 @@ struct OpenFileOptions {
 };
 
 Result<std::unique_ptr<File>> OpenPosixFile(const std::string& path, const OpenFileOptions& o);
+
+// Creates `path` so that it never exists half made and an existing file is
+// never clobbered: a temporary file beside it is filled by `init` and
+// synced, then linked into place (AlreadyExists if the name is taken), and
+// the directory is synced.
+Status CreateFileAtomically(const std::string& path, const std::function<Status(File*)>& init);
 
 struct DiskSpace {
   uint64_t total_bytes = 0;

@@ -6,6 +6,7 @@ std::shared_ptr<Disk> NewDisk() {
   auto disk = std::make_shared<Disk>();
   FaultFile f(disk);
   Status s = engine::ContainerImpl::Format(&f);
+  if (s.ok()) s = f.Sync();
   if (!s.ok()) return nullptr;
   return disk;
 }
