@@ -634,3 +634,29 @@ TEST(LargeChunkTest, ReadsAndWritesOfChunksBeyondTheStagingSizeAreExact) {
 
 }  // namespace
 }  // namespace slabfs
+
+namespace slabfs {
+namespace {
+
+TEST_F(ContainerFileTest, CreateInAMissingDirectoryIsNotFoundAndLeavesNothing) {
+  std::string p = (dir_ / "no" / "such" / "c.slab").string();
+  EXPECT_CODE(Container::Open(p, {.create = true}), Code::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "no"));
+  // And a successful create leaves no temporary file beside the container.
+  ASSERT_OK(Container::Open(path_, {.create = true}));
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(LogLevelTest, RejectsUnknownLevels) {
+  EXPECT_CODE(SetLogLevel("loud"), Code::kInvalidArgument);
+  EXPECT_OK(SetLogLevel("off"));
+  EXPECT_OK(SetLogLevel("warn"));
+}
+
+}  // namespace
+}  // namespace slabfs
