@@ -33,6 +33,10 @@ enum class BlockType : uint8_t {
   kFixedArrayLeaf = 3,
   kFixedArrayNode = 4,
   kFreeList = 5,
+  kExtArrayLeaf = 6,
+  kExtArrayNode = 7,
+  kBTreeLeaf = 8,
+  kBTreeNode = 9,
 };
 std::string_view BlockTypeName(BlockType t);
 
