@@ -81,8 +81,11 @@ Result<std::pair<std::string, std::string>> SplitParent(std::string_view path) {
   SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
   if (parts.empty()) return Err(Status::InvalidArgument("the root group has no name"));
   std::string parent;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) parent += "/" + parts[i];
-  if (parent.empty()) parent = "/";
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    parent += '/';
+    parent += parts[i];
+  }
+  if (parent.empty()) parent.push_back('/');
   return std::make_pair(parent, parts.back());
 }
 }  // namespace
@@ -163,9 +166,11 @@ Result<size_t> Dataset::ReadBytes(uint64_t offset, size_t length, void* buf) con
   if (!state_) return Err(NoState());
   return state_->ReadBytes(offset, length, buf);
 }
-Status Dataset::WriteBytes(uint64_t offset, size_t length, const void* buf) {
-  return state_ ? state_->WriteBytes(offset, length, buf) : NoState();
+Status Dataset::WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth) {
+  return state_ ? state_->WriteBytes(offset, length, buf, growth == Growth::kGrowRows) : NoState();
 }
 Status Dataset::Clear() { return state_ ? state_->Clear() : NoState(); }
+Status Dataset::Resize(const Dims& shape) { return state_ ? state_->Resize(shape) : NoState(); }
+Status Dataset::SetSizeBytes(uint64_t size) { return state_ ? state_->SetSizeBytes(size) : NoState(); }
 
 }  // namespace slabfs

@@ -31,14 +31,17 @@ namespace {
 constexpr int kMaxDepth = 512;
 constexpr size_t kMaxChildrenPerGroup = 100000;
 constexpr size_t kMaxAttributeBytesPerObject = 1 << 20;
-// The fixed array keeps two words per leaf of 512 chunks in memory.
-constexpr uint64_t kMaxFixedArrayChunks = 1ull << 28;
 constexpr uint64_t kAutoChunkBytes = 1 << 20;
 constexpr char kLockMagic[] = "SLABLOCK\n";
 
 
-Dims AutoChunks(const Dims& shape, size_t item_size) {
-  Dims c = shape;
+// Chunks of at most kAutoChunkBytes: bounded dimensions start at their
+// maximum and the largest is halved until the chunk fits; an unlimited
+// dimension starts at 1 and doubles while the chunk stays within the
+// target, so a stream of frames is chunked by whole frames.
+Dims AutoChunks(const Dims& max_shape, size_t item_size) {
+  Dims c(max_shape.size());
+  for (size_t d = 0; d < c.size(); ++d) c[d] = max_shape[d] == kUnlimited ? 1 : max_shape[d];
   auto bytes = [&] {
     slabfs_u128 b = item_size;
     for (uint64_t v : c) b *= v;
@@ -49,7 +52,25 @@ Dims AutoChunks(const Dims& shape, size_t item_size) {
     if (c[d] <= 1) break;
     c[d] = CeilDiv(c[d], 2);
   }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t d = 0; d < c.size(); ++d) {
+      if (max_shape[d] != kUnlimited || bytes() * 2 > kAutoChunkBytes) continue;
+      c[d] *= 2;
+      grew = true;
+    }
+  }
   return c;
+}
+
+IndexGeometry GeometryOf(const DatasetRecord& d) {
+  IndexGeometry g;
+  g.max_grid.resize(d.shape.size());
+  for (size_t i = 0; i < d.shape.size(); ++i)
+    g.max_grid[i] = d.max_shape[i] == kUnlimited ? kUnlimited : CeilDiv(d.max_shape[i], d.chunks[i]);
+  g.filtered = false;
+  g.max_chunk_bytes = kMaxChunkBytes;
+  return g;
 }
 
 std::string Sanitize(std::string_view s) {
@@ -236,11 +257,7 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
   else parent->children.emplace(n->name, n);
   if (kind == ObjectKind::kDataset) {
     const DatasetRecord& d = rec.dataset;
-    uint64_t chunks = 1;
-    for (size_t i = 0; i < d.shape.size(); ++i) chunks *= CeilDiv(d.shape[i], d.chunks[i]);
-    if (d.index == IndexKind::kFixedArray && chunks > kMaxFixedArrayChunks)
-      return Status::Corruption(what + ": chunk grid too large for a fixed array");
-    auto index = OpenChunkIndex(d.index, chunks, d.index_root, &store_, "dataset " + std::to_string(rec.id));
+    auto index = OpenChunkIndex(d.index, GeometryOf(d), d.index_root, &store_, "dataset " + std::to_string(rec.id));
     if (!index) {
       if (index.error().code() == Code::kNotSupported) return index.error();
       return Status::Corruption(index.error().message());
@@ -452,35 +469,28 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
   if (o.shape.empty() || o.shape.size() > kMaxRank)
     return Err(Status::InvalidArgument("rank must be 1 to " + std::to_string(kMaxRank) + ", not " +
                                        std::to_string(o.shape.size())));
-  rec.chunks = o.chunks.empty() ? AutoChunks(o.shape, ItemSize(o.dtype)) : o.chunks;
+  if (rec.max_shape.size() != rec.shape.size())
+    return Err(Status::InvalidArgument("max shape has rank " + std::to_string(rec.max_shape.size()) +
+                                       ", shape has rank " + std::to_string(rec.shape.size())));
+  rec.chunks = o.chunks.empty() ? AutoChunks(rec.max_shape, ItemSize(o.dtype)) : o.chunks;
   SLABFS_RETURN_IF_ERROR_R(ValidateDatasetShape(rec.dtype, rec.shape, rec.max_shape, rec.chunks));
-  for (size_t d = 0; d < rec.shape.size(); ++d)
-    if (rec.max_shape[d] != rec.shape[d])
-      return Err(Status::NotSupported("datasets that can grow are not supported yet (max shape " +
-                                      FormatDims(rec.max_shape) + ")"));
   if (o.fill.empty()) rec.fill.assign(ItemSize(o.dtype), '\0');
   else if (o.fill.size() != ItemSize(o.dtype))
     return Err(Status::InvalidArgument("fill value has " + std::to_string(o.fill.size()) + " bytes, a " +
                                        std::string(DTypeName(o.dtype)) + " element has " +
                                        std::to_string(ItemSize(o.dtype))));
   else rec.fill = o.fill;
-  uint64_t chunks = 1;
-  for (size_t d = 0; d < rec.shape.size(); ++d) chunks *= CeilDiv(rec.shape[d], rec.chunks[d]);
-  IndexKind kind = o.index == IndexKind::kAuto ? IndexKind::kFixedArray : o.index;
-  if (kind != IndexKind::kFixedArray)
-    return Err(Status::NotSupported("index kind '" + std::string(IndexKindName(kind)) + "' is not supported yet"));
-  if (chunks > kMaxFixedArrayChunks)
-    return Err(Status::InvalidArgument("the dataset would have " + std::to_string(chunks) +
-                                       " chunks; use larger chunks (at most " + std::to_string(kMaxFixedArrayChunks) +
-                                       ")"));
+  const IndexGeometry geo = GeometryOf(rec);
+  SLABFS_ASSIGN_OR_RETURN(IndexKind kind, ChooseIndexKind(o.index, geo, o.compact_limit));
   rec.index = kind;
+  if (rec.max_shape[0] != rec.shape[0]) rec.flags |= kDatasetFlagLengthResizable;
 
   std::shared_lock cl(commit_mu_);
   std::unique_lock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   SLABFS_RETURN_IF_ERROR_R(CheckNewChildLocked(p, name));
   ObjectId id = sb_next_id_;
-  SLABFS_ASSIGN_OR_RETURN(auto index, OpenChunkIndex(kind, chunks, "", &store_, "dataset " + std::to_string(id)));
+  SLABFS_ASSIGN_OR_RETURN(auto index, OpenChunkIndex(kind, geo, "", &store_, "dataset " + std::to_string(id)));
   Node* n = NewNodeLocked(ObjectKind::kDataset, p, std::string(name));
   n->ds = std::make_shared<DatasetState>(this, n->id, std::move(rec), std::move(index));
   return n->ds;

@@ -43,7 +43,7 @@ class DatasetState {
   ContainerImpl* container() const { return c_; }
   DatasetInfo Info() const;
   size_t item_size() const { return item_size_; }
-  uint64_t num_elements() const { return num_elements_; }
+  uint64_t num_elements() const { return num_elements_.load(std::memory_order_relaxed); }
   uint64_t stored_bytes() const { return stored_bytes_.load(std::memory_order_relaxed); }
   const Dims& shape() const { return meta_.shape; }
 
@@ -52,8 +52,14 @@ class DatasetState {
   Status ReadElements(uint64_t first, uint64_t count, void* buf);
   Status WriteElements(uint64_t first, uint64_t count, const void* buf);
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf);
-  Status WriteBytes(uint64_t offset, size_t length, const void* buf);
+  // With grow, a write past the end grows the first dimension (if it can)
+  // by whole rows to hold it.
+  Status WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow);
   Status Clear();
+  Status Resize(const Dims& shape);
+  // The mount's truncate: a whole number of rows of a dataset whose first
+  // dimension can change.
+  Status SetSizeBytes(uint64_t size);
 
   // Commit support; the caller holds commit_mu_ exclusively.
   // Writes back dirty chunks and index pages; true when the header changed.
@@ -70,6 +76,19 @@ class DatasetState {
   // The bytes of a chunk of the given in-bounds extent.
   uint64_t ChunkBytes(const ChunkCursor& cur) const { return cur.chunk_elements() * item_size_; }
   Status ReadLocked(const TransferPlan& plan, char* buf);
+  Status ReadElementsLocked(uint64_t first, uint64_t count, char* buf);
+  Status WriteElementsLocked(uint64_t first, uint64_t count, const char* buf);
+  Status ResizeLocked(const Dims& shape);
+  // Rewrites a stored chunk that the new shape cuts, with the fill value
+  // in place of every element outside it.
+  Status FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, const Dims& shape);
+  // Sets meta_.shape and what follows from it.
+  void SetShape(const Dims& shape);
+  // Grid coordinates of a chunk from its position in the current grid (the
+  // cache's key).
+  void CoordsOf(uint64_t linear, uint64_t* coords) const;
+  // Elements in one step of the first dimension.
+  uint64_t RowElements() const;
   // The chunks of the plan whose ordinal is stripe modulo width.
   Status ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width);
   Status WriteLocked(const TransferPlan& plan, const char* buf);
@@ -90,9 +109,10 @@ class DatasetState {
   Status ShedDirty();
   // Where a chunk of `bytes` goes: its current extent if that was allocated
   // since the last commit, else a new one (the old is freed).
-  Result<uint64_t> PlaceChunk(uint64_t linear, const ChunkRecord& rec, uint64_t bytes);
+  Result<uint64_t> PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes);
   Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const;
-  uint64_t BytesOfChunk(uint64_t linear) const;
+  // Bytes of the chunk as stored: trimmed to the maximum shape.
+  uint64_t BytesOfChunk(ChunkCoord coords) const;
   Status CheckWritable() const;
 
   ContainerImpl* const c_;
@@ -101,8 +121,8 @@ class DatasetState {
   DatasetRecord meta_;
   std::unique_ptr<ChunkIndex> index_;
   const size_t item_size_;
-  uint64_t num_elements_ = 0;
-  Dims grid_;
+  std::atomic<uint64_t> num_elements_{0};
+  Dims grid_;  // chunks per dimension at the current shape
   bool fill_is_zero_ = true;
   std::atomic<uint64_t> allocated_chunks_{0};
   std::atomic<uint64_t> stored_bytes_{0};

@@ -95,15 +95,28 @@ char* ScratchBuffer() {
 
 DatasetState::DatasetState(ContainerImpl* c, ObjectId id, DatasetRecord meta, std::unique_ptr<ChunkIndex> index)
     : c_(c), id_(id), meta_(std::move(meta)), index_(std::move(index)), item_size_(ItemSize(meta_.dtype)) {
-  num_elements_ = 1;
-  grid_.resize(meta_.shape.size());
-  for (size_t d = 0; d < meta_.shape.size(); ++d) {
-    num_elements_ *= meta_.shape[d];
-    grid_[d] = CeilDiv(meta_.shape[d], meta_.chunks[d]);
-  }
+  SetShape(meta_.shape);
   fill_is_zero_ = std::all_of(meta_.fill.begin(), meta_.fill.end(), [](char ch) { return ch == 0; });
   allocated_chunks_ = meta_.allocated_chunks;
   stored_bytes_ = meta_.stored_bytes;
+}
+
+void DatasetState::SetShape(const Dims& shape) {
+  meta_.shape = shape;
+  uint64_t n = 1;
+  grid_.resize(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    n *= shape[d];
+    grid_[d] = CeilDiv(shape[d], meta_.chunks[d]);
+  }
+  num_elements_.store(n, std::memory_order_relaxed);
+}
+
+void DatasetState::CoordsOf(uint64_t linear, uint64_t* c) const {
+  for (size_t d = grid_.size(); d-- > 0;) {
+    c[d] = linear % grid_[d];
+    linear /= grid_[d];
+  }
 }
 
 std::string DatasetState::what() const { return "dataset " + std::to_string(id_); }
@@ -122,13 +135,14 @@ DatasetInfo DatasetState::Info() const {
   i.chunks = meta_.chunks;
   i.fill = meta_.fill;
   i.index = index_->kind();
-  i.num_elements = num_elements_;
-  i.size_bytes = num_elements_ * item_size_;
+  i.num_elements = num_elements();
+  i.size_bytes = i.num_elements * item_size_;
   i.num_chunks = 1;
   for (uint64_t g : grid_) i.num_chunks *= g;
   i.allocated_chunks = allocated_chunks_;
   i.stored_bytes = stored_bytes_;
   i.index_bytes = index_->disk_bytes();
+  i.length_resizable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
   return i;
 }
 
@@ -141,12 +155,12 @@ DatasetRecord DatasetState::Record() const {
   return r;
 }
 
-uint64_t DatasetState::BytesOfChunk(uint64_t linear) const {
+uint64_t DatasetState::BytesOfChunk(ChunkCoord c) const {
+  // Chunks are stored trimmed to the maximum shape (see TransferPlan).
   uint64_t n = item_size_;
-  for (size_t d = grid_.size(); d-- > 0;) {
-    uint64_t c = linear % grid_[d];
-    linear /= grid_[d];
-    n *= std::min(meta_.chunks[d], meta_.shape[d] - c * meta_.chunks[d]);
+  for (size_t d = 0; d < c.size(); ++d) {
+    const uint64_t C = meta_.chunks[d], limit = meta_.max_shape[d];
+    n *= limit == kUnlimited ? C : std::min(C, limit - c[d] * C);
   }
   return n;
 }
@@ -262,7 +276,9 @@ void DatasetState::AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes) {
 }
 
 Status DatasetState::LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
-  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(linear));
+  uint64_t coords[kMaxRank];
+  CoordsOf(linear, coords);
+  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(ChunkCoord(coords, grid_.size())));
   *out = c_->cache().TakeBuffer(bytes);
   if (!rec.allocated()) {
     FillBytes(out->get(), bytes / item_size_);
@@ -312,7 +328,7 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
     const uint64_t used = cur.selected() * isz;
     ChunkCache::Entry* e = cache.Lookup(key);
     if (!e) {
-      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.linear()));
+      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.coords()));
       if (!rec.allocated()) {
         FillRuns(cur, buf);
         continue;
@@ -351,19 +367,19 @@ Status DatasetState::Read(const Slab& sel, void* buf, const MemSpace* mem) {
   std::shared_lock cl(c_->commit_mu());
   std::shared_lock lock(rw_);
   TransferPlan plan;
-  SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem));
+  SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem, &meta_.max_shape));
   return ReadLocked(plan, static_cast<char*>(buf));
 }
 
 // ----------------------------------------------------------------- writes
 
-Result<uint64_t> DatasetState::PlaceChunk(uint64_t linear, const ChunkRecord& rec, uint64_t bytes) {
+Result<uint64_t> DatasetState::PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes) {
   Allocator& alloc = c_->allocator();
   // An extent allocated since the last commit is in no committed state, so
   // it can be overwritten in place; anything older is copied on write.
   if (rec.allocated() && alloc.IsFresh(rec.addr)) return rec.addr;
   uint64_t dest = alloc.Allocate(bytes, bytes >= 4096 ? 4096 : 64);
-  Status s = index_->Put(linear, ChunkRecord{dest});
+  Status s = index_->Put(coords, ChunkRecord{dest});
   if (!s.ok()) {
     alloc.Free(dest, bytes);
     return Err(s);
@@ -418,8 +434,11 @@ Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, con
 
 Status DatasetState::WriteBack(ChunkCache::Entry* e) {
   SLABFS_RETURN_IF_ERROR(CompleteEntry(e));
-  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(e->key.chunk));
-  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(e->key.chunk, rec, e->bytes));
+  uint64_t coords[kMaxRank];
+  CoordsOf(e->key.chunk, coords);
+  const ChunkCoord c(coords, grid_.size());
+  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(c));
+  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(c, rec, e->bytes));
   Status s = c_->file()->WriteAt(dest, e->data.get(), e->bytes);
   if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(e->key.chunk));
   c_->cache().CountBytesWritten(e->bytes);
@@ -458,13 +477,13 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
     const uint64_t used = cur.selected() * isz;
     ChunkCache::Entry* e = cache.Lookup(key);
     if (!e) {
-      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.linear()));
+      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.coords()));
       const uint64_t bytes = ChunkBytes(cur);
       if (rec.allocated()) SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
       if (cur.covers_chunk() && cur.num_runs() <= kMaxDirectRuns) {
         // A whole chunk is overwritten: it is never read, and goes from the
         // caller's buffer to the file in one gather write (second pass).
-        SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.linear(), rec, bytes));
+        SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.coords(), rec, bytes));
         if (direct.empty()) direct.assign(plan.chunks_touched(), 0);
         direct[ordinal] = dest;
         any_direct = true;
@@ -531,45 +550,57 @@ Status DatasetState::Write(const Slab& sel, const void* buf, const MemSpace* mem
   std::shared_lock cl(c_->commit_mu());
   std::unique_lock lock(rw_);
   TransferPlan plan;
-  SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem));
+  SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem, &meta_.max_shape));
   return WriteLocked(plan, static_cast<const char*>(buf));
 }
 
 // ------------------------------------------------------- element ranges
 
+Status DatasetState::ReadElementsLocked(uint64_t first, uint64_t count, char* buf) {
+  const uint64_t n = num_elements();
+  if (first > n || count > n - first)
+    return Status::InvalidArgument(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                                   " outside " + std::to_string(n));
+  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
+    TransferPlan plan;
+    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr, &meta_.max_shape));
+    SLABFS_RETURN_IF_ERROR(ReadLocked(plan, buf + b.offset * item_size_));
+  }
+  return Status::OK();
+}
+
+Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const char* buf) {
+  const uint64_t n = num_elements();
+  if (first > n || count > n - first)
+    return Status::OutOfRange(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                              " outside " + std::to_string(n));
+  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
+    TransferPlan plan;
+    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr, &meta_.max_shape));
+    SLABFS_RETURN_IF_ERROR(WriteLocked(plan, buf + b.offset * item_size_));
+  }
+  return Status::OK();
+}
+
 Status DatasetState::ReadElements(uint64_t first, uint64_t count, void* buf) {
   std::shared_lock cl(c_->commit_mu());
   std::shared_lock lock(rw_);
-  if (first > num_elements_ || count > num_elements_ - first)
-    return Status::InvalidArgument(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
-                                   " outside " + std::to_string(num_elements_));
-  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
-    TransferPlan plan;
-    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr));
-    SLABFS_RETURN_IF_ERROR(ReadLocked(plan, static_cast<char*>(buf) + b.offset * item_size_));
-  }
-  return Status::OK();
+  return ReadElementsLocked(first, count, static_cast<char*>(buf));
 }
 
 Status DatasetState::WriteElements(uint64_t first, uint64_t count, const void* buf) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
   std::shared_lock cl(c_->commit_mu());
   std::unique_lock lock(rw_);
-  if (first > num_elements_ || count > num_elements_ - first)
-    return Status::OutOfRange(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
-                              " outside " + std::to_string(num_elements_));
-  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
-    TransferPlan plan;
-    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr));
-    SLABFS_RETURN_IF_ERROR(WriteLocked(plan, static_cast<const char*>(buf) + b.offset * item_size_));
-  }
-  return Status::OK();
+  return WriteElementsLocked(first, count, static_cast<const char*>(buf));
 }
 
 // ----------------------------------------------------------- byte view
 
 Result<size_t> DatasetState::ReadBytes(uint64_t offset, size_t length, void* buf) {
-  const uint64_t size = num_elements_ * item_size_;
+  std::shared_lock cl(c_->commit_mu());
+  std::shared_lock lock(rw_);
+  const uint64_t size = num_elements() * item_size_;
   if (offset >= size || length == 0) return size_t{0};
   length = static_cast<size_t>(std::min<uint64_t>(length, size - offset));
   char* out = static_cast<char*>(buf);
@@ -578,7 +609,7 @@ Result<size_t> DatasetState::ReadBytes(uint64_t offset, size_t length, void* buf
   size_t pos = 0;
   char tmp[8];
   if (offset % isz != 0) {  // a partial element at the start
-    SLABFS_RETURN_IF_ERROR_R(ReadElements(e, 1, tmp));
+    SLABFS_RETURN_IF_ERROR_R(ReadElementsLocked(e, 1, tmp));
     size_t skip = offset % isz;
     size_t n = std::min<size_t>(isz - skip, length);
     std::memcpy(out, tmp + skip, n);
@@ -587,39 +618,57 @@ Result<size_t> DatasetState::ReadBytes(uint64_t offset, size_t length, void* buf
   }
   uint64_t full = (length - pos) / isz;
   if (full > 0) {
-    SLABFS_RETURN_IF_ERROR_R(ReadElements(e, full, out + pos));
+    SLABFS_RETURN_IF_ERROR_R(ReadElementsLocked(e, full, out + pos));
     pos += full * isz;
     e += full;
   }
   if (pos < length) {  // a partial element at the end
-    SLABFS_RETURN_IF_ERROR_R(ReadElements(e, 1, tmp));
+    SLABFS_RETURN_IF_ERROR_R(ReadElementsLocked(e, 1, tmp));
     std::memcpy(out + pos, tmp, length - pos);
   }
   return length;
 }
 
-Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf) {
+uint64_t DatasetState::RowElements() const {
+  uint64_t n = 1;
+  for (size_t d = 1; d < meta_.shape.size(); ++d) n *= meta_.shape[d];
+  return n;
+}
+
+Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  const uint64_t size = num_elements_ * item_size_;
-  if (offset > size || length > size - offset)
-    return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
-                              std::to_string(offset) + " reaches past the end (" + std::to_string(size) + " bytes)");
-  if (length == 0) return Status::OK();
-  const uint64_t isz = item_size_;
-  const char* in = static_cast<const char*>(buf);
-  if (offset % isz == 0 && length % isz == 0) return WriteElements(offset / isz, length / isz, in);
-  // Partial elements at either end are read, patched and written back under
-  // one write lock so that no other write slips in between.
   std::shared_lock cl(c_->commit_mu());
   std::unique_lock lock(rw_);
+  const uint64_t isz = item_size_;
+  uint64_t size = num_elements() * isz;
+  if (offset > size || length > size - offset) {
+    const uint64_t row_bytes = RowElements() * isz;
+    const bool growable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
+    if (!grow || !growable || row_bytes == 0 || offset > kUnlimited - length)
+      return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
+                                std::to_string(offset) + " reaches past the end (" + std::to_string(size) + " bytes)");
+    // Grow the first dimension by whole rows; the rest of the last row and
+    // any gap before the write read as the fill value.
+    const uint64_t rows = CeilDiv(offset + length, row_bytes);
+    if (rows > meta_.max_shape[0])
+      return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
+                                std::to_string(offset) + " needs " + std::to_string(rows) + " rows, more than the " +
+                                "maximum " + std::to_string(meta_.max_shape[0]));
+    Dims shape = meta_.shape;
+    shape[0] = rows;
+    SLABFS_RETURN_IF_ERROR(ResizeLocked(shape));
+    size = num_elements() * isz;
+  }
+  if (length == 0) return Status::OK();
+  const char* in = static_cast<const char*>(buf);
+  if (offset % isz == 0 && length % isz == 0) return WriteElementsLocked(offset / isz, length / isz, in);
+  // Partial elements at either end are read, patched and written back under
+  // the one write lock so that no other write slips in between.
   auto rmw = [&](uint64_t elem, size_t skip, const char* src, size_t n) -> Status {
     char tmp[8];
-    TransferPlan plan;
-    Slab one = DecomposeLinear(meta_.shape, elem, 1).front().box;
-    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, one, nullptr));
-    SLABFS_RETURN_IF_ERROR(ReadLocked(plan, tmp));
+    SLABFS_RETURN_IF_ERROR(ReadElementsLocked(elem, 1, tmp));
     std::memcpy(tmp + skip, src, n);
-    return WriteLocked(plan, tmp);
+    return WriteElementsLocked(elem, 1, tmp);
   };
   uint64_t e = offset / isz;
   size_t pos = 0;
@@ -632,15 +681,158 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf)
   }
   uint64_t full = (length - pos) / isz;
   if (full > 0) {
-    for (const LinearBox& b : DecomposeLinear(meta_.shape, e, full)) {
-      TransferPlan plan;
-      SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr));
-      SLABFS_RETURN_IF_ERROR(WriteLocked(plan, in + pos + b.offset * isz));
-    }
+    SLABFS_RETURN_IF_ERROR(WriteElementsLocked(e, full, in + pos));
     pos += full * isz;
     e += full;
   }
   if (pos < length) SLABFS_RETURN_IF_ERROR(rmw(e, 0, in + pos, length - pos));
+  return Status::OK();
+}
+
+// -------------------------------------------------------------- resize
+
+Status DatasetState::Resize(const Dims& shape) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  return ResizeLocked(shape);
+}
+
+Status DatasetState::SetSizeBytes(uint64_t size) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  const uint64_t current = num_elements() * item_size_;
+  if (size == current) return Status::OK();
+  const uint64_t row_bytes = RowElements() * item_size_;
+  if ((meta_.flags & kDatasetFlagLengthResizable) == 0) {
+    return Status::InvalidArgument(what() + ": its first dimension was created fixed, so its size stays " +
+                                   std::to_string(current) + " bytes");
+  }
+  if (row_bytes == 0 || size % row_bytes != 0)
+    return Status::InvalidArgument(what() + ": " + std::to_string(size) + " bytes is not a whole number of rows of " +
+                                   std::to_string(row_bytes) + " bytes");
+  const uint64_t rows = size / row_bytes;
+  if (rows > meta_.max_shape[0])
+    return Status::OutOfRange(what() + ": " + std::to_string(rows) + " rows is more than the maximum " +
+                              std::to_string(meta_.max_shape[0]));
+  Dims shape = meta_.shape;
+  shape[0] = rows;
+  return ResizeLocked(shape);
+}
+
+Status DatasetState::ResizeLocked(const Dims& shape) {
+  const size_t rank = meta_.shape.size();
+  if (shape.size() != rank)
+    return Status::InvalidArgument(what() + ": new shape has rank " + std::to_string(shape.size()) + ", not " +
+                                   std::to_string(rank));
+  for (size_t d = 0; d < rank; ++d) {
+    if (meta_.max_shape[d] != kUnlimited && shape[d] > meta_.max_shape[d])
+      return Status::OutOfRange(what() + ": dimension " + std::to_string(d) + " cannot grow to " +
+                                std::to_string(shape[d]) + ", its maximum is " + std::to_string(meta_.max_shape[d]));
+  }
+  SLABFS_RETURN_IF_ERROR(ValidateDatasetShape(meta_.dtype, shape, meta_.max_shape, meta_.chunks));
+  if (shape == meta_.shape) return Status::OK();
+  c_->NoteDirty();
+  header_dirty_ = true;
+  bool only_first_grows = shape[0] >= meta_.shape[0];
+  for (size_t d = 1; d < rank; ++d) only_first_grows = only_first_grows && shape[d] == meta_.shape[d];
+  if (only_first_grows) {
+    // Appending: the chunk grid gains rows at its end, so every cached
+    // chunk keeps its position and nothing stored changes (the elements a
+    // stored chunk holds past the old end are the fill value already).
+    SetShape(shape);
+    return Status::OK();
+  }
+  // Positions in the chunk grid change: bring the stored chunks up to date
+  // and start the cache afresh for this dataset.
+  ChunkCache& cache = c_->cache();
+  {
+    std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(id_);
+    Status s;
+    for (ChunkCache::Entry* e : dirty) {
+      if (s.ok()) s = WriteBack(e);
+      cache.Release(e, 0);
+    }
+    SLABFS_RETURN_IF_ERROR(s);
+  }
+  cache.EraseDataset(id_);
+  // Chunks wholly outside the new shape are freed; chunks cut by it get the
+  // fill value past the new end, so that the elements read as fill if the
+  // dataset grows again.
+  std::vector<std::pair<Dims, ChunkRecord>> outside, cut;
+  for (size_t d = 0; d < rank; ++d) {
+    if (shape[d] >= meta_.shape[d]) continue;
+    Dims lo(rank, 0), hi(rank, kUnlimited);
+    lo[d] = shape[d] / meta_.chunks[d];
+    SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(lo), ChunkCoord(hi), [&](ChunkCoord c, const ChunkRecord& r) {
+      Dims coords(c.begin(), c.end());
+      bool whole = false, partial = false;
+      for (size_t k = 0; k < rank; ++k) {
+        if (c[k] * meta_.chunks[k] >= shape[k]) whole = true;
+        else if ((c[k] + 1) * meta_.chunks[k] > shape[k]) partial = true;
+      }
+      if (whole) outside.emplace_back(std::move(coords), r);
+      else if (partial) cut.emplace_back(std::move(coords), r);
+      return Status::OK();
+    }));
+  }
+  // A chunk can be listed once per shrinking dimension.
+  auto dedupe = [](std::vector<std::pair<Dims, ChunkRecord>>* v) {
+    std::sort(v->begin(), v->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    v->erase(std::unique(v->begin(), v->end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+             v->end());
+  };
+  dedupe(&outside);
+  dedupe(&cut);
+  Allocator& alloc = c_->allocator();
+  for (const auto& [coords, rec] : outside) {
+    SLABFS_RETURN_IF_ERROR(index_->Put(ChunkCoord(coords), ChunkRecord{}));
+    const uint64_t bytes = BytesOfChunk(ChunkCoord(coords));
+    alloc.Free(rec.addr, bytes);
+    allocated_chunks_.fetch_sub(1, std::memory_order_relaxed);
+    stored_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  for (const auto& [coords, rec] : cut) SLABFS_RETURN_IF_ERROR(FillPastEnd(ChunkCoord(coords), rec, shape));
+  SetShape(shape);
+  return Status::OK();
+}
+
+Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, const Dims& shape) {
+  const size_t rank = coords.size();
+  const uint64_t bytes = BytesOfChunk(coords);
+  SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, 0));
+  std::unique_ptr<char[]> data = c_->cache().TakeBuffer(bytes);
+  Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
+  if (!s.ok()) return s.WithContext(what() + " chunk at " + FormatDims(Dims(coords.begin(), coords.end())));
+  // The chunk's stored extent and, per dimension, how much of it stays.
+  Dims extent(rank), keep(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const uint64_t C = meta_.chunks[d], limit = meta_.max_shape[d], first = coords[d] * C;
+    extent[d] = limit == kUnlimited ? C : std::min(C, limit - first);
+    keep[d] = std::min(extent[d], shape[d] - first);
+  }
+  // Walk the chunk in C order: an element is kept only if it is inside in
+  // every dimension; each innermost row contributes one kept run at most.
+  const uint64_t isz = item_size_;
+  const uint64_t inner = extent[rank - 1];
+  Dims idx(rank, 0);
+  for (uint64_t row = 0;; ++row) {
+    bool inside = true;
+    for (size_t d = 0; d + 1 < rank && inside; ++d) inside = idx[d] < keep[d];
+    const uint64_t kept = inside ? keep[rank - 1] : 0;
+    FillBytes(data.get() + (row * inner + kept) * isz, inner - kept);
+    size_t d = rank - 1;
+    while (d-- > 0) {
+      if (++idx[d] < extent[d]) break;
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) break;
+  }
+  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(coords, rec, bytes));
+  s = c_->file()->WriteAt(dest, data.get(), bytes);
+  if (!s.ok()) return s.WithContext(what() + " chunk at " + FormatDims(Dims(coords.begin(), coords.end())));
+  c_->cache().CountBytesWritten(bytes);
   return Status::OK();
 }
 
@@ -657,8 +849,8 @@ Status DatasetState::Clear() {
 Status DatasetState::Reclaim() {
   c_->cache().EraseDataset(id_);
   Allocator& alloc = c_->allocator();
-  SLABFS_RETURN_IF_ERROR(index_->ForEach([&](uint64_t linear, const ChunkRecord& rec) {
-    alloc.Free(rec.addr, BytesOfChunk(linear));
+  SLABFS_RETURN_IF_ERROR(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
+    alloc.Free(rec.addr, BytesOfChunk(c));
     return Status::OK();
   }));
   SLABFS_RETURN_IF_ERROR(index_->Destroy());

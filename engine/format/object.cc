@@ -38,8 +38,10 @@ Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shap
   slabfs_u128 chunk_bytes = ItemSize(dtype);
   constexpr auto kMaxBytes = static_cast<slabfs_u128>(std::numeric_limits<int64_t>::max());
   for (size_t d = 0; d < rank; ++d) {
-    if (shape[d] == 0 || shape[d] == kUnlimited)
-      return Status::InvalidArgument("dimension " + std::to_string(d) + " of the shape must be positive");
+    if (shape[d] == kUnlimited)
+      return Status::InvalidArgument("dimension " + std::to_string(d) + " of the shape cannot be unlimited");
+    if (max_shape[d] == 0)
+      return Status::InvalidArgument("dimension " + std::to_string(d) + " of the max shape must be positive");
     if (max_shape[d] != kUnlimited && max_shape[d] < shape[d])
       return Status::InvalidArgument("max shape is smaller than the shape in dimension " + std::to_string(d));
     if (chunks[d] == 0 || chunks[d] == kUnlimited)
@@ -150,7 +152,7 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
     if (rank < 1 || rank > kMaxRank) return Err(Bad(o.id, "bad rank"));
     if (index < 1 || index > 5) return Err(Bad(o.id, "bad index kind"));
     d.index = static_cast<IndexKind>(index);
-    if (d.flags != 0) return Err(Bad(o.id, "unknown dataset flags"));
+    if ((d.flags & ~kDatasetKnownFlags) != 0) return Err(Bad(o.id, "unknown dataset flags"));
     for (Dims* v : {&d.shape, &d.max_shape, &d.chunks}) {
       v->resize(rank);
       for (auto& x : *v)

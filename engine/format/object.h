@@ -26,10 +26,17 @@ struct ChildRecord {
   BlockRef block;
 };
 
+// The first dimension was created able to change (max shape != shape), so
+// the dataset's length as a file can change (appends, truncate). Kept apart
+// from the max shape because a dataset that grew to its maximum, or a fixed
+// one that shrank, looks the same by its shapes alone.
+constexpr uint8_t kDatasetFlagLengthResizable = 1;
+constexpr uint8_t kDatasetKnownFlags = kDatasetFlagLengthResizable;
+
 struct DatasetRecord {
   DType dtype = DType::kU1;
   IndexKind index = IndexKind::kFixedArray;
-  uint8_t flags = 0;  // reserved, 0
+  uint8_t flags = 0;  // kDatasetFlag*
   Dims shape, max_shape, chunks;
   std::string fill;        // ItemSize(dtype) bytes
   std::string index_root;  // the index's own encoding of its root

@@ -1,18 +1,17 @@
 #include "engine/index/fixed_array.h"
-#include "engine/util/math.h"
+
+#include <algorithm>
 
 #include "engine/format/layout.h"
 #include "engine/util/coding.h"
+#include "engine/util/math.h"
 
 namespace slabfs::engine {
-namespace {
 
-
-}  // namespace
-
-FixedArrayIndex::FixedArrayIndex(uint64_t num_chunks, BlockStore* store, std::string what)
-    : num_chunks_(num_chunks),
-      num_leaves_(CeilDiv(num_chunks, kLeafRecords)),
+FixedArrayIndex::FixedArrayIndex(const IndexGeometry& geo, BlockStore* store, std::string what)
+    : geo_(geo),
+      num_chunks_(geo.max_chunks()),
+      num_leaves_(CeilDiv(num_chunks_, kLeafRecords)),
       store_(store),
       what_(std::move(what)) {
   for (uint64_t n = num_leaves_; n > 1; n = CeilDiv(n, kNodeFanout)) ++depth_;
@@ -37,10 +36,14 @@ uint64_t FixedArrayIndex::LeafSize(uint64_t leaf) const {
   return std::min(kLeafRecords, num_chunks_ - leaf * kLeafRecords);
 }
 
-Result<std::unique_ptr<FixedArrayIndex>> FixedArrayIndex::Open(uint64_t num_chunks, std::string_view root,
+Result<std::unique_ptr<FixedArrayIndex>> FixedArrayIndex::Open(const IndexGeometry& geo, std::string_view root,
                                                                 BlockStore* store, std::string what) {
-  if (num_chunks == 0) return Err(Status::Corruption(what + ": empty chunk grid"));
-  std::unique_ptr<FixedArrayIndex> idx(new FixedArrayIndex(num_chunks, store, std::move(what)));
+  const uint64_t num_chunks = geo.max_chunks();
+  if (num_chunks == 0 || num_chunks > kMaxFixedArrayChunks)
+    return Err(Status::Corruption(what + ": a fixed array cannot index " +
+                                  (num_chunks == kUnlimited ? std::string("an unlimited grid")
+                                                            : std::to_string(num_chunks) + " chunks")));
+  std::unique_ptr<FixedArrayIndex> idx(new FixedArrayIndex(geo, store, std::move(what)));
   if (root.empty()) {
     idx->nodes_loaded_ = true;
     return idx;
@@ -126,7 +129,7 @@ Result<FixedArrayIndex::Leaf*> FixedArrayIndex::GetLeaf(uint64_t leaf, bool crea
   auto fresh = std::make_unique<Leaf>();
   uint64_t n = LeafSize(leaf);
   if (ref.empty()) {
-    fresh->addrs.assign(n, 0);
+    fresh->recs.assign(n, ChunkRecord{});
   } else {
     SLABFS_ASSIGN_OR_RETURN(std::string payload, store_->Read(ref, BlockType::kFixedArrayLeaf, what_ + " index leaf"));
     Reader r(payload);
@@ -134,12 +137,11 @@ Result<FixedArrayIndex::Leaf*> FixedArrayIndex::GetLeaf(uint64_t leaf, bool crea
     uint32_t count;
     if (!r.U64(&first) || !r.U32(&count) || first != leaf * kLeafRecords || count != n)
       return Err(Status::Corruption(what_ + ": index leaf does not match its position"));
-    fresh->addrs.resize(n);
+    fresh->recs.resize(n);
     uint64_t file_end = store_->allocator()->file_end();
-    for (auto& a : fresh->addrs) {
-      if (!r.U64(&a)) return Err(Status::Corruption(what_ + ": index leaf is truncated"));
-      if (a != 0 && (a < kDataStart || a >= file_end))
-        return Err(Status::Corruption(what_ + ": chunk address out of bounds in index leaf"));
+    for (auto& rec : fresh->recs) {
+      if (!GetRecord(&r, &rec, geo_.filtered)) return Err(Status::Corruption(what_ + ": index leaf is truncated"));
+      SLABFS_RETURN_IF_ERROR_R(CheckRecord(rec, geo_, file_end, what_ + " index leaf"));
     }
     if (!r.done()) return Err(Status::Corruption(what_ + ": trailing bytes in index leaf"));
   }
@@ -148,29 +150,70 @@ Result<FixedArrayIndex::Leaf*> FixedArrayIndex::GetLeaf(uint64_t leaf, bool crea
   return l;
 }
 
-Result<ChunkRecord> FixedArrayIndex::Get(uint64_t chunk) {
-  if (chunk >= num_chunks_) return Err(Status::InvalidArgument(what_ + ": chunk " + std::to_string(chunk) + " out of range"));
-  SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(chunk / kLeafRecords, false));
-  if (!l) return ChunkRecord{};
-  return ChunkRecord{l->addrs[chunk % kLeafRecords]};
+Result<uint64_t> FixedArrayIndex::Position(ChunkCoord c) const {
+  if (!geo_.Contains(c)) return Err(Status::InvalidArgument(what_ + ": chunk coordinates outside the chunk grid"));
+  return geo_.Linear(c);
 }
 
-Status FixedArrayIndex::Put(uint64_t chunk, const ChunkRecord& rec) {
-  if (chunk >= num_chunks_) return Status::InvalidArgument(what_ + ": chunk " + std::to_string(chunk) + " out of range");
+Result<ChunkRecord> FixedArrayIndex::Get(ChunkCoord c) {
+  SLABFS_ASSIGN_OR_RETURN(uint64_t chunk, Position(c));
+  SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(chunk / kLeafRecords, false));
+  if (!l) return ChunkRecord{};
+  return l->recs[chunk % kLeafRecords];
+}
+
+Status FixedArrayIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
+  SLABFS_ASSIGN_OR_RETURN(uint64_t chunk, Position(c));
   uint64_t leaf = chunk / kLeafRecords;
   SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(leaf, true));
-  l->addrs[chunk % kLeafRecords] = rec.addr;
+  l->recs[chunk % kLeafRecords] = rec;
   dirty_leaves_.insert(leaf);
   return Status::OK();
 }
 
-Status FixedArrayIndex::ForEach(const std::function<Status(uint64_t, const ChunkRecord&)>& fn) {
+Status FixedArrayIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
+  const size_t rank = geo_.rank();
+  if (lo.size() != rank || hi.size() != rank)
+    return Status::InvalidArgument(what_ + ": range of the wrong rank");
+  // The box clipped to the grid; empty boxes visit nothing.
+  Dims blo(rank), bhi(rank);
+  uint64_t volume = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    blo[d] = lo[d];
+    bhi[d] = std::min(hi[d], geo_.max_grid[d]);
+    if (blo[d] >= bhi[d]) return Status::OK();
+    uint64_t w = bhi[d] - blo[d];
+    volume = volume > num_chunks_ / w ? num_chunks_ + 1 : volume * w;
+  }
   SLABFS_RETURN_IF_ERROR(EnsureNodes());
+  Dims c(rank);
+  if (volume * 4 < num_chunks_) {
+    // A small box: visit its positions (C order), leaf by leaf.
+    c = blo;
+    for (;;) {
+      uint64_t chunk = geo_.Linear(c);
+      SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(chunk / kLeafRecords, false));
+      if (l && l->recs[chunk % kLeafRecords].allocated())
+        SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(c), l->recs[chunk % kLeafRecords]));
+      size_t d = rank;
+      while (d-- > 0) {
+        if (++c[d] < bhi[d]) break;
+        c[d] = blo[d];
+      }
+      if (d == static_cast<size_t>(-1)) break;
+    }
+    return Status::OK();
+  }
   for (uint64_t leaf = 0; leaf < num_leaves_; ++leaf) {
     SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(leaf, false));
     if (!l) continue;
-    for (uint64_t i = 0; i < l->addrs.size(); ++i)
-      if (l->addrs[i] != 0) SLABFS_RETURN_IF_ERROR(fn(leaf * kLeafRecords + i, ChunkRecord{l->addrs[i]}));
+    for (uint64_t i = 0; i < l->recs.size(); ++i) {
+      if (!l->recs[i].allocated()) continue;
+      geo_.Unlinear(leaf * kLeafRecords + i, c.data());
+      bool inside = true;
+      for (size_t d = 0; d < rank && inside; ++d) inside = c[d] >= blo[d] && c[d] < bhi[d];
+      if (inside) SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(c), l->recs[i]));
+    }
   }
   return Status::OK();
 }
@@ -182,11 +225,15 @@ Status FixedArrayIndex::Flush() {
   std::set<uint64_t> changed;
   for (uint64_t leaf : dirty_leaves_) {
     Leaf* l = leaves_[leaf].load();
-    std::string p;
-    PutU64(&p, leaf * kLeafRecords);
-    PutU32(&p, static_cast<uint32_t>(l->addrs.size()));
-    for (uint64_t a : l->addrs) PutU64(&p, a);
-    SLABFS_ASSIGN_OR_RETURN(BlockRef ref, store_->Write(BlockType::kFixedArrayLeaf, p));
+    BlockRef ref;
+    // A leaf with no allocated record is not stored.
+    if (std::any_of(l->recs.begin(), l->recs.end(), [](const ChunkRecord& r) { return r.allocated(); })) {
+      std::string p;
+      PutU64(&p, leaf * kLeafRecords);
+      PutU32(&p, static_cast<uint32_t>(l->recs.size()));
+      for (const ChunkRecord& rec : l->recs) PutRecord(&p, rec, geo_.filtered);
+      SLABFS_ASSIGN_OR_RETURN(ref, store_->Write(BlockType::kFixedArrayLeaf, p));
+    }
     if (!leaf_refs_[leaf].empty()) {
       disk_bytes_ -= leaf_refs_[leaf].len;
       store_->Free(leaf_refs_[leaf]);
@@ -203,15 +250,19 @@ Status FixedArrayIndex::Flush() {
     for (uint64_t node : parents) {
       uint64_t first_child = node * kNodeFanout;
       uint64_t count = std::min<uint64_t>(kNodeFanout, below.size() - first_child);
-      std::string p;
-      PutU8(&p, static_cast<uint8_t>(level));
-      PutU64(&p, first_child * span);
-      PutU32(&p, static_cast<uint32_t>(count));
-      for (uint64_t i = 0; i < count; ++i) {
-        PutU64(&p, below[first_child + i].addr);
-        PutU32(&p, below[first_child + i].len);
+      BlockRef ref;  // a node with no stored child is not stored
+      if (std::any_of(below.begin() + first_child, below.begin() + first_child + count,
+                      [](const BlockRef& b) { return !b.empty(); })) {
+        std::string p;
+        PutU8(&p, static_cast<uint8_t>(level));
+        PutU64(&p, first_child * span);
+        PutU32(&p, static_cast<uint32_t>(count));
+        for (uint64_t i = 0; i < count; ++i) {
+          PutU64(&p, below[first_child + i].addr);
+          PutU32(&p, below[first_child + i].len);
+        }
+        SLABFS_ASSIGN_OR_RETURN(ref, store_->Write(BlockType::kFixedArrayNode, p));
       }
-      SLABFS_ASSIGN_OR_RETURN(BlockRef ref, store_->Write(BlockType::kFixedArrayNode, p));
       BlockRef& slot = node_refs_[level - 1][node];
       if (!slot.empty()) {
         disk_bytes_ -= slot.len;
@@ -258,19 +309,6 @@ Status FixedArrayIndex::Destroy() {
   root_ = BlockRef{};
   disk_bytes_ = 0;
   return Status::OK();
-}
-
-Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, uint64_t num_chunks, std::string_view root,
-                                                   BlockStore* store, std::string what) {
-  switch (kind) {
-    case IndexKind::kFixedArray: {
-      SLABFS_ASSIGN_OR_RETURN(auto idx, FixedArrayIndex::Open(num_chunks, root, store, std::move(what)));
-      return std::unique_ptr<ChunkIndex>(std::move(idx));
-    }
-    default:
-      return Err(Status::NotSupported(what + ": index kind '" + std::string(IndexKindName(kind)) +
-                                      "' is not supported by this version"));
-  }
 }
 
 }  // namespace slabfs::engine

@@ -1,6 +1,7 @@
-// The fixed-array chunk index, for datasets whose dimensions are all fixed:
-// one 8-byte record (the chunk address) per chunk of the grid, in leaves of
-// kLeafRecords records under a tree of nodes of kNodeFanout children.
+// The fixed-array chunk index, for datasets whose dimensions are all bounded:
+// one record (8 bytes, or 16 for filtered datasets) per chunk of the maximum
+// grid, in C order, in leaves of kLeafRecords records under a tree of nodes
+// of kNodeFanout children.
 //
 // Lookup is O(1): the leaf holding chunk c is c / kLeafRecords; the nodes
 // above the leaves are read once, on first use, so a lookup reads at most one
@@ -11,7 +12,7 @@
 // On disk (docs/format.md):
 //   root (in the dataset header): u64 addr, u32 len, u8 depth, u64 chunks,
 //                                 u64 disk bytes; addr 0 = nothing stored
-//   leaf block payload:  u64 first chunk, u32 count, count x u64 addr
+//   leaf block payload:  u64 first chunk, u32 count, count x record
 //   node block payload:  u8 level (1 = above leaves), u64 first leaf,
 //                        u32 count, count x (u64 addr, u32 len)
 #ifndef SLABFS_ENGINE_INDEX_FIXED_ARRAY_H_
@@ -32,14 +33,15 @@ class FixedArrayIndex final : public ChunkIndex {
   static constexpr uint64_t kLeafRecords = 512;
   static constexpr uint64_t kNodeFanout = 256;
 
-  static Result<std::unique_ptr<FixedArrayIndex>> Open(uint64_t num_chunks, std::string_view root,
+  static Result<std::unique_ptr<FixedArrayIndex>> Open(const IndexGeometry& geo, std::string_view root,
                                                         BlockStore* store, std::string what);
   ~FixedArrayIndex() override;
 
   IndexKind kind() const override { return IndexKind::kFixedArray; }
-  Result<ChunkRecord> Get(uint64_t chunk) override;
-  Status Put(uint64_t chunk, const ChunkRecord& rec) override;
-  Status ForEach(const std::function<Status(uint64_t, const ChunkRecord&)>& fn) override;
+  const IndexGeometry& geometry() const override { return geo_; }
+  Result<ChunkRecord> Get(ChunkCoord c) override;
+  Status Put(ChunkCoord c, const ChunkRecord& rec) override;
+  Status ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) override;
   bool dirty() const override { return !dirty_leaves_.empty(); }
   Status Flush() override;
   std::string EncodeRoot() const override;
@@ -48,10 +50,11 @@ class FixedArrayIndex final : public ChunkIndex {
 
  private:
   struct Leaf {
-    std::vector<uint64_t> addrs;
+    std::vector<ChunkRecord> recs;
   };
 
-  FixedArrayIndex(uint64_t num_chunks, BlockStore* store, std::string what);
+  FixedArrayIndex(const IndexGeometry& geo, BlockStore* store, std::string what);
+  Result<uint64_t> Position(ChunkCoord c) const;
   uint64_t LeafSize(uint64_t leaf) const;
   // Reads the node levels (once) so every leaf's block reference is known.
   Status EnsureNodes();
@@ -60,6 +63,7 @@ class FixedArrayIndex final : public ChunkIndex {
   // Number of nodes at `level` (1 = directly above leaves).
   uint64_t NodesAt(int level) const;
 
+  const IndexGeometry geo_;
   const uint64_t num_chunks_;
   const uint64_t num_leaves_;
   int depth_ = 0;  // node levels above the leaves

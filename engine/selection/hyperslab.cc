@@ -37,10 +37,13 @@ Status ValidateSlab(const Slab& sel, const Dims& shape, const char* what) {
   return Status::OK();
 }
 
-Status TransferPlan::Build(const Dims& shape, const Dims& chunks, const Slab& file_sel, const MemSpace* mem) {
+Status TransferPlan::Build(const Dims& shape, const Dims& chunks, const Slab& file_sel, const MemSpace* mem,
+                           const Dims* max_shape) {
   shape_ = shape;
   chunks_ = chunks;
   size_t rank = shape.size();
+  if (max_shape && max_shape->size() != rank) return Status::InvalidArgument("max shape of the wrong rank");
+  limit_ = max_shape ? *max_shape : shape;
   SLABFS_RETURN_IF_ERROR(ValidateSlab(file_sel, shape, "dataset"));
   Slab mem_sel;
   if (mem) {
@@ -125,7 +128,8 @@ void ChunkCursor::Load() {
     coords_[d] = c;
     linear_ = linear_ * plan_.grid()[d] + c;
     uint64_t C = plan_.chunk_shape()[d];
-    extent_[d] = std::min(C, plan_.shape()[d] - c * C);
+    const uint64_t limit = plan_.limit()[d];
+    extent_[d] = limit == kUnlimited ? C : std::min(C, limit - c * C);
   }
   uint64_t s = 1;
   for (int d = r - 1; d >= 0; --d) {

@@ -46,20 +46,25 @@ struct DimPlan {
 class TransferPlan {
  public:
   // file_sel is checked against shape; mem (optional) against its shape and
-  // for equal extents. Errors are InvalidArgument.
-  Status Build(const Dims& shape, const Dims& chunks, const Slab& file_sel, const MemSpace* mem);
+  // for equal extents. Errors are InvalidArgument. Chunks are laid out
+  // trimmed to max_shape (default: shape): a chunk that reaches past the
+  // maximum shape holds only the elements inside it, while along a
+  // dimension that can still grow it holds its whole extent.
+  Status Build(const Dims& shape, const Dims& chunks, const Slab& file_sel, const MemSpace* mem,
+               const Dims* max_shape = nullptr);
 
   int rank() const { return static_cast<int>(dims_.size()); }
   const std::vector<DimPlan>& dims() const { return dims_; }
   const Dims& shape() const { return shape_; }
   const Dims& chunk_shape() const { return chunks_; }
+  const Dims& limit() const { return limit_; }        // chunks are trimmed to this
   const Dims& grid() const { return grid_; }          // chunks per dimension
   const Dims& mem_shape() const { return mem_shape_; }
   uint64_t num_elements() const { return num_elements_; }
   uint64_t chunks_touched() const;
 
  private:
-  Dims shape_, chunks_, grid_, mem_shape_;
+  Dims shape_, chunks_, limit_, grid_, mem_shape_;
   std::vector<DimPlan> dims_;
   uint64_t num_elements_ = 0;
 };
@@ -73,7 +78,7 @@ class ChunkCursor {
 
   uint64_t linear() const { return linear_; }       // position in the chunk grid
   const Dims& coords() const { return coords_; }    // grid coordinates
-  const Dims& extent() const { return extent_; }    // in-bounds extent (edge chunks are smaller)
+  const Dims& extent() const { return extent_; }    // stored extent (trimmed to the plan's limit)
   uint64_t chunk_elements() const;                  // product of extent
   uint64_t selected() const;                        // elements selected in this chunk
   bool covers_chunk() const { return selected() == chunk_elements(); }

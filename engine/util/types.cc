@@ -167,7 +167,7 @@ std::string FormatScalar(DType t, const void* e) {
   return "?";
 }
 
-Result<Dims> ParseDims(std::string_view text, bool allow_unlimited) {
+Result<Dims> ParseDims(std::string_view text, bool allow_unlimited, bool allow_zero) {
   Dims out;
   std::string_view s = Trim(text);
   if (!s.empty() && (s.front() == '(' || s.front() == '[')) s.remove_prefix(1);
@@ -194,7 +194,9 @@ Result<Dims> ParseDims(std::string_view text, bool allow_unlimited) {
       if (ec != std::errc() || p != part.data() + part.size())
         return Err(Status::InvalidArgument("bad dimension '" + std::string(part) + "' in '" +
                                            std::string(text) + "'"));
-      if (v == 0) return Err(Status::InvalidArgument("zero dimension in '" + std::string(text) + "'"));
+      if (v == kUnlimited)
+        return Err(Status::InvalidArgument("dimension " + std::string(part) + " is too large (write 'unlimited')"));
+      if (v == 0 && !allow_zero) return Err(Status::InvalidArgument("zero dimension in '" + std::string(text) + "'"));
       out.push_back(v);
     }
     if (out.size() > kMaxRank)

@@ -72,13 +72,31 @@ class Dataset {
   // dataset's C-order little-endian image. Reads past the end are shortened
   // (the count of bytes read is returned, 0 at or past the end). Writes may
   // start or end inside an element (the partial element is read, modified and
-  // written back); a write that reaches past the end is OutOfRange and
-  // changes nothing.
+  // written back). A write that reaches past the end is OutOfRange and
+  // changes nothing, unless growth is kGrowRows and the first dimension can
+  // grow: then the dataset first grows by whole rows (a row is one step of
+  // the first dimension) to hold the write, up to the maximum shape; the
+  // rest of the last row, and any gap before the write, read as the fill
+  // value.
+  enum class Growth { kNone, kGrowRows };
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf) const;
-  Status WriteBytes(uint64_t offset, size_t length, const void* buf);
+  Status WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth = Growth::kNone);
 
   // Resets every element to the fill value and frees all chunks.
   Status Clear();
+
+  // Changes the shape; every dimension stays within the maximum shape
+  // (OutOfRange otherwise; InvalidArgument for a wrong rank). Growing
+  // changes nothing stored: the new elements read as the fill value.
+  // Shrinking frees every chunk wholly outside the new shape and resets the
+  // elements of cut chunks that fall outside to the fill value, so they
+  // read as fill if the dataset grows again.
+  Status Resize(const Dims& shape);
+  // The mount's truncate: sets the byte size of a dataset whose first
+  // dimension can change to a whole number of rows (InvalidArgument for
+  // any other size or a fixed first dimension, OutOfRange past the
+  // maximum). The current size is always accepted.
+  Status SetSizeBytes(uint64_t size);
 
   bool valid() const { return state_ != nullptr; }
 

@@ -54,9 +54,9 @@ constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
 using Dims = std::vector<uint64_t>;
 
 // "2000,2000" -> {2000, 2000}; "unlimited" (or "u", "none") gives kUnlimited
-// when allow_unlimited. Zero, negative, empty or malformed entries are
-// InvalidArgument.
-Result<Dims> ParseDims(std::string_view text, bool allow_unlimited = false);
+// when allow_unlimited. Zero (unless allow_zero), negative, empty or
+// malformed entries are InvalidArgument.
+Result<Dims> ParseDims(std::string_view text, bool allow_unlimited = false, bool allow_zero = false);
 // {2000, 2000} -> "2000,2000"; kUnlimited prints as "unlimited".
 std::string FormatDims(const Dims& dims);
 
@@ -111,11 +111,13 @@ Result<IndexKind> ParseIndexKind(std::string_view name);
 
 struct DatasetOptions {
   DType dtype = DType::kU1;
-  Dims shape;            // rank 1..32, every dimension >= 1
-  Dims max_shape;        // empty: same as shape (fixed)
+  Dims shape;            // rank 1..32; a dimension may be 0 only if it can grow
+  Dims max_shape;        // empty: same as shape (fixed); kUnlimited or >= shape
   Dims chunks;           // empty: chosen automatically; else same rank, all >= 1
   std::string fill;      // empty: zero; else exactly ItemSize(dtype) bytes
   IndexKind index = IndexKind::kAuto;
+  // kAuto picks the compact index for at most this many chunks (at most 64).
+  uint64_t compact_limit = 8;
 };
 
 struct DatasetInfo {
@@ -131,6 +133,10 @@ struct DatasetInfo {
   uint64_t allocated_chunks = 0;  // chunks stored in the container (as of now)
   uint64_t stored_bytes = 0;  // bytes of chunk data stored (as of now)
   uint64_t index_bytes = 0;   // bytes the chunk index takes on disk (last commit)
+  // The first dimension was created able to change (max shape != shape):
+  // the length of the dataset's byte view changes with writes past the end
+  // and SetSizeBytes.
+  bool length_resizable = false;
 };
 
 // ------------------------------------------------------------ attributes

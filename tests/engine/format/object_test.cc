@@ -654,14 +654,16 @@ TEST(ObjectTest, RejectsBadDTypeRankIndexAndFlags) {
       {"rank smaller than the dims present", [](RawDataset& d) { d.rank = 1; }},
       {"index kind 0 (auto)", [](RawDataset& d) { d.index = 0; }},
       {"index kind 6", [](RawDataset& d) { d.index = 6; }},
-      {"flags", [](RawDataset& d) { d.flags = 1; }},
+      {"unknown flag 2", [](RawDataset& d) { d.flags = 2; }},
       {"flags 0x80", [](RawDataset& d) { d.flags = 0x80; }},
   });
 }
 
 TEST(ObjectTest, RejectsBadShapes) {
   ExpectEachDatasetEditRejected({
-      {"zero dimension", [](RawDataset& d) { d.shape[1] = 0; }},
+      // A zero dimension is fine while it can grow (max shape >= 1), not when
+      // the max shape is zero as well.
+      {"zero dimension that cannot grow", [](RawDataset& d) { d.shape[1] = d.max_shape[1] = 0; }},
       {"unlimited dimension in the shape", [](RawDataset& d) { d.shape[0] = kUnlimited; }},
       {"max shape below the shape", [](RawDataset& d) { d.max_shape[1] = 199; }},
       {"max shape zero", [](RawDataset& d) { d.max_shape[1] = 0; }},

@@ -24,7 +24,42 @@
 namespace slabfs::engine {
 namespace {
 
-using Index = FixedArrayIndex;
+IndexGeometry Geometry1D(uint64_t chunks) {
+  IndexGeometry g;
+  g.max_grid = {chunks};
+  g.max_chunk_bytes = uint64_t{1} << 30;
+  return g;
+}
+
+// The tests speak of chunk positions; the index takes grid coordinates. In a
+// one-dimensional grid they are the same, so this adapter passes them on.
+class Index {
+ public:
+  static constexpr uint64_t kLeafRecords = FixedArrayIndex::kLeafRecords;
+  static constexpr uint64_t kNodeFanout = FixedArrayIndex::kNodeFanout;
+
+  static Result<std::unique_ptr<Index>> Open(uint64_t chunks, std::string_view root, BlockStore* store,
+                                             std::string what) {
+    auto r = FixedArrayIndex::Open(Geometry1D(chunks), root, store, std::move(what));
+    if (!r) return Err(r.error());
+    return std::unique_ptr<Index>(new Index(std::move(*r)));
+  }
+  Result<ChunkRecord> Get(uint64_t c) { return f_->Get(ChunkCoord(&c, 1)); }
+  Status Put(uint64_t c, const ChunkRecord& rec) { return f_->Put(ChunkCoord(&c, 1), rec); }
+  Status ForEach(const std::function<Status(uint64_t, const ChunkRecord&)>& fn) {
+    return f_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) { return fn(c[0], rec); });
+  }
+  IndexKind kind() const { return f_->kind(); }
+  bool dirty() const { return f_->dirty(); }
+  Status Flush() { return f_->Flush(); }
+  std::string EncodeRoot() const { return f_->EncodeRoot(); }
+  uint64_t disk_bytes() const { return f_->disk_bytes(); }
+  Status Destroy() { return f_->Destroy(); }
+
+ private:
+  explicit Index(std::unique_ptr<FixedArrayIndex> f) : f_(std::move(f)) {}
+  std::unique_ptr<FixedArrayIndex> f_;
+};
 constexpr uint64_t kLeaf = Index::kLeafRecords;   // 512
 constexpr uint64_t kFanout = Index::kNodeFanout;  // 256
 constexpr uint64_t kDataRegion = 1 << 20;         // where chunk addresses point
@@ -271,20 +306,72 @@ TEST_F(FixedArrayTest, DepthFollowsTheChunkCount) {
   }
 }
 
-TEST_F(FixedArrayTest, OpenChunkIndexOpensFixedArraysOnly) {
+TEST_F(FixedArrayTest, OpenChunkIndexOpensTheFixedArray) {
   auto idx = Open(700);
   ASSERT_OK(idx->Put(650, {data_begin_ + 64}));
   ASSERT_OK(idx->Flush());
-  ASSERT_OK_AND_ASSIGN(auto generic, OpenChunkIndex(IndexKind::kFixedArray, 700, idx->EncodeRoot(), &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto generic,
+                       OpenChunkIndex(IndexKind::kFixedArray, Geometry1D(700), idx->EncodeRoot(), &store_, "d"));
   EXPECT_EQ(generic->kind(), IndexKind::kFixedArray);
-  ASSERT_OK_AND_ASSIGN(ChunkRecord rec, generic->Get(650));
+  const uint64_t c = 650;
+  ASSERT_OK_AND_ASSIGN(ChunkRecord rec, generic->Get(ChunkCoord(&c, 1)));
   EXPECT_EQ(rec.addr, data_begin_ + 64);
-  for (IndexKind k : {IndexKind::kAuto, IndexKind::kSingle, IndexKind::kCompact, IndexKind::kExtensibleArray,
-                      IndexKind::kBTree}) {
-    EXPECT_CODE(OpenChunkIndex(k, 700, "", &store_, "d"), Code::kNotSupported);
-  }
+  EXPECT_CODE(OpenChunkIndex(IndexKind::kAuto, Geometry1D(700), "", &store_, "d"), Code::kCorruption);
+  // A fixed array cannot index an unlimited grid.
+  EXPECT_CODE(OpenChunkIndex(IndexKind::kFixedArray, Geometry1D(kUnlimited), "", &store_, "d"), Code::kCorruption);
   // Errors of the fixed array come through unchanged.
-  EXPECT_CODE(OpenChunkIndex(IndexKind::kFixedArray, 701, idx->EncodeRoot(), &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(OpenChunkIndex(IndexKind::kFixedArray, Geometry1D(701), idx->EncodeRoot(), &store_, "d"),
+              Code::kCorruption);
+}
+
+TEST_F(FixedArrayTest, MultiDimensionalCoordinatesAndRangeScans) {
+  // A 7 x 300 grid (2100 chunks, five leaves): coordinates map to C order.
+  IndexGeometry g;
+  g.max_grid = {7, 300};
+  g.max_chunk_bytes = uint64_t{1} << 30;
+  ASSERT_OK_AND_ASSIGN(auto idx, FixedArrayIndex::Open(g, "", &store_, "d"));
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> ref;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 400; ++i) {
+    uint64_t c[2] = {rng() % 7, rng() % 300};
+    uint64_t a = RandomAddr(rng);
+    ASSERT_OK(idx->Put(ChunkCoord(c, 2), {a}));
+    ref[{c[0], c[1]}] = a;
+  }
+  uint64_t out[2] = {7, 0};
+  EXPECT_CODE(idx->Get(ChunkCoord(out, 2)), Code::kInvalidArgument);
+  ASSERT_OK(idx->Flush());
+  ASSERT_OK_AND_ASSIGN(auto again, FixedArrayIndex::Open(g, idx->EncodeRoot(), &store_, "d"));
+  for (int trial = 0; trial < 50; ++trial) {
+    uint64_t lo[2] = {rng() % 8, rng() % 301}, hi[2] = {rng() % 8, trial % 5 == 0 ? kUnlimited : rng() % 301};
+    std::vector<std::pair<uint64_t, uint64_t>> want, got;
+    for (auto [k, a] : ref)
+      if (k.first >= lo[0] && k.first < hi[0] && k.second >= lo[1] && k.second < hi[1]) want.push_back(k);
+    ASSERT_OK(again->ForEachIn(ChunkCoord(lo, 2), ChunkCoord(hi, 2), [&](ChunkCoord c, const ChunkRecord& r) {
+      EXPECT_EQ(r.addr, (ref[{c[0], c[1]}]));
+      got.emplace_back(c[0], c[1]);
+      return Status::OK();
+    }));
+    EXPECT_EQ(got, want);
+  }
+}
+
+TEST_F(FixedArrayTest, FilteredRecordsRoundTripAndAreChecked) {
+  IndexGeometry g = Geometry1D(600);
+  g.filtered = true;
+  g.max_chunk_bytes = 4096;
+  ASSERT_OK_AND_ASSIGN(auto idx, FixedArrayIndex::Open(g, "", &store_, "d"));
+  const uint64_t c = 513;
+  ASSERT_OK(idx->Put(ChunkCoord(&c, 1), ChunkRecord{data_begin_, 1234, 0x3}));
+  ASSERT_OK(idx->Flush());
+  ASSERT_OK_AND_ASSIGN(auto again, FixedArrayIndex::Open(g, idx->EncodeRoot(), &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(ChunkRecord rec, again->Get(ChunkCoord(&c, 1)));
+  EXPECT_EQ(rec, (ChunkRecord{data_begin_, 1234, 0x3}));
+  // A record claiming more than a chunk can hold is refused on load.
+  ASSERT_OK(idx->Put(ChunkCoord(&c, 1), ChunkRecord{data_begin_, 4097, 0}));
+  ASSERT_OK(idx->Flush());
+  ASSERT_OK_AND_ASSIGN(auto bad, FixedArrayIndex::Open(g, idx->EncodeRoot(), &store_, "d"));
+  EXPECT_CODE(bad->Get(ChunkCoord(&c, 1)), Code::kCorruption);
 }
 
 // ------------------------------------------------------------ against a reference

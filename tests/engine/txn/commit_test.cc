@@ -60,6 +60,27 @@ void BuildA(Container& c) {
   std::vector<uint16_t> w(1000, 3);
   ASSERT_OK(e.WriteElements(0, 1000, w.data()));
   ASSERT_OK(c.SetAttribute(d.id(), "units", Attribute::String("m")));
+  // One dataset per index kind, with data.
+  ASSERT_OK(c.MakeGroups("/idx"));
+  struct Kind {
+    const char* name;
+    Dims shape, max_shape, chunks;
+  } kinds[] = {
+      {"single", {5, 6}, {8, 8}, {8, 8}},
+      {"compact", {5, 6}, {}, {3, 3}},
+      {"fixed", {5, 600}, {}, {1, 1}},  // 3000 chunks: six leaves under a node
+      {"extensible", {700, 3}, {kUnlimited, 3}, {1, 3}},
+      {"btree", {40, 30}, {kUnlimited, kUnlimited}, {2, 1}},
+  };
+  for (const Kind& k : kinds) {
+    ASSERT_OK_AND_ASSIGN(Dataset x, c.CreateDataset(std::string("/idx/") + k.name,
+                                                    {.dtype = DType::kU2, .shape = k.shape,
+                                                     .max_shape = k.max_shape, .chunks = k.chunks}));
+    ASSERT_EQ(IndexKindName(x.info().index), std::string_view(k.name));
+    std::vector<uint16_t> data(x.num_elements());
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint16_t>(i * 7 + 1);
+    ASSERT_OK(x.WriteElements(0, data.size(), data.data()));
+  }
 }
 
 // Changes B: every kind of change a commit carries.
@@ -77,6 +98,25 @@ void ApplyB(Container& c) {
   ASSERT_OK(c.Rename("/g/h", "/new/h2"));
   ASSERT_OK(c.SetAttribute(kRootId, "version", Attribute::Integer(2)));
   ASSERT_OK(c.DeleteAttribute(d.id(), "units"));
+  // Every index kind changes: records rewritten, added (growth) and removed
+  // (shrinking).
+  for (const char* name : {"single", "compact", "fixed", "extensible", "btree"}) {
+    ASSERT_OK_AND_ASSIGN(Dataset x, c.OpenDataset(std::string("/idx/") + name));
+    uint16_t v = 999;
+    ASSERT_OK(x.WriteElements(1, 1, &v));
+  }
+  ASSERT_OK_AND_ASSIGN(Dataset single, c.OpenDataset("/idx/single"));
+  ASSERT_OK(single.Resize({8, 3}));
+  ASSERT_OK_AND_ASSIGN(Dataset fixed, c.OpenDataset("/idx/fixed"));
+  std::vector<uint16_t> row(600, 4);
+  ASSERT_OK(fixed.Write(Slab::Box({4, 0}, {1, 600}), row.data()));
+  ASSERT_OK_AND_ASSIGN(Dataset ext, c.OpenDataset("/idx/extensible"));
+  std::vector<uint16_t> more(3 * 600, 5);
+  ASSERT_OK(ext.WriteBytes(ext.size_bytes(), more.size() * 2, more.data(), Dataset::Growth::kGrowRows));
+  ASSERT_OK_AND_ASSIGN(Dataset bt, c.OpenDataset("/idx/btree"));
+  ASSERT_OK(bt.Resize({15, 50}));
+  std::vector<uint16_t> corner(15 * 20, 6);
+  ASSERT_OK(bt.Write(Slab::Box({0, 30}, {15, 20}), corner.data()));
 }
 
 class CommitTest : public ::testing::Test {
