@@ -29,6 +29,8 @@ struct ImportOptions {
   std::string shape;   // raw input with create
   std::string chunks;  // with create
   std::string fill;    // with create
+  std::string max_shape;  // with create
+  std::string index;      // with create
 };
 Status RunImport(const ImportOptions& o, std::ostream& out);
 

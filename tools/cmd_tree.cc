@@ -54,9 +54,9 @@ Status RunMkdset(const MkdsetOptions& o, std::ostream& /*out*/) {
   if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
   auto dtype = ParseDType(o.dtype);
   if (!dtype) return AddContext(dtype.error(), fmt::format("--dtype '{}'", o.dtype));
-  SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("--shape", o.shape));
+  SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("--shape", o.shape, false, true));
   SLABFS_ASSIGN_OR_RETURN(DatasetOptions options,
-                          MakeDatasetOptions(*dtype, shape, o.chunks, o.fill));
+                          MakeDatasetOptions(*dtype, shape, {o.chunks, o.fill, o.max_shape, o.index}));
 
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "mkdset"));
   Container& c = session.container();
@@ -67,6 +67,16 @@ Status RunMkdset(const MkdsetOptions& o, std::ostream& /*out*/) {
   }
   auto ds = c.CreateDataset(o.path, options);
   if (!ds) return AddContext(ds.error(), o.path);
+  return AddContext(session.Finish(), o.file);
+}
+
+Status RunResize(const ResizeOptions& o, std::ostream& /*out*/) {
+  SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
+  SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("SHAPE", o.shape, false, true));
+  SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "resize"));
+  auto ds = session.container().OpenDataset(o.path);
+  if (!ds) return AddContext(ds.error(), o.path);
+  SLABFS_RETURN_IF_ERROR(AddContext(ds->Resize(shape), o.path));
   return AddContext(session.Finish(), o.file);
 }
 
@@ -138,8 +148,22 @@ void AddTreeCommands(CLI::App& app, CommandTable& table) {
     sub->add_option("--fill", o->fill,
                     "fill value for elements never written (default 0); spell values "
                     "such as -inf as --fill=-inf");
+    sub->add_option("--maxshape", o->max_shape,
+                    "how far each dimension may grow: a number >= the shape, or unlimited, like "
+                    "unlimited,512,512 (default: the shape, fixed)");
+    sub->add_option("--index", o->index,
+                    "chunk index: auto (default), single, compact, fixed, extensible or btree");
     sub->add_flag("-p,--parents", o->parents, "create missing parent groups");
     table.Add(sub, [o](std::ostream& out) { return RunMkdset(*o, out); });
+  }
+  {
+    auto o = std::make_shared<ResizeOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "resize", "Grow or shrink a dataset within its max shape (shrinking frees the chunks left outside)");
+    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("PATH", o->path, "absolute path of the dataset")->required();
+    sub->add_option("SHAPE", o->shape, "the new shape, like 1000,512,512")->required();
+    table.Add(sub, [o](std::ostream& out) { return RunResize(*o, out); });
   }
   {
     auto o = std::make_shared<RmOptions>();

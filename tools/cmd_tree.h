@@ -34,9 +34,18 @@ struct MkdsetOptions {
   std::string shape;   // "2000,2000"
   std::string chunks;  // "" lets the engine choose
   std::string fill;    // "" is zero
+  std::string max_shape;  // "" is the shape; "unlimited,512,512"
+  std::string index;      // "" is auto
   bool parents = false;
 };
 Status RunMkdset(const MkdsetOptions& o, std::ostream& out);
+
+struct ResizeOptions {
+  std::string file;
+  std::string path;
+  std::string shape;  // "1000,512,512"
+};
+Status RunResize(const ResizeOptions& o, std::ostream& out);
 
 struct RmOptions {
   std::string file;

@@ -38,8 +38,9 @@ Status AddContext(Status s, std::string_view context) {
   return s.WithContext(context);
 }
 
-Result<Dims> ParseDimsOption(std::string_view option, std::string_view text) {
-  auto dims = ParseDims(text);
+Result<Dims> ParseDimsOption(std::string_view option, std::string_view text, bool allow_unlimited,
+                             bool allow_zero) {
+  auto dims = ParseDims(text, allow_unlimited, allow_zero);
   if (!dims) {
     return Err(Status::InvalidArgument(
         fmt::format("{} '{}': {}", option, text, dims.error().message())));
@@ -52,16 +53,41 @@ Result<Dims> ParseDimsOption(std::string_view option, std::string_view text) {
   return dims;
 }
 
-Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape,
-                                          std::string_view chunks, std::string_view fill) {
+Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const LayoutText& layout) {
+  const std::string_view chunks = layout.chunks, fill = layout.fill;
   DatasetOptions o;
   o.dtype = dtype;
   o.shape = shape;
-  for (uint64_t d : shape) {
-    if (d == 0) {
+  if (!layout.max_shape.empty()) {
+    SLABFS_ASSIGN_OR_RETURN(o.max_shape, ParseDimsOption("--maxshape", layout.max_shape, true));
+    if (o.max_shape.size() != shape.size()) {
       return Err(Status::InvalidArgument(fmt::format(
-          "shape {}: every dimension must be at least 1", FormatDims(shape))));
+          "--maxshape {} has rank {} but the shape {} has rank {}", FormatDims(o.max_shape),
+          o.max_shape.size(), FormatDims(shape), shape.size())));
     }
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (o.max_shape[d] != kUnlimited && o.max_shape[d] < shape[d]) {
+        return Err(Status::InvalidArgument(fmt::format(
+            "--maxshape {}: dimension {} is smaller than the shape's {}", FormatDims(o.max_shape), d,
+            shape[d])));
+      }
+    }
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool can_grow = !o.max_shape.empty() && o.max_shape[d] != shape[d];
+    if (shape[d] == 0 && !can_grow) {
+      return Err(Status::InvalidArgument(fmt::format(
+          "shape {}: dimension {} is 0, which only a dimension that can grow (see --maxshape) may be",
+          FormatDims(shape), d)));
+    }
+  }
+  if (!layout.index.empty()) {
+    auto kind = ParseIndexKind(layout.index);
+    if (!kind) {
+      return Err(Status::InvalidArgument(fmt::format("--index '{}': {}", layout.index,
+                                                     kind.error().message())));
+    }
+    o.index = *kind;
   }
   if (!chunks.empty()) {
     SLABFS_ASSIGN_OR_RETURN(o.chunks, ParseDimsOption("--chunks", chunks));

@@ -63,15 +63,25 @@ bool IsRootPath(std::string_view path);
 // (engine messages usually name the path themselves).
 Status AddContext(Status s, std::string_view context);
 
-// Parses a --shape or --chunks argument with ParseDims; errors name the option.
-Result<Dims> ParseDimsOption(std::string_view option, std::string_view text);
+// Parses a --shape, --maxshape or --chunks argument with ParseDims; errors
+// name the option.
+Result<Dims> ParseDimsOption(std::string_view option, std::string_view text, bool allow_unlimited = false,
+                             bool allow_zero = false);
+
+// The layout options of a new dataset as command-line text; "" leaves each
+// to the engine (chunks, index), zero (fill) or the shape (max shape).
+struct LayoutText {
+  std::string_view chunks;
+  std::string_view fill;
+  std::string_view max_shape;  // "unlimited,512,512"
+  std::string_view index;      // auto single compact fixed extensible btree
+};
 
 // Builds DatasetOptions from command-line text: dtype and shape already
-// parsed, chunks and fill as given ("" for the engine's choice and zero).
-// Checks the chunk rank against the shape and the fill value against the
-// dtype.
-Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape,
-                                          std::string_view chunks, std::string_view fill);
+// parsed (a zero dimension is allowed only where the max shape lets it
+// grow). Checks ranks against the shape, the max shape against the shape,
+// and the fill value against the dtype.
+Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const LayoutText& layout);
 
 }  // namespace slabfs::tools
 

@@ -54,7 +54,7 @@ TEST(ParseDimsOptionTest, ParsesShapes) {
 }
 
 TEST(MakeDatasetOptionsTest, RejectsChunksOfTheWrongRank) {
-  auto o = MakeDatasetOptions(DType::kF4, {10, 10}, "5", "");
+  auto o = MakeDatasetOptions(DType::kF4, {10, 10}, {.chunks = "5"});
   ASSERT_FALSE(o.has_value());
   EXPECT_EQ(o.error().code(), Code::kInvalidArgument);
   EXPECT_TRUE(Mentions(o.error(), "rank"));
@@ -63,25 +63,46 @@ TEST(MakeDatasetOptionsTest, RejectsChunksOfTheWrongRank) {
 TEST(MakeDatasetOptionsTest, RejectsFillOutOfRange) {
   for (auto [t, text] : {std::pair{DType::kU1, "256"}, {DType::kU1, "-1"}, {DType::kI1, "128"},
                          {DType::kI4, "abc"}, {DType::kU8, "1e30"}, {DType::kI2, "1.5"}}) {
-    auto o = MakeDatasetOptions(t, {4}, "", text);
+    auto o = MakeDatasetOptions(t, {4}, {.fill = text});
     ASSERT_FALSE(o.has_value()) << DTypeName(t) << " " << text;
     EXPECT_TRUE(Mentions(o.error(), "--fill")) << o.error().message();
   }
 }
 
 TEST(MakeDatasetOptionsTest, RejectsZeroDimension) {
-  auto o = MakeDatasetOptions(DType::kU1, {4, 0}, "", "");
+  auto o = MakeDatasetOptions(DType::kU1, {4, 0}, {});
   ASSERT_FALSE(o.has_value());
+  EXPECT_TRUE(Mentions(o.error(), "--maxshape")) << o.error().message();
+  // A zero dimension that can grow is fine.
+  auto growable = MakeDatasetOptions(DType::kU1, {0, 4}, {.max_shape = "unlimited,4"});
+  ASSERT_TRUE(growable.has_value()) << growable.error().ToString();
+  EXPECT_EQ(growable->max_shape, (Dims{kUnlimited, 4}));
+}
+
+TEST(MakeDatasetOptionsTest, ChecksMaxShapeAndIndex) {
+  for (const char* bad : {"unlimited", "5,unlimited,3", "3,unlimited", "x,4", "0,4"}) {
+    auto o = MakeDatasetOptions(DType::kU1, {4, 4}, {.max_shape = bad});
+    ASSERT_FALSE(o.has_value()) << bad;
+    EXPECT_EQ(o.error().code(), Code::kInvalidArgument);
+    EXPECT_TRUE(Mentions(o.error(), "--maxshape")) << o.error().message();
+  }
+  auto bad_index = MakeDatasetOptions(DType::kU1, {4}, {.index = "hash"});
+  ASSERT_FALSE(bad_index.has_value());
+  EXPECT_TRUE(Mentions(bad_index.error(), "--index")) << bad_index.error().message();
+  auto ok = MakeDatasetOptions(DType::kU1, {4, 4}, {.max_shape = "unlimited,8", .index = "btree"});
+  ASSERT_TRUE(ok.has_value()) << ok.error().ToString();
+  EXPECT_EQ(ok->index, IndexKind::kBTree);
+  EXPECT_EQ(ok->max_shape, (Dims{kUnlimited, 8}));
 }
 
 TEST(MakeDatasetOptionsTest, EncodesFillAndChunks) {
-  auto o = MakeDatasetOptions(DType::kI2, {100, 50}, "10,5", "-1");
+  auto o = MakeDatasetOptions(DType::kI2, {100, 50}, {.chunks = "10,5", .fill = "-1"});
   ASSERT_TRUE(o.has_value()) << o.error().ToString();
   EXPECT_EQ(o->dtype, DType::kI2);
   EXPECT_EQ(o->shape, (Dims{100, 50}));
   EXPECT_EQ(o->chunks, (Dims{10, 5}));
   EXPECT_EQ(o->fill, std::string("\xff\xff", 2));
-  auto none = MakeDatasetOptions(DType::kF8, {7}, "", "");
+  auto none = MakeDatasetOptions(DType::kF8, {7}, {});
   ASSERT_TRUE(none.has_value());
   EXPECT_TRUE(none->chunks.empty());
   EXPECT_TRUE(none->fill.empty());
