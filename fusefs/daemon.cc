@@ -111,6 +111,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   if (se == nullptr) {
     return Status::InvalidArgument("cannot start the FUSE session (see libfuse's message)");
   }
+  fs.session = se;
   std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> session(se,
                                                                          &fuse_session_destroy);
   if (fuse_set_signal_handlers(se) != 0) {

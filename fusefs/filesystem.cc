@@ -37,6 +37,11 @@ timespec FileMTime(const std::string& path) {
   return Now();
 }
 
+// Whether the dataset's length can change (its first dimension was created
+// resizable): truncate and writes past the end change the length of such a
+// dataset; others keep a fixed size.
+bool FirstDimCanChange(const DatasetInfo& d) { return d.length_resizable; }
+
 ObjectInfo InfoOf(const Dataset& ds) {
   DatasetInfo d = ds.info();
   ObjectInfo info;
@@ -69,6 +74,7 @@ fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info) {
   e.ino = info.id;
   e.generation = 0;  // ids are never reused
   e.attr = MakeStat(info, fs.stat_ctx, fs.MTime(info.id));
+  if (info.kind == ObjectKind::kDataset) e.attr.st_size = static_cast<off_t>(fs.ReportedSize(info.id, info.size_bytes));
   e.attr_timeout = fs.options.attr_timeout;
   e.entry_timeout = fs.options.entry_timeout;
   return e;
@@ -178,6 +184,7 @@ void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     auto info = StatOf(fs, ino, fi, &removed);
     if (!info) return Refuse("getattr", Describe(fs, ino), info.error());
     struct stat st = MakeStat(*info, fs.stat_ctx, fs.MTime(ino));
+    if (info->kind == ObjectKind::kDataset) st.st_size = static_cast<off_t>(fs.ReportedSize(ino, info->size_bytes));
     if (removed) st.st_nlink = 0;
     fuse_reply_attr(req, &st, fs.options.attr_timeout);
     return 0;
@@ -206,30 +213,40 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
         return Refuse("truncate", Describe(fs, ino), Status::NotADataset("a group has no size"));
       }
       const auto want = static_cast<uint64_t>(attr->st_size);
-      if (want == 0) {
-        FileHandle* fh = AsFile(fi);
-        Result<Dataset> ds = fh != nullptr ? Result<Dataset>(fh->dataset)
-                                           : fs.container.OpenDataset(ino);
-        if (!ds) return Refuse("truncate", Describe(fs, ino), ds.error());
+      FileHandle* fh = AsFile(fi);
+      Result<Dataset> ds = fh != nullptr ? Result<Dataset>(fh->dataset) : fs.container.OpenDataset(ino);
+      if (!ds) return Refuse("truncate", Describe(fs, ino), ds.error());
+      if (want == info->size_bytes) {
+        // Nothing to do.
+      } else if (FirstDimCanChange(ds->info())) {
+        // The length of a dataset whose first dimension can change: a whole
+        // number of rows (EINVAL otherwise, EFBIG past the max shape).
+        Status s = ds->SetSizeBytes(want);
+        if (!s.ok()) return Refuse("truncate", Describe(fs, ino), s);
+      } else if (want == 0) {
         Status s = ds->Clear();
         if (!s.ok()) return Refuse("truncate", Describe(fs, ino), s);
         cleared = true;
-        // Committed at close like a write; a truncate(2) by path is
-        // committed by the periodic commit.
-        if (fh != nullptr) fh->written.store(true, std::memory_order_relaxed);
-        fs.Touch(ino);
-        info = InfoOf(*ds);
-      } else if (want != info->size_bytes) {
+      } else {
         return Refuse("truncate", Describe(fs, ino),
                       Status::InvalidArgument(fmt::format(
                           "size {} requested, the dataset has a fixed size of {} bytes "
                           "(0 resets it to the fill value)",
                           want, info->size_bytes)));
       }
+      fs.ForgetAppendEnd(ino);
+      if (want != info->size_bytes) {
+        // Committed at close like a write; a truncate(2) by path is
+        // committed by the periodic commit.
+        if (fh != nullptr) fh->written.store(true, std::memory_order_relaxed);
+        fs.Touch(ino);
+        info = InfoOf(*ds);
+      }
     }
     if (to_set & FUSE_SET_ATTR_MTIME_NOW) fs.Touch(ino);
     else if (to_set & FUSE_SET_ATTR_MTIME) fs.SetMTime(ino, attr->st_mtim);
     struct stat st = MakeStat(*info, fs.stat_ctx, fs.MTime(ino));
+    if (info->kind == ObjectKind::kDataset) st.st_size = static_cast<off_t>(fs.ReportedSize(ino, info->size_bytes));
     double timeout = fs.options.attr_timeout;
     if (cleared) {
       // The kernel keeps its cached pages unless the size changes, and
@@ -360,7 +377,10 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     auto fh = std::make_unique<FileHandle>(std::move(*ds));
     // The kernel drops the cached pages itself after an atomic O_TRUNC.
     if (fi->flags & O_TRUNC) {
-      Status s = fh->dataset.Clear();
+      // A dataset whose length can change becomes empty (no rows); others
+      // are reset to the fill value.
+      fs.ForgetAppendEnd(ino);
+      Status s = FirstDimCanChange(fh->dataset.info()) ? fh->dataset.SetSizeBytes(0) : fh->dataset.Clear();
       if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
       fh->written.store(true, std::memory_order_relaxed);
       fs.Touch(ino);
@@ -404,10 +424,14 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     Filesystem& fs = Fs(req);
     FileHandle* fh = AsFile(fi);
     if (fh == nullptr) return RefuseErrno("write", Describe(fs, ino), EBADF, "no file handle");
-    Status s = fh->dataset.WriteBytes(static_cast<uint64_t>(off), size, buf);
+    // A write past the end grows a dataset whose first dimension can grow
+    // (whole rows), so `cat frame >> stream` appends; elsewhere it is EFBIG.
+    const uint64_t old_size = fh->dataset.size_bytes();
+    Status s = fh->dataset.WriteBytes(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
     if (!s.ok()) {
       return Refuse("write", fmt::format("{} [{}, +{})", Describe(fs, ino), off, size), s);
     }
+    fs.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + size, old_size, fh->dataset.size_bytes());
     fh->written.store(true, std::memory_order_relaxed);
     fs.Touch(ino);
     fuse_reply_write(req, size);
@@ -429,9 +453,19 @@ int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, fuse_fi
   return 0;
 }
 
+// Closing the handle that appended a partial row: the row is padded with
+// fill from now on, so the kernel must forget the size it cached. Only the
+// attributes are dropped (offset -1), which is safe inside a flush.
+void EndAppend(Filesystem& fs, fuse_ino_t ino, const FileHandle* fh) {
+  if (fh == nullptr || !fs.EndAppend(ino, fh) || fs.session == nullptr) return;
+  int err = fuse_lowlevel_notify_inval_inode(fs.session, ino, -1, 0);
+  if (err != 0 && err != -ENOENT) Log().debug("attribute invalidation of inode {}: {}", ino, strerror(-err));
+}
+
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "flush", [&] {
     if (int err = CommitIfWritten(req, "flush", ino, fi)) return err;
+    EndAppend(Fs(req), ino, AsFile(fi));
     fuse_reply_err(req, 0);
     return 0;
   });
@@ -451,6 +485,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   } drop{Fs(req), AsFile(fi)};
   Guard(req, "release", [&] {
     if (int err = CommitIfWritten(req, "release", ino, fi)) return err;
+    EndAppend(Fs(req), ino, AsFile(fi));
     fuse_reply_err(req, 0);
     return 0;
   });
@@ -636,7 +671,49 @@ void Filesystem::DropOpenFile(ObjectId id) {
   std::lock_guard lock(notes_mu);
   auto it = notes.find(id);
   if (it == notes.end() || it->second.open_handles == 0) return;
-  if (--it->second.open_handles == 0) last = std::move(it->second.open_dataset);
+  if (--it->second.open_handles == 0) {
+    last = std::move(it->second.open_dataset);
+    // A partial row stays padded with fill; the next open appends after it.
+    it->second.append_end = 0;
+    it->second.append_owner = nullptr;
+  }
+}
+
+uint64_t Filesystem::ReportedSize(ObjectId id, uint64_t size_bytes) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  if (it == notes.end() || it->second.append_end == 0 || it->second.append_end >= size_bytes) return size_bytes;
+  return it->second.append_end;
+}
+
+void Filesystem::NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size,
+                              uint64_t new_size) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  if (it == notes.end()) return;
+  uint64_t& append_end = it->second.append_end;
+  const uint64_t reported = append_end != 0 && append_end < old_size ? append_end : old_size;
+  if (end <= reported) return;                   // inside what was there
+  append_end = end < new_size ? end : 0;         // a partial row, or a complete one
+  it->second.append_owner = append_end != 0 ? owner : nullptr;
+}
+
+bool Filesystem::EndAppend(ObjectId id, const void* owner) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  if (it == notes.end() || it->second.append_end == 0 || it->second.append_owner != owner) return false;
+  it->second.append_end = 0;
+  it->second.append_owner = nullptr;
+  return true;
+}
+
+void Filesystem::ForgetAppendEnd(ObjectId id) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  if (it != notes.end()) {
+    it->second.append_end = 0;
+    it->second.append_owner = nullptr;
+  }
 }
 
 std::optional<Dataset> Filesystem::OpenFileDataset(ObjectId id) {

@@ -50,6 +50,13 @@ struct InodeNote {
   // inode alone.
   int open_handles = 0;
   Dataset open_dataset;
+  // The end of the bytes written past the old end through this mount, while
+  // it lies inside the last row (the dataset itself grew by a whole row):
+  // the size reported until the row is complete or the handle that wrote
+  // it is closed, so that an O_APPEND writer's next write continues where
+  // the last one ended instead of after the fill. 0: none.
+  uint64_t append_end = 0;
+  const void* append_owner = nullptr;  // the FileHandle that wrote it
 };
 
 // The state every handler reaches through fuse_req_userdata().
@@ -70,8 +77,19 @@ struct Filesystem {
   void DropOpenFile(ObjectId id);
   // The dataset of an open file with this id, if any.
   std::optional<Dataset> OpenFileDataset(ObjectId id);
+  // The st_size to report for a dataset of size_bytes (see
+  // InodeNote::append_end).
+  uint64_t ReportedSize(ObjectId id, uint64_t size_bytes);
+  // After a write of [.., end) that found the dataset at old_size bytes and
+  // left it at new_size (reported sizes as ReportedSize gives them).
+  void NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size, uint64_t new_size);
+  void ForgetAppendEnd(ObjectId id);
+  // Closing the owner's handle ends its partial row; true if it had one
+  // (the kernel's cached size is then stale).
+  bool EndAppend(ObjectId id, const void* owner);
 
   Container& container;  // open for the life of the session
+  fuse_session* session = nullptr;  // set by the daemon, for notifications
   const FsOptions options;
   const StatContext stat_ctx;
   const timespec mount_time;

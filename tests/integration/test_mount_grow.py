@@ -185,10 +185,18 @@ def test_partial_row_append_rounds_up_to_a_row_of_fill(container, mounter):
     try:
         assert os.pread(fd, 4096, 0) == expected
         os.write(fd, b"\x05\x06\x07")
-        expected += b"\x05\x06\x07" + fill_row[3:]
-        assert os.pread(fd, 4096, 0) == expected
+        # While the writer has it open, the size ends where its appends end,
+        # so that its next append continues the row.
+        assert os.fstat(fd).st_size == 2 * row + 3
+        assert os.pread(fd, 4096, 0) == expected + b"\x05\x06\x07"
+        os.write(fd, b"\x08")
+        assert os.stat(s).st_size == 2 * row + 4
+        expected += b"\x05\x06\x07\x08" + fill_row[4:]
     finally:
         os.close(fd)
+    # Closed, the row is padded with fill.
+    assert os.stat(s).st_size == 3 * row
+    assert read_all(s) == expected
 
     assert m.unmount() == 0, m.log()
     assert info(c, "/s")["shape"] == [3, 100]
@@ -227,6 +235,9 @@ def test_append_a_row_in_pieces_one_write_at_a_time(container, mounter):
     with open(s, "ab", buffering=0) as f:
         for off in range(0, FRAME_BYTES, 4096):
             assert f.write(rows[off:off + 4096]) == 4096
+            # A stat between pieces (ls -l, watch) sees the bytes written so
+            # far and does not move the next append to a new row.
+            assert os.stat(s).st_size == off + 4096
     assert os.path.getsize(s) == FRAME_BYTES
     assert read_all(s) == rows[:FRAME_BYTES]
     # Pieces that cross pages and elements unaligned; the last is short.
