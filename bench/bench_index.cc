@@ -91,12 +91,11 @@ struct Row {
   uint64_t commit_bytes;
 };
 
-// The coordinates of record i: the grid is filled in C order.
-void CoordOf(IndexKind kind, uint64_t i, uint64_t n, uint64_t* c) {
+// The coordinates of record i: the grid is filled in C order. For the
+// B-tree, a square-ish 2-D grid of `side` columns with both dimensions
+// unlimited.
+void CoordOf(IndexKind kind, uint64_t i, uint64_t side, uint64_t* c) {
   if (kind == IndexKind::kBTree) {
-    // A square-ish 2-D grid with both dimensions unlimited.
-    uint64_t side = 1;
-    while (side * side < n) ++side;
     c[0] = i / side;
     c[1] = i % side;
   } else {
@@ -120,13 +119,15 @@ Row Measure(IndexKind kind, uint64_t n, const std::string& path) {
                  : kind == IndexKind::kExtensibleArray ? Dims{kUnlimited}
                                                         : Dims{kUnlimited, kUnlimited};
   const size_t rank = geo.max_grid.size();
+  uint64_t side = 1;
+  while (side * side < n) ++side;
   auto idx = Check(OpenChunkIndex(kind, geo, "", &store, "bench"), "create index");
   uint64_t c[2];
 
   Row row{};
   auto t0 = Clock::now();
   for (uint64_t i = 0; i < n; ++i) {
-    CoordOf(kind, i, n, c);
+    CoordOf(kind, i, side, c);
     Check(idx->Put(ChunkCoord(c, rank), ChunkRecord{data + 64 * i}), "put");
   }
   Check(idx->Flush(), "flush");
@@ -147,7 +148,7 @@ Row Measure(IndexKind kind, uint64_t n, const std::string& path) {
   for (int pass = 0; pass < 2; ++pass) {
     auto a = Clock::now();
     for (uint64_t i : order) {
-      CoordOf(kind, i, n, c);
+      CoordOf(kind, i, side, c);
       ChunkRecord r = Check(again->Get(ChunkCoord(c, rank)), "get");
       if (r.addr != data + 64 * i) Die(Status::Corruption("wrong record"), "get");
       checksum += r.addr;
@@ -159,7 +160,7 @@ Row Measure(IndexKind kind, uint64_t n, const std::string& path) {
 
   // One changed record, then a commit of the index.
   const uint64_t before_written = file->written;
-  CoordOf(kind, n / 2, n, c);
+  CoordOf(kind, n / 2, side, c);
   Check(again->Put(ChunkCoord(c, rank), ChunkRecord{data + 8}), "put one");
   auto a = Clock::now();
   Check(again->Flush(), "flush one");
