@@ -22,6 +22,7 @@
 #include "engine/format/layout.h"
 #include "engine/util/coding.h"
 #include "tests/testutil/fault_file.h"
+#include "tests/testutil/index_env.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace slabfs::engine {
@@ -167,27 +168,10 @@ class BTreeTest : public ::testing::Test {
     return Rec(std::uniform_int_distribution<uint64_t>(0, uint64_t{1} << 40)(rng), filtered);
   }
 
-  // Index bytes on disk, from the allocator's point of view: everything past
-  // the data region that is not free or pending.
-  uint64_t LiveBytesAfterData() {
-    uint64_t unreferenced = 0;
-    for (const Extent& e : alloc_.Unreferenced())
-      if (e.addr >= data_end_) unreferenced += e.len;
-    return alloc_.file_end() - data_end_ - unreferenced;
-  }
-
-  struct WriteStats {
-    int64_t writes;
-    uint64_t bytes;
-  };
-  // Writes to the file since the last call (the fake file lists every write
-  // since the last sync).
-  WriteStats TakeWrites() {
-    WriteStats w{static_cast<int64_t>(disk_->unsynced.size()), 0};
-    for (const auto& u : disk_->unsynced) w.bytes += u.data.size();
-    EXPECT_OK(file_.Sync());  // clears the list
-    return w;
-  }
+  // Index bytes on disk, from the allocator's point of view.
+  uint64_t LiveBytesAfterData() { return testutil::LiveBytesAfter(alloc_, data_end_); }
+  using WriteStats = testutil::WriteStats;
+  WriteStats TakeWrites() { return testutil::TakeWrites(*disk_, file_); }
 
   // The stored tree, read block by block: per level (0 = leaves), in key
   // order, each node's block and entry count, and whether it is the last

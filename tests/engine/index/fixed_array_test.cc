@@ -19,6 +19,7 @@
 #include "engine/format/layout.h"
 #include "engine/util/coding.h"
 #include "tests/testutil/fault_file.h"
+#include "tests/testutil/index_env.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace slabfs::engine {
@@ -145,27 +146,11 @@ class FixedArrayTest : public ::testing::Test {
     return data_begin_ + 8 * std::uniform_int_distribution<uint64_t>(0, kDataRegion / 8 - 1)(rng);
   }
 
-  // Index bytes on disk, from the allocator's point of view: everything past
-  // the data region that is not free or pending.
-  uint64_t LiveBytesAfterData() {
-    uint64_t unreferenced = 0;
-    for (const Extent& e : alloc_.Unreferenced())
-      if (e.addr >= data_end_) unreferenced += e.len;
-    return alloc_.file_end() - data_end_ - unreferenced;
-  }
+  // Index bytes on disk, from the allocator's point of view.
+  uint64_t LiveBytesAfterData() { return testutil::LiveBytesAfter(alloc_, data_end_); }
+  using WriteStats = testutil::WriteStats;
+  WriteStats TakeWrites() { return testutil::TakeWrites(*disk_, file_); }
 
-  // Writes to the file since the last call (the fake file lists every
-  // write since the last sync).
-  struct WriteStats {
-    int64_t writes;
-    uint64_t bytes;
-  };
-  WriteStats TakeWrites() {
-    WriteStats w{static_cast<int64_t>(disk_->unsynced.size()), 0};
-    for (const auto& u : disk_->unsynced) w.bytes += u.data.size();
-    EXPECT_OK(file_.Sync());  // clears the list
-    return w;
-  }
 
   // Every record through Get and through ForEach equals the reference.
   void ExpectRecords(Index* idx, uint64_t chunks, const std::map<uint64_t, uint64_t>& ref) {
