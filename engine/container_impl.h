@@ -10,6 +10,7 @@
 #define SLABFS_ENGINE_CONTAINER_IMPL_H_
 
 #include <array>
+#include <functional>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -76,6 +77,11 @@ class DatasetState {
   // The bytes of a chunk of the given in-bounds extent.
   uint64_t ChunkBytes(const ChunkCursor& cur) const { return cur.chunk_elements() * item_size_; }
   Status ReadLocked(const TransferPlan& plan, char* buf);
+  // Calls fn(plan, byte offset in the caller's buffer) for each box of
+  // elements [first, first+count); a range outside the dataset is an error
+  // with code out_of_range.
+  Status ForEachLinearBox(uint64_t first, uint64_t count, Code out_of_range,
+                          const std::function<Status(const TransferPlan&, uint64_t)>& fn);
   Status ReadElementsLocked(uint64_t first, uint64_t count, char* buf);
   Status WriteElementsLocked(uint64_t first, uint64_t count, const char* buf);
   Status ResizeLocked(const Dims& shape);

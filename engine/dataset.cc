@@ -556,30 +556,28 @@ Status DatasetState::Write(const Slab& sel, const void* buf, const MemSpace* mem
 
 // ------------------------------------------------------- element ranges
 
-Status DatasetState::ReadElementsLocked(uint64_t first, uint64_t count, char* buf) {
+Status DatasetState::ForEachLinearBox(uint64_t first, uint64_t count, Code out_of_range,
+                                      const std::function<Status(const TransferPlan&, uint64_t)>& fn) {
   const uint64_t n = num_elements();
   if (first > n || count > n - first)
-    return Status::InvalidArgument(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
-                                   " outside " + std::to_string(n));
+    return Status(out_of_range, what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                                    " outside " + std::to_string(n));
   for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
     TransferPlan plan;
     SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr, &meta_.max_shape));
-    SLABFS_RETURN_IF_ERROR(ReadLocked(plan, buf + b.offset * item_size_));
+    SLABFS_RETURN_IF_ERROR(fn(plan, b.offset * item_size_));
   }
   return Status::OK();
 }
 
+Status DatasetState::ReadElementsLocked(uint64_t first, uint64_t count, char* buf) {
+  return ForEachLinearBox(first, count, Code::kInvalidArgument,
+                          [&](const TransferPlan& plan, uint64_t off) { return ReadLocked(plan, buf + off); });
+}
+
 Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const char* buf) {
-  const uint64_t n = num_elements();
-  if (first > n || count > n - first)
-    return Status::OutOfRange(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
-                              " outside " + std::to_string(n));
-  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
-    TransferPlan plan;
-    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr, &meta_.max_shape));
-    SLABFS_RETURN_IF_ERROR(WriteLocked(plan, buf + b.offset * item_size_));
-  }
-  return Status::OK();
+  return ForEachLinearBox(first, count, Code::kOutOfRange,
+                          [&](const TransferPlan& plan, uint64_t off) { return WriteLocked(plan, buf + off); });
 }
 
 Status DatasetState::ReadElements(uint64_t first, uint64_t count, void* buf) {
