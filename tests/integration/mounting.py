@@ -153,6 +153,11 @@ def start(container, *args, mountpoint=None):
             time.sleep(0.02)
     except BaseException:
         m.unmount()
+        # The exception carries the log; the file is not needed any more.
+        try:
+            os.unlink(log_path)
+        except OSError:
+            pass
         raise
     return m
 
