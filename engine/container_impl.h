@@ -111,6 +111,9 @@ class DatasetState {
   Status CompleteEntry(ChunkCache::Entry* e);
   // Writes one dirty cache entry back to the container.
   Status WriteBack(ChunkCache::Entry* e);
+  // Writes back the entries (stopping at the first error) and releases
+  // every one of them.
+  Status WriteBackEntries(const std::vector<ChunkCache::Entry*>& dirty);
   // Writes back this dataset's dirty chunks while the cache is over budget.
   Status ShedDirty();
   // Where a chunk of `bytes` goes: its current extent if that was allocated

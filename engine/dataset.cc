@@ -446,17 +446,21 @@ Status DatasetState::WriteBack(ChunkCache::Entry* e) {
   return Status::OK();
 }
 
+Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dirty) {
+  Status s;
+  for (ChunkCache::Entry* e : dirty) {
+    if (s.ok()) s = WriteBack(e);
+    c_->cache().Release(e, 0);  // every entry is released, even after an error
+  }
+  return s;
+}
+
 Status DatasetState::ShedDirty() {
   ChunkCache& cache = c_->cache();
   while (cache.over_budget()) {
     std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(id_, 16);
     if (dirty.empty()) break;
-    Status s;
-    for (ChunkCache::Entry* e : dirty) {
-      if (s.ok()) s = WriteBack(e);
-      cache.Release(e, 0);
-    }
-    SLABFS_RETURN_IF_ERROR(s);
+    SLABFS_RETURN_IF_ERROR(WriteBackEntries(dirty));
     cache.EvictToBudget();
   }
   return Status::OK();
@@ -638,7 +642,7 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf,
   std::shared_lock cl(c_->commit_mu());
   std::unique_lock lock(rw_);
   const uint64_t isz = item_size_;
-  uint64_t size = num_elements() * isz;
+  const uint64_t size = num_elements() * isz;
   if (offset > size || length > size - offset) {
     const uint64_t row_bytes = RowElements() * isz;
     const bool growable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
@@ -648,6 +652,9 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf,
     // Grow the first dimension by whole rows; the rest of the last row and
     // any gap before the write read as the fill value.
     const uint64_t rows = CeilDiv(offset + length, row_bytes);
+    if (static_cast<slabfs_u128>(rows) * row_bytes > static_cast<slabfs_u128>(INT64_MAX))
+      return Status::OutOfRange(what() + ": write at offset " + std::to_string(offset) +
+                                " would make the dataset larger than 2^63 bytes");
     if (rows > meta_.max_shape[0])
       return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
                                 std::to_string(offset) + " needs " + std::to_string(rows) + " rows, more than the " +
@@ -655,7 +662,6 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf,
     Dims shape = meta_.shape;
     shape[0] = rows;
     SLABFS_RETURN_IF_ERROR(ResizeLocked(shape));
-    size = num_elements() * isz;
   }
   if (length == 0) return Status::OK();
   const char* in = static_cast<const char*>(buf);
@@ -744,17 +750,8 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
   }
   // Positions in the chunk grid change: bring the stored chunks up to date
   // and start the cache afresh for this dataset.
-  ChunkCache& cache = c_->cache();
-  {
-    std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(id_);
-    Status s;
-    for (ChunkCache::Entry* e : dirty) {
-      if (s.ok()) s = WriteBack(e);
-      cache.Release(e, 0);
-    }
-    SLABFS_RETURN_IF_ERROR(s);
-  }
-  cache.EraseDataset(id_);
+  SLABFS_RETURN_IF_ERROR(WriteBackEntries(c_->cache().DirtyEntries(id_)));
+  c_->cache().EraseDataset(id_);
   // Chunks wholly outside the new shape are freed; chunks cut by it get the
   // fill value past the new end, so that the elements read as fill if the
   // dataset grows again.
@@ -799,7 +796,9 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
 Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, const Dims& shape) {
   const size_t rank = coords.size();
   const uint64_t bytes = BytesOfChunk(coords);
-  SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, 0));
+  uint64_t linear = 0;  // in the grid of the shape before the resize
+  for (size_t d = 0; d < rank; ++d) linear = linear * grid_[d] + coords[d];
+  SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, linear));
   std::unique_ptr<char[]> data = c_->cache().TakeBuffer(bytes);
   Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
   if (!s.ok()) return s.WithContext(what() + " chunk at " + FormatDims(Dims(coords.begin(), coords.end())));
@@ -860,14 +859,7 @@ Status DatasetState::Reclaim() {
 
 Result<bool> DatasetState::FlushForCommit() {
   std::unique_lock lock(rw_);
-  ChunkCache& cache = c_->cache();
-  std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(id_);
-  Status s;
-  for (ChunkCache::Entry* e : dirty) {
-    if (s.ok()) s = WriteBack(e);
-    cache.Release(e, 0);
-  }
-  SLABFS_RETURN_IF_ERROR_R(s);
+  SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(id_)));
   bool changed = header_dirty_ || index_->dirty();
   SLABFS_RETURN_IF_ERROR_R(index_->Flush());
   header_dirty_ = false;

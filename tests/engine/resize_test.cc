@@ -268,6 +268,14 @@ TEST(GrowthTest, BytesPastTheEndGrowWholeRowsOnlyWhereTheFirstDimensionCanGrow) 
   EXPECT_CODE(s.WriteBytes(16, 1, "y"), Code::kOutOfRange);
   EXPECT_EQ(s.size_bytes(), 16u);
 
+  // Offsets so far out that the dataset would pass 2^63 bytes, or the end
+  // of the write would pass 2^64, are OutOfRange (EFBIG) and change nothing.
+  for (uint64_t off : {uint64_t{1} << 63, ~uint64_t{0} - 2, (uint64_t{1} << 63) - 2}) {
+    SCOPED_TRACE(off);
+    EXPECT_CODE(s.WriteBytes(off, 4, "abcd", Dataset::Growth::kGrowRows), Code::kOutOfRange);
+  }
+  EXPECT_EQ(s.size_bytes(), 16u);
+
   // Only the second dimension can grow: a write past the end is OutOfRange.
   ASSERT_OK_AND_ASSIGN(Dataset wide, Make(*c, "/wide", {2, 4}, {2, kUnlimited}, {2, 4}));
   EXPECT_CODE(wide.WriteBytes(8, 1, "x", Dataset::Growth::kGrowRows), Code::kOutOfRange);
