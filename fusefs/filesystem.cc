@@ -37,11 +37,6 @@ timespec FileMTime(const std::string& path) {
   return Now();
 }
 
-// Whether the dataset's length can change (its first dimension was created
-// resizable): truncate and writes past the end change the length of such a
-// dataset; others keep a fixed size.
-bool FirstDimCanChange(const DatasetInfo& d) { return d.length_resizable; }
-
 ObjectInfo InfoOf(const Dataset& ds) {
   DatasetInfo d = ds.info();
   ObjectInfo info;
@@ -218,7 +213,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
       if (!ds) return Refuse("truncate", Describe(fs, ino), ds.error());
       if (want == info->size_bytes) {
         // Nothing to do.
-      } else if (FirstDimCanChange(ds->info())) {
+      } else if (ds->info().length_resizable) {
         // The length of a dataset whose first dimension can change: a whole
         // number of rows (EINVAL otherwise, EFBIG past the max shape).
         Status s = ds->SetSizeBytes(want);
@@ -380,7 +375,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       // A dataset whose length can change becomes empty (no rows); others
       // are reset to the fill value.
       fs.ForgetAppendEnd(ino);
-      Status s = FirstDimCanChange(fh->dataset.info()) ? fh->dataset.SetSizeBytes(0) : fh->dataset.Clear();
+      Status s = fh->dataset.info().length_resizable ? fh->dataset.SetSizeBytes(0) : fh->dataset.Clear();
       if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
       fh->written.store(true, std::memory_order_relaxed);
       fs.Touch(ino);
@@ -674,12 +669,18 @@ void Filesystem::DropOpenFile(ObjectId id) {
   if (--it->second.open_handles == 0) {
     last = std::move(it->second.open_dataset);
     // A partial row stays padded with fill; the next open appends after it.
-    it->second.append_end = 0;
-    it->second.append_owner = nullptr;
+    SetAppendEndLocked(it->second, 0, nullptr);
   }
 }
 
+void Filesystem::SetAppendEndLocked(InodeNote& note, uint64_t end, const void* owner) {
+  if ((note.append_end != 0) != (end != 0)) partial_rows.fetch_add(end != 0 ? 1 : -1, std::memory_order_relaxed);
+  note.append_end = end;
+  note.append_owner = end != 0 ? owner : nullptr;
+}
+
 uint64_t Filesystem::ReportedSize(ObjectId id, uint64_t size_bytes) {
+  if (partial_rows.load(std::memory_order_relaxed) == 0) return size_bytes;
   std::lock_guard lock(notes_mu);
   auto it = notes.find(id);
   if (it == notes.end() || it->second.append_end == 0 || it->second.append_end >= size_bytes) return size_bytes;
@@ -688,32 +689,32 @@ uint64_t Filesystem::ReportedSize(ObjectId id, uint64_t size_bytes) {
 
 void Filesystem::NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size,
                               uint64_t new_size) {
+  // The common write, inside the dataset with no partial row anywhere,
+  // takes no lock.
+  if (end <= old_size && partial_rows.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lock(notes_mu);
   auto it = notes.find(id);
   if (it == notes.end()) return;
-  uint64_t& append_end = it->second.append_end;
+  const uint64_t append_end = it->second.append_end;
   const uint64_t reported = append_end != 0 && append_end < old_size ? append_end : old_size;
-  if (end <= reported) return;                   // inside what was there
-  append_end = end < new_size ? end : 0;         // a partial row, or a complete one
-  it->second.append_owner = append_end != 0 ? owner : nullptr;
+  if (end <= reported) return;  // inside what was there
+  // A partial row, or a complete one.
+  SetAppendEndLocked(it->second, end < new_size ? end : 0, owner);
 }
 
 bool Filesystem::EndAppend(ObjectId id, const void* owner) {
+  if (partial_rows.load(std::memory_order_relaxed) == 0) return false;
   std::lock_guard lock(notes_mu);
   auto it = notes.find(id);
   if (it == notes.end() || it->second.append_end == 0 || it->second.append_owner != owner) return false;
-  it->second.append_end = 0;
-  it->second.append_owner = nullptr;
+  SetAppendEndLocked(it->second, 0, nullptr);
   return true;
 }
 
 void Filesystem::ForgetAppendEnd(ObjectId id) {
   std::lock_guard lock(notes_mu);
   auto it = notes.find(id);
-  if (it != notes.end()) {
-    it->second.append_end = 0;
-    it->second.append_owner = nullptr;
-  }
+  if (it != notes.end()) SetAppendEndLocked(it->second, 0, nullptr);
 }
 
 std::optional<Dataset> Filesystem::OpenFileDataset(ObjectId id) {

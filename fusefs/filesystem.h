@@ -84,6 +84,8 @@ struct Filesystem {
   // left it at new_size (reported sizes as ReportedSize gives them).
   void NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size, uint64_t new_size);
   void ForgetAppendEnd(ObjectId id);
+  // Sets a note's partial row (0: none), keeping partial_rows counted.
+  void SetAppendEndLocked(InodeNote& note, uint64_t end, const void* owner);
   // Closing the owner's handle ends its partial row; true if it had one
   // (the kernel's cached size is then stale).
   bool EndAppend(ObjectId id, const void* owner);
@@ -101,6 +103,9 @@ struct Filesystem {
   // call is made while it is held.
   std::mutex notes_mu;
   std::unordered_map<ObjectId, InodeNote> notes;
+  // Notes with a partial row (append_end != 0): while there are none, writes
+  // and stats skip notes_mu.
+  std::atomic<int> partial_rows{0};
 };
 
 enum class HandleKind : unsigned char { kFile, kDir };
