@@ -8,7 +8,6 @@
 //
 //   bench_dense [--path P] [--n 16384] [--chunk 256] [--cache-mb 64]
 //               [--windows 1000] [--keep]
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,22 +19,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "slabfs/slabfs.h"
 
 using namespace slabfs;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::Seconds;
 
 namespace {
 
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-std::string CpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
 
 void Die(const Status& s, const char* what) {
   std::fprintf(stderr, "bench_dense: %s: %s\n", what, s.ToString().c_str());
@@ -68,10 +60,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  struct utsname u;
-  uname(&u);
-  std::printf("# bench_dense  machine: %s, %ld cores, kernel %s\n", CpuModel().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
-              u.release);
+  bench::PrintMachine("bench_dense");
   std::printf("# dataset %lux%lu f4 (%.0f MiB), chunks %lux%lu, cache %lu MiB, container %s\n", n, n,
               n * n * 4.0 / (1 << 20), chunk, chunk, cache_mb, path.c_str());
 

@@ -15,7 +15,6 @@
 // header and are not listed.
 //
 //   bench_index [--path P] [--max-n 10000000] [--keep]
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "engine/format/layout.h"
 #include "engine/index/chunk_index.h"
 #include "engine/io/file.h"
@@ -37,19 +37,11 @@
 
 using namespace slabfs;
 using namespace slabfs::engine;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::Seconds;
 
 namespace {
 
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-std::string CpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
 
 [[noreturn]] void Die(const Status& s, const char* what) {
   std::fprintf(stderr, "bench_index: %s: %s\n", what, s.ToString().c_str());
@@ -186,10 +178,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  utsname u{};
-  uname(&u);
-  std::printf("# bench_index  machine: %s, %ld cores, kernel %s\n", CpuModel().c_str(),
-              sysconf(_SC_NPROCESSORS_ONLN), u.release);
+  bench::PrintMachine("bench_index");
   std::printf("# records are 8-byte chunk addresses (unfiltered datasets); file %s\n", path.c_str());
   std::printf("# HDF5 (2008 hardware): extensible array 0.285 us/lookup, 0.34 us/insert, 8.0 B/record;\n");
   std::printf("#                       v2 B-tree 0.66-0.82 us/lookup, 0.71-0.94 us/insert, 16.8 B/record\n");
