@@ -61,6 +61,7 @@ class DatasetState {
   // The mount's truncate: a whole number of rows of a dataset whose first
   // dimension can change.
   Status SetSizeBytes(uint64_t size);
+  Result<std::vector<StoredChunk>> StoredChunks();
 
   // Commit support; the caller holds commit_mu_ exclusively.
   // Writes back dirty chunks and index pages; true when the header changed.
@@ -122,6 +123,9 @@ class DatasetState {
   Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const;
   // Bytes of the chunk as stored: trimmed to the maximum shape.
   uint64_t BytesOfChunk(ChunkCoord coords) const;
+  // Bytes a stored chunk takes in the file: its record's size where chunk
+  // sizes vary, else BytesOfChunk.
+  uint64_t FileBytesOf(ChunkCoord coords, const ChunkRecord& rec) const;
   Status CheckWritable() const;
 
   ContainerImpl* const c_;

@@ -143,6 +143,7 @@ DatasetInfo DatasetState::Info() const {
   i.stored_bytes = stored_bytes_;
   i.index_bytes = index_->disk_bytes();
   i.length_resizable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
+  if (!meta_.filters.empty()) i.filters = meta_.filters.ToString();
   return i;
 }
 
@@ -163,6 +164,10 @@ uint64_t DatasetState::BytesOfChunk(ChunkCoord c) const {
     n *= limit == kUnlimited ? C : std::min(C, limit - c[d] * C);
   }
   return n;
+}
+
+uint64_t DatasetState::FileBytesOf(ChunkCoord c, const ChunkRecord& rec) const {
+  return index_->geometry().filtered ? rec.size : BytesOfChunk(c);
 }
 
 Status DatasetState::CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const {
@@ -855,6 +860,18 @@ Status DatasetState::Reclaim() {
   stored_bytes_ = 0;
   header_dirty_ = true;
   return Status::OK();
+}
+
+Result<std::vector<StoredChunk>> DatasetState::StoredChunks() {
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  if (!c_->read_only()) SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(id_)));
+  std::vector<StoredChunk> out;
+  SLABFS_RETURN_IF_ERROR_R(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
+    out.push_back(StoredChunk{Dims(c.begin(), c.end()), rec.addr, FileBytesOf(c, rec), rec.filter_mask});
+    return Status::OK();
+  }));
+  return out;
 }
 
 Result<bool> DatasetState::FlushForCommit() {

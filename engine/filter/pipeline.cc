@@ -92,6 +92,13 @@ Result<FilterPipeline> FilterPipeline::Parse(std::string_view text) {
   return Make(std::move(filters));
 }
 
+uint64_t FilterPipeline::MaxEncodedBytes(uint64_t n) const {
+  // Deflate is skipped where it does not make the chunk smaller.
+  for (const Filter& f : filters_)
+    if (f.id == FilterId::kChecksum) n += 4;
+  return n;
+}
+
 std::string FilterPipeline::ToString() const {
   if (filters_.empty()) return "none";
   std::string s;

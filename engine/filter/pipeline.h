@@ -35,6 +35,9 @@ struct Filter {
   bool operator==(const Filter&) const = default;
 };
 
+// The most bytes a pipeline adds to a chunk (the checksum).
+constexpr uint64_t kMaxFilterOverhead = 4;
+
 class FilterPipeline {
  public:
   static constexpr size_t kMaxFilters = 8;
@@ -48,6 +51,8 @@ class FilterPipeline {
 
   const std::vector<Filter>& filters() const { return filters_; }
   bool empty() const { return filters_.empty(); }
+  // The most bytes an encoded chunk of n bytes can take.
+  uint64_t MaxEncodedBytes(uint64_t n) const;
   // The inverse of Parse: "shuffle,deflate=6,checksum", or "none".
   std::string ToString() const;
 

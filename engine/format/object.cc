@@ -85,6 +85,13 @@ std::string EncodeObject(const ObjectRecord& o) {
     for (uint64_t v : d.max_shape) PutU64(&s, v);
     for (uint64_t v : d.chunks) PutU64(&s, v);
     s.append(d.fill);
+    if (d.flags & kDatasetFlagFiltered) {
+      PutU8(&s, static_cast<uint8_t>(d.filters.filters().size()));
+      for (const Filter& f : d.filters.filters()) {
+        PutU8(&s, static_cast<uint8_t>(f.id));
+        PutU8(&s, f.level);
+      }
+    }
     PutU64(&s, d.allocated_chunks);
     PutU64(&s, d.stored_bytes);
     PutLongString(&s, d.index_root);
@@ -161,7 +168,22 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
     Status s = ValidateDatasetShape(d.dtype, d.shape, d.max_shape, d.chunks);
     if (!s.ok()) return Err(Bad(o.id, s.message()));
     std::string_view fill, root;
-    if (!r.Bytes(ItemSize(d.dtype), &fill) || !r.U64(&d.allocated_chunks) || !r.U64(&d.stored_bytes) ||
+    if (!r.Bytes(ItemSize(d.dtype), &fill)) return Err(Bad(o.id, "dataset header is truncated"));
+    if (d.flags & kDatasetFlagFiltered) {
+      uint8_t n;
+      if (!r.U8(&n)) return Err(Bad(o.id, "dataset header is truncated"));
+      if (n == 0 || n > FilterPipeline::kMaxFilters) return Err(Bad(o.id, "bad filter count"));
+      std::vector<Filter> filters(n);
+      for (Filter& f : filters) {
+        uint8_t id;
+        if (!r.U8(&id) || !r.U8(&f.level)) return Err(Bad(o.id, "dataset header is truncated"));
+        f.id = static_cast<FilterId>(id);
+      }
+      auto p = FilterPipeline::Make(std::move(filters));
+      if (!p) return Err(Bad(o.id, "bad filter pipeline: " + p.error().message()));
+      d.filters = std::move(*p);
+    }
+    if (!r.U64(&d.allocated_chunks) || !r.U64(&d.stored_bytes) ||
         !r.LongString(&root, kMaxIndexRootBytes))
       return Err(Bad(o.id, "dataset header is truncated"));
     d.fill = std::string(fill);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/filter/pipeline.h"
 #include "engine/format/block.h"
 #include "slabfs/types.h"
 
@@ -31,7 +32,10 @@ struct ChildRecord {
 // from the max shape because a dataset that grew to its maximum, or a fixed
 // one that shrank, looks the same by its shapes alone.
 constexpr uint8_t kDatasetFlagLengthResizable = 1;
-constexpr uint8_t kDatasetKnownFlags = kDatasetFlagLengthResizable;
+// The dataset has a filter pipeline: its list follows the fill value, and
+// chunk records hold each chunk's stored size and filter mask.
+constexpr uint8_t kDatasetFlagFiltered = 2;
+constexpr uint8_t kDatasetKnownFlags = kDatasetFlagLengthResizable | kDatasetFlagFiltered;
 
 struct DatasetRecord {
   DType dtype = DType::kU1;
@@ -39,6 +43,7 @@ struct DatasetRecord {
   uint8_t flags = 0;  // kDatasetFlag*
   Dims shape, max_shape, chunks;
   std::string fill;        // ItemSize(dtype) bytes
+  FilterPipeline filters;  // not empty exactly when kDatasetFlagFiltered is set
   std::string index_root;  // the index's own encoding of its root
   uint64_t allocated_chunks = 0;
   uint64_t stored_bytes = 0;

@@ -98,6 +98,11 @@ class Dataset {
   // maximum). The current size is always accepted.
   Status SetSizeBytes(uint64_t size);
 
+  // Every stored chunk of the dataset, in no particular order. Cached
+  // changes are written back first, so the list is current. For tools that
+  // show the layout and for tests that damage one chunk on purpose.
+  Result<std::vector<StoredChunk>> StoredChunks() const;
+
   bool valid() const { return state_ != nullptr; }
 
  private:

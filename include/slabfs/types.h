@@ -118,6 +118,12 @@ struct DatasetOptions {
   IndexKind index = IndexKind::kAuto;
   // kAuto picks the compact index for at most this many chunks (at most 64).
   uint64_t compact_limit = 8;
+  // The filter pipeline each chunk goes through, in order, on its way to the
+  // file: "shuffle" (byte shuffle by element size), "deflate=N" (zlib level
+  // 1-9; plain "deflate" is 6), "checksum" (CRC-32C of the stored chunk,
+  // verified on every read), comma-separated, each at most once, e.g.
+  // "shuffle,deflate=6,checksum". Empty or "none": no filters.
+  std::string filters;
 };
 
 struct DatasetInfo {
@@ -137,6 +143,17 @@ struct DatasetInfo {
   // the length of the dataset's byte view changes with writes past the end
   // and SetSizeBytes.
   bool length_resizable = false;
+  // The filter pipeline in the canonical form of DatasetOptions::filters
+  // ("shuffle,deflate=6,checksum"); empty when the dataset has none.
+  std::string filters;
+};
+
+// Where one chunk is stored, for tools and tests (see Dataset::StoredChunks).
+struct StoredChunk {
+  Dims coords;               // position in the chunk grid
+  uint64_t addr = 0;         // byte offset in the container file
+  uint64_t bytes = 0;        // bytes stored there
+  uint32_t filter_mask = 0;  // bit i: filter i of the pipeline was skipped
 };
 
 // ------------------------------------------------------------ attributes
