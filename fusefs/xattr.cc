@@ -18,8 +18,8 @@ XattrName ClassifyXattr(std::string_view full_name) {
 
 const std::vector<std::string>& SlabXattrNames() {
   static const std::vector<std::string> names = {
-      "user.slab.dtype", "user.slab.shape", "user.slab.chunks",
-      "user.slab.fill",  "user.slab.index", "user.slab.stored",
+      "user.slab.dtype",   "user.slab.shape", "user.slab.chunks", "user.slab.fill",
+      "user.slab.filters", "user.slab.index", "user.slab.stored",
   };
   return names;
 }
@@ -35,6 +35,7 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
     }
     return FormatScalar(info.dtype, info.fill.data());
   }
+  if (name == "filters") return info.filters.empty() ? std::string("none") : info.filters;
   if (name == "index") return std::string(IndexKindName(info.index));
   if (name == "stored") return std::to_string(info.stored_bytes);
   return Err(Status::NotFound(fmt::format("no attribute user.slab.{}", name)));

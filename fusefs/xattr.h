@@ -1,7 +1,8 @@
 // The extended-attribute view of an object.
 //
 //   user.slab.NAME  read-only facts about a dataset (dtype, shape, chunks,
-//                   fill, index, stored); setting or removing one is EPERM.
+//                   fill, filters, index, stored); setting or removing one
+//                   is EPERM.
 //   user.NAME       the object's slabfs attribute NAME, as text.
 //   anything else   not supported (security.*, system.*, trusted.*).
 //
@@ -38,7 +39,9 @@ XattrName ClassifyXattr(std::string_view full_name);
 const std::vector<std::string>& SlabXattrNames();
 
 // The text of user.slab.<name> for a dataset, or NotFound for a name that
-// is not one of SlabXattrNames().
+// is not one of SlabXattrNames(). "filters" is the canonical pipeline
+// ("shuffle,deflate=6,checksum"), or "none" for a dataset without one;
+// "stored" is the chunk bytes stored, after the filters.
 Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name);
 
 // A listxattr reply: each name followed by a NUL.

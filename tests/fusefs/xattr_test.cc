@@ -1,7 +1,10 @@
 #include "fusefs/xattr.h"
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -42,6 +45,27 @@ TEST(XattrTest, DescribesADataset) {
   EXPECT_EQ(SlabXattrValue(info, "fill").value(), "1.5");
   EXPECT_EQ(SlabXattrValue(info, "stored").value(), "12345");
   EXPECT_TRUE(SlabXattrValue(info, "index").has_value());
+}
+
+TEST(XattrTest, FiltersAreNoneWithoutAPipeline) {
+  DatasetInfo info = SampleInfo();
+  ASSERT_TRUE(info.filters.empty());
+  EXPECT_EQ(SlabXattrValue(info, "filters").value(), "none");
+}
+
+TEST(XattrTest, FiltersShowTheCanonicalPipeline) {
+  DatasetInfo info = SampleInfo();
+  info.filters = "shuffle,deflate=6,checksum";
+  EXPECT_EQ(SlabXattrValue(info, "filters").value(), "shuffle,deflate=6,checksum");
+  info.filters = "checksum";
+  EXPECT_EQ(SlabXattrValue(info, "filters").value(), "checksum");
+}
+
+TEST(XattrTest, ListsFiltersWithTheOtherSlabNames) {
+  const std::vector<std::string>& names = SlabXattrNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "user.slab.filters"), names.end());
+  // Each name once.
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
 }
 
 TEST(XattrTest, UnknownSlabNameIsNotFound) {
