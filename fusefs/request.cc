@@ -1,5 +1,6 @@
 #include "fusefs/request.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -27,6 +28,12 @@ void LogUnexpected(std::string_view op, std::string_view what) noexcept {
 int Refuse(std::string_view op, std::string_view object, const Status& s,
            spdlog::level::level_enum level) {
   int err = ErrnoFromStatus(s);
+  // Damaged bytes (a chunk failing its checksum or decompression) and
+  // failing syscalls are not answers to a bad request: they show even when
+  // the daemon logs only errors.
+  if (s.code() == Code::kCorruption || s.code() == Code::kIOError) {
+    level = std::max(level, spdlog::level::err);
+  }
   Log().log(level, "{} {} refused ({}): {}", op, object, ErrnoName(err), s.ToString());
   return err;
 }

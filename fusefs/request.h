@@ -48,7 +48,8 @@ void Guard(fuse_req_t req, std::string_view op, Body&& body) noexcept {
 }
 
 // Maps s through the errno table, logs "OP OBJECT refused (ERRNO): STATUS"
-// and returns the errno.
+// and returns the errno. Corruption and IOError are logged at error at
+// least, whatever `level` says.
 int Refuse(std::string_view op, std::string_view object, const Status& s,
            spdlog::level::level_enum level = spdlog::level::info);
 
