@@ -1,22 +1,33 @@
-// bench_dense: how fast does the API write and read a large dense dataset?
+// bench_dense: how fast does the API write and read a large dense dataset,
+// and what does each filter pipeline cost and save?
 //
-// Writes a dataset (default 16384 x 16384 f4 = 1 GiB in 256 x 256 chunks)
-// in row blocks, commits, reopens, then reads it back three ways: the whole
-// dataset in row blocks, one column, and random 64 x 64 windows. Prints a
-// table of MB/s (of element bytes moved) with the machine and settings.
+// For each pipeline in --filters, writes a dataset (default 16384 x 16384 f4
+// = 1 GiB in 256 x 256 chunks) of smooth data, sin(i/100) + cos(j/70), in
+// row blocks of one row of chunks and commits; then reads it back three
+// ways, each from a fresh read-only open (an empty chunk cache): the whole
+// dataset in row blocks, one column, and random 64 x 64 windows. Prints one
+// table, a row per pipeline: MB/s of element bytes moved (uncompressed),
+// the write including its commit (which writes back the chunks still cached
+// and syncs), and the bytes stored. The reads check the values they get.
 // Figures are from the page cache: the container is not dropped from it.
 //
 //   bench_dense [--path P] [--n 16384] [--chunk 256] [--cache-mb 64]
-//               [--windows 1000] [--keep]
+//               [--windows 1000] [--filters 'none;shuffle,deflate=1;shuffle,deflate=6']
+//               [--keep]
+//
+// --filters is a ';'-separated list of pipelines as slab mkdset --filters
+// spells them. Each pipeline gets its own container (P, or P.1, P.2, ...
+// for several), removed after its row unless --keep.
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
+#include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -28,18 +39,158 @@ using bench::Seconds;
 
 namespace {
 
+struct Config {
+  std::string path = "/tmp/slabfs_bench_dense.slab";
+  uint64_t n = 16384, chunk = 256, cache_mb = 64, windows = 1000;
+  std::vector<std::string> filters;
+  bool keep = false;
+};
 
-void Die(const Status& s, const char* what) {
-  std::fprintf(stderr, "bench_dense: %s: %s\n", what, s.ToString().c_str());
+struct Row {
+  std::string filters;  // canonical, "none" for none
+  double write_mbs = 0, commit_s = 0, rows_mbs = 0, column_mbs = 0, windows_mbs = 0;
+  uint64_t stored_bytes = 0;
+};
+
+[[noreturn]] void Die(const Status& s, const std::string& what) {
+  std::fprintf(stderr, "bench_dense: %s: %s\n", what.c_str(), s.ToString().c_str());
   std::exit(1);
+}
+
+[[noreturn]] void Usage() {
+  std::fprintf(stderr,
+               "usage: bench_dense [--path P] [--n N] [--chunk C] [--cache-mb M] [--windows W]\n"
+               "                   [--filters 'none;shuffle,deflate=1;...'] [--keep]\n");
+  std::exit(2);
+}
+
+std::vector<std::string> SplitList(std::string_view text) {
+  std::vector<std::string> out;
+  for (;;) {
+    size_t semi = text.find(';');
+    if (semi != 0 && !text.empty()) out.emplace_back(text.substr(0, semi));
+    if (semi == std::string_view::npos) return out;
+    text.remove_prefix(semi + 1);
+  }
+}
+
+// The data: element (i, j) is row_part[i] + col_part[j], so that filling a
+// block costs one add per element and the reads can check any value.
+struct Smooth {
+  explicit Smooth(uint64_t n) : row_part(n), col_part(n) {
+    for (uint64_t i = 0; i < n; ++i) {
+      row_part[i] = std::sin(static_cast<double>(i) / 100);
+      col_part[i] = std::cos(static_cast<double>(i) / 70);
+    }
+  }
+  float At(uint64_t i, uint64_t j) const { return static_cast<float>(row_part[i] + col_part[j]); }
+  void Fill(uint64_t first_row, uint64_t rows, uint64_t n, float* out) const {
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t j = 0; j < n; ++j) *out++ = At(first_row + r, j);
+    }
+  }
+  std::vector<double> row_part, col_part;
+};
+
+void Expect(float got, float want, const char* where, uint64_t i, uint64_t j) {
+  if (got != want) {
+    std::fprintf(stderr, "bench_dense: %s read %g at (%lu, %lu), wrote %g\n", where, got, i, j, want);
+    std::exit(1);
+  }
+}
+
+std::unique_ptr<Container> OpenForReading(const std::string& path, uint64_t cache_mb) {
+  auto c = Container::Open(path, {.read_only = true, .cache_bytes = cache_mb << 20});
+  if (!c) Die(c.error(), "open " + path);
+  return std::move(*c);
+}
+
+Dataset OpenData(const Container& c) {
+  auto ds = c.OpenDataset("/data");
+  if (!ds) Die(ds.error(), "open dataset");
+  return *ds;
+}
+
+Row RunOne(const Config& cfg, const std::string& filters, const std::string& path, const Smooth& data) {
+  const uint64_t n = cfg.n, band = cfg.chunk;  // a row block is one row of chunks
+  const double mb = static_cast<double>(n) * n * 4 / 1e6;
+  std::vector<float> buf(band * n);
+  Row row;
+  unlink(path.c_str());
+  {
+    auto c = Container::Open(path, {.create = true, .cache_bytes = cfg.cache_mb << 20});
+    if (!c) Die(c.error(), "create " + path);
+    auto ds = (*c)->CreateDataset(
+        "/data", {.dtype = DType::kF4, .shape = {n, n}, .chunks = {cfg.chunk, cfg.chunk}, .filters = filters});
+    if (!ds) Die(ds.error(), "create dataset with filters '" + filters + "'");
+    double write_s = 0;
+    for (uint64_t r = 0; r < n; r += band) {
+      const uint64_t rows = std::min(band, n - r);
+      data.Fill(r, rows, n, buf.data());
+      auto t0 = Clock::now();
+      Status s = ds->Write(Slab::Box({r, 0}, {rows, n}), buf.data());
+      if (!s.ok()) Die(s, "write");
+      write_s += Seconds(t0, Clock::now());
+    }
+    auto t0 = Clock::now();
+    Status s = (*c)->Commit();
+    if (!s.ok()) Die(s, "commit");
+    row.commit_s = Seconds(t0, Clock::now());
+    row.write_mbs = mb / (write_s + row.commit_s);
+    DatasetInfo info = ds->info();
+    row.filters = info.filters.empty() ? "none" : info.filters;
+    row.stored_bytes = info.stored_bytes;
+    s = (*c)->Close();
+    if (!s.ok()) Die(s, "close");
+  }
+
+  {  // The whole dataset in row blocks.
+    auto c = OpenForReading(path, cfg.cache_mb);
+    Dataset ds = OpenData(*c);
+    auto t0 = Clock::now();
+    for (uint64_t r = 0; r < n; r += band) {
+      const uint64_t rows = std::min(band, n - r);
+      Status s = ds.Read(Slab::Box({r, 0}, {rows, n}), buf.data());
+      if (!s.ok()) Die(s, "read");
+      Expect(buf[rows * n - 1], data.At(r + rows - 1, n - 1), "row block", r + rows - 1, n - 1);
+    }
+    row.rows_mbs = mb / Seconds(t0, Clock::now());
+  }
+  {  // One column.
+    auto c = OpenForReading(path, cfg.cache_mb);
+    Dataset ds = OpenData(*c);
+    std::vector<float> col(n);
+    const uint64_t j = n / 3;
+    auto t0 = Clock::now();
+    Status s = ds.Read(Slab::Box({0, j}, {n, 1}), col.data());
+    if (!s.ok()) Die(s, "read column");
+    row.column_mbs = static_cast<double>(n) * 4 / 1e6 / Seconds(t0, Clock::now());
+    for (uint64_t i = 0; i < n; i += 97) Expect(col[i], data.At(i, j), "column", i, j);
+  }
+  {  // Random 64 x 64 windows.
+    auto c = OpenForReading(path, cfg.cache_mb);
+    Dataset ds = OpenData(*c);
+    const uint64_t w = std::min<uint64_t>(64, n);
+    std::mt19937_64 rng(42);
+    std::vector<float> win(w * w);
+    auto t0 = Clock::now();
+    for (uint64_t k = 0; k < cfg.windows; ++k) {
+      const uint64_t r = rng() % (n - w + 1), q = rng() % (n - w + 1);
+      Status s = ds.Read(Slab::Box({r, q}, {w, w}), win.data());
+      if (!s.ok()) Die(s, "read window");
+      Expect(win[w * w - 1], data.At(r + w - 1, q + w - 1), "window", r + w - 1, q + w - 1);
+    }
+    row.windows_mbs = static_cast<double>(cfg.windows) * w * w * 4 / 1e6 / Seconds(t0, Clock::now());
+  }
+  if (!cfg.keep) unlink(path.c_str());
+  return row;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path = "/tmp/slabfs_bench_dense.slab";
-  uint64_t n = 16384, chunk = 256, cache_mb = 64, windows = 1000;
-  bool keep = false;
+  Config cfg;
+  std::string filters_text = "none;shuffle,deflate=1;shuffle,deflate=6";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -49,90 +200,47 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--path") path = next();
-    else if (a == "--n") n = std::stoull(next());
-    else if (a == "--chunk") chunk = std::stoull(next());
-    else if (a == "--cache-mb") cache_mb = std::stoull(next());
-    else if (a == "--windows") windows = std::stoull(next());
-    else if (a == "--keep") keep = true;
-    else {
-      std::fprintf(stderr, "usage: bench_dense [--path P] [--n N] [--chunk C] [--cache-mb M] [--windows W] [--keep]\n");
-      return 2;
-    }
+    auto number = [&]() -> uint64_t {
+      std::string v = next();
+      char* end = nullptr;
+      uint64_t x = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || x == 0) {
+        std::fprintf(stderr, "bench_dense: %s wants a positive number, not '%s'\n", a.c_str(), v.c_str());
+        std::exit(2);
+      }
+      return x;
+    };
+    if (a == "--path") cfg.path = next();
+    else if (a == "--n") cfg.n = number();
+    else if (a == "--chunk") cfg.chunk = number();
+    else if (a == "--cache-mb") cfg.cache_mb = number();
+    else if (a == "--windows") cfg.windows = number();
+    else if (a == "--filters") filters_text = next();
+    else if (a == "--keep") cfg.keep = true;
+    else Usage();
   }
+  cfg.filters = SplitList(filters_text);
+  if (cfg.filters.empty()) Usage();
+
   bench::PrintMachine("bench_dense");
-  std::printf("# dataset %lux%lu f4 (%.0f MiB), chunks %lux%lu, cache %lu MiB, container %s\n", n, n,
-              n * n * 4.0 / (1 << 20), chunk, chunk, cache_mb, path.c_str());
-
-  unlink(path.c_str());
-  const uint64_t band = chunk;  // rows per block: one row of chunks
-  std::vector<float> buf(band * n);
-  double write_s, commit_s;
-  {
-    auto c = Container::Open(path, {.create = true, .cache_bytes = cache_mb << 20});
-    if (!c) Die(c.error(), "create");
-    auto ds = (*c)->CreateDataset("/data", {.dtype = DType::kF4, .shape = {n, n}, .chunks = {chunk, chunk}});
-    if (!ds) Die(ds.error(), "create dataset");
-    for (uint64_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i % 1000);
-    auto t0 = Clock::now();
-    for (uint64_t r = 0; r < n; r += band) {
-      uint64_t rows = std::min(band, n - r);
-      Status s = ds->Write(Slab::Box({r, 0}, {rows, n}), buf.data());
-      if (!s.ok()) Die(s, "write");
-    }
-    auto t1 = Clock::now();
-    Status s = (*c)->Commit();
-    if (!s.ok()) Die(s, "commit");
-    auto t2 = Clock::now();
-    write_s = Seconds(t0, t1);
-    commit_s = Seconds(t1, t2);
+  std::printf("# dataset %lux%lu f4 (%.0f MiB) of sin(i/100)+cos(j/70), chunks %lux%lu, cache %lu MiB, container %s\n",
+              cfg.n, cfg.n, static_cast<double>(cfg.n) * cfg.n * 4 / (1 << 20), cfg.chunk, cfg.chunk,
+              cfg.cache_mb, cfg.path.c_str());
+  std::printf("# MB/s of element bytes (uncompressed); write includes the commit; each read starts from a "
+              "fresh open; %lu windows of 64x64\n",
+              cfg.windows);
+  std::printf("%-28s %10s %9s %10s %11s %12s %10s %7s\n", "filters", "write MB/s", "commit s", "rows MB/s",
+              "column MB/s", "windows MB/s", "stored MB", "ratio");
+  std::fflush(stdout);
+  const Smooth data(cfg.n);
+  const double logical = static_cast<double>(cfg.n) * cfg.n * 4;
+  for (size_t k = 0; k < cfg.filters.size(); ++k) {
+    const std::string path = cfg.filters.size() == 1 ? cfg.path : cfg.path + "." + std::to_string(k + 1);
+    Row r = RunOne(cfg, cfg.filters[k], path, data);
+    std::printf("%-28s %10.0f %9.3f %10.0f %11.1f %12.1f %10.1f %7.2f\n", r.filters.c_str(), r.write_mbs,
+                r.commit_s, r.rows_mbs, r.column_mbs, r.windows_mbs, r.stored_bytes / 1e6,
+                r.stored_bytes == 0 ? 0.0 : logical / static_cast<double>(r.stored_bytes));
+    std::fflush(stdout);
   }
-  const double mb = n * n * 4.0 / 1e6;
-  std::printf("%-28s %10s %10s\n", "operation", "MB/s", "seconds");
-  std::printf("%-28s %10.0f %10.3f\n", "write row blocks", mb / write_s, write_s);
-  std::printf("%-28s %10s %10.3f\n", "commit (fdatasync)", "", commit_s);
-
-  auto c = Container::Open(path, {.read_only = true, .cache_bytes = cache_mb << 20});
-  if (!c) Die(c.error(), "open");
-  auto ds = (*c)->OpenDataset("/data");
-  if (!ds) Die(ds.error(), "open dataset");
-
-  // Whole dataset in row blocks.
-  auto t0 = Clock::now();
-  double checksum = 0;
-  for (uint64_t r = 0; r < n; r += band) {
-    uint64_t rows = std::min(band, n - r);
-    Status s = ds->Read(Slab::Box({r, 0}, {rows, n}), buf.data());
-    if (!s.ok()) Die(s, "read");
-    checksum += buf[rows * n - 1];
-  }
-  auto t1 = Clock::now();
-  std::printf("%-28s %10.0f %10.3f\n", "read row blocks", mb / Seconds(t0, t1), Seconds(t0, t1));
-
-  // One column.
-  std::vector<float> col(n);
-  t0 = Clock::now();
-  Status s = ds->Read(Slab::Box({0, n / 3}, {n, 1}), col.data());
-  if (!s.ok()) Die(s, "read column");
-  t1 = Clock::now();
-  std::printf("%-28s %10.1f %10.4f\n", "read one column", n * 4.0 / 1e6 / Seconds(t0, t1), Seconds(t0, t1));
-
-  // Random windows.
-  std::mt19937_64 rng(42);
-  std::vector<float> win(64 * 64);
-  t0 = Clock::now();
-  for (uint64_t w = 0; w < windows; ++w) {
-    uint64_t r = rng() % (n - 64), q = rng() % (n - 64);
-    s = ds->Read(Slab::Box({r, q}, {64, 64}), win.data());
-    if (!s.ok()) Die(s, "read window");
-    checksum += win[0];
-  }
-  t1 = Clock::now();
-  std::printf("%-28s %10.1f %10.3f\n", ("read " + std::to_string(windows) + " 64x64 windows").c_str(),
-              windows * 64 * 64 * 4.0 / 1e6 / Seconds(t0, t1), Seconds(t0, t1));
-  CacheStats st = (*c)->cache_stats();
-  std::printf("# cache: hits %lu misses %lu bypass reads %lu, %.0f MB read from the container (checksum %g)\n",
-              st.hits, st.misses, st.bypass_reads, st.bytes_read / 1e6, checksum);
-  if (!keep) unlink(path.c_str());
   return 0;
 }

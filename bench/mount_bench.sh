@@ -48,7 +48,7 @@ peak_rss() {  # peak_rss PID -> prints the peak VmHWM in MiB
 }
 
 echo "# mount_bench: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, kernel $(uname -r)"
-"$BIN/bench_dense" --path "$WORK/bench.slab" --n "$N" --chunk "$CHUNK" --keep | sed 's/^/# api: /'
+"$BIN/bench_dense" --path "$WORK/bench.slab" --n "$N" --chunk "$CHUNK" --filters none --keep | sed 's/^/# api: /'
 SIZE=$((N * N * 4))
 
 # nullfs baseline.
