@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/cache/chunk_cache.h"
+#include "engine/chunk/chunk_format.h"
 #include "engine/format/object.h"
 #include "engine/format/superblock.h"
 #include "engine/index/chunk_index.h"
@@ -75,8 +76,6 @@ class DatasetState {
   std::string what() const;  // "dataset 12" for messages
 
  private:
-  // The bytes of a chunk of the given in-bounds extent.
-  uint64_t ChunkBytes(const ChunkCursor& cur) const { return cur.chunk_elements() * item_size_; }
   Status ReadLocked(const TransferPlan& plan, char* buf);
   // Calls fn(plan, byte offset in the caller's buffer) for each box of
   // elements [first, first+count); a range outside the dataset is an error
@@ -99,27 +98,28 @@ class DatasetState {
   // The chunks of the plan whose ordinal is stripe modulo width.
   Status ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width);
   Status WriteLocked(const TransferPlan& plan, const char* buf);
-  Status ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char* buf);
-  // Writes a whole chunk from the caller's buffer to its (placed) extent.
-  Status WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, const char* buf);
-  Status LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
+  // The memory chunk (of `elements`) of a chunk from its record: the fill
+  // value if unallocated, else its file chunk loaded through the format.
+  // `linear` is its position in the current grid, for messages.
+  Status LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem);
+  // A new buffer of `bytes` holding the memory chunk at `linear`.
+  Status LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
   // Starts read-ahead of a chunk's extent, once in a while per chunk.
   void AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes);
-  void FillRuns(const ChunkCursor& cur, char* buf) const;
-  void FillBytes(char* dst, uint64_t elements) const;
   // Merges the stored chunk into a partly written entry (write without
   // read); a no-op for complete entries. Safe with concurrent readers.
   Status CompleteEntry(ChunkCache::Entry* e);
-  // Writes one dirty cache entry back to the container.
-  Status WriteBack(ChunkCache::Entry* e);
+  // Stores the file image of a dirty cache entry and marks it clean.
+  Status StoreImage(ChunkCache::Entry* e, const FileImage& img);
   // Writes back the entries (stopping at the first error) and releases
-  // every one of them.
+  // every one of them. Encoding is spread over cores where it costs.
   Status WriteBackEntries(const std::vector<ChunkCache::Entry*>& dirty);
   // Writes back this dataset's dirty chunks while the cache is over budget.
   Status ShedDirty();
-  // Where a chunk of `bytes` goes: its current extent if that was allocated
-  // since the last commit, else a new one (the old is freed).
-  Result<uint64_t> PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes);
+  // Where a file chunk of `bytes` goes: its current extent if that was
+  // allocated since the last commit and has that size, else a new one (the
+  // old is freed). Records the size and filter mask where sizes vary.
+  Result<uint64_t> PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes, uint32_t filter_mask);
   Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const;
   // Bytes of the chunk as stored: trimmed to the maximum shape.
   uint64_t BytesOfChunk(ChunkCoord coords) const;
@@ -127,6 +127,11 @@ class DatasetState {
   // sizes vary, else BytesOfChunk.
   uint64_t FileBytesOf(ChunkCoord coords, const ChunkRecord& rec) const;
   Status CheckWritable() const;
+  // "dataset 12 chunk [3,4]", for messages.
+  std::string ChunkWhat(ChunkCoord c) const;
+  // Logs a Corruption status (a damaged chunk is always worth a line), and
+  // returns it.
+  Status Corrupt(Status s) const;
 
   ContainerImpl* const c_;
   const ObjectId id_;
@@ -136,7 +141,7 @@ class DatasetState {
   const size_t item_size_;
   std::atomic<uint64_t> num_elements_{0};
   Dims grid_;  // chunks per dimension at the current shape
-  bool fill_is_zero_ = true;
+  std::unique_ptr<ChunkFormat> format_;
   std::atomic<uint64_t> allocated_chunks_{0};
   std::atomic<uint64_t> stored_bytes_{0};
   std::array<std::atomic<uint64_t>, 1024> advised_{};  // chunk + 1, see AdviseChunk

@@ -13,19 +13,9 @@
 namespace slabfs::engine {
 namespace {
 
-// Gaps up to this size inside one scatter read are read into a scratch
-// buffer rather than splitting the read in two.
-constexpr uint64_t kMaxGapBytes = 64 * 1024;
 // A whole-chunk write with more runs than this goes through the cache, where
 // it is one contiguous write, rather than one iovec per run.
 constexpr uint64_t kMaxDirectRuns = 4096;
-// Per-thread staging buffers for the two cases below are at most this large
-// (larger chunks use the vectored calls), so they cost little memory.
-constexpr uint64_t kMaxStagingBytes = 4 << 20;
-// A direct read of more runs than this reads their span into one buffer.
-constexpr uint64_t kMaxReadIovecs = 16;
-// A whole-chunk write of more runs than this is gathered into one buffer.
-constexpr size_t kMaxWriteIovecs = 16;
 
 // A transfer this large that touches several chunks is split across cores.
 // Below it the split costs more than it gains (and the mount already runs
@@ -33,10 +23,11 @@ constexpr size_t kMaxWriteIovecs = 16;
 constexpr uint64_t kParallelBytes = 4 << 20;
 
 
-// How many stripes a transfer is split into.
-size_t StripesFor(const TransferPlan& plan, size_t item_size) {
+// How many stripes a transfer is split into. Where every chunk touched is
+// decoded whole (filters), two chunks are already worth two cores.
+size_t StripesFor(const TransferPlan& plan, size_t item_size, bool decodes) {
   uint64_t chunks = plan.chunks_touched();
-  if (chunks < 2 || plan.num_elements() * item_size < kParallelBytes) return 1;
+  if (chunks < 2 || (!decodes && plan.num_elements() * item_size < kParallelBytes)) return 1;
   return static_cast<size_t>(std::min<uint64_t>(ParallelWidth(), chunks));
 }
 
@@ -86,17 +77,12 @@ void ForEachClearRun(const uint64_t* mask, uint64_t total, F f) {
   }
 }
 
-char* ScratchBuffer() {
-  static thread_local std::unique_ptr<char[]> buf(new char[kMaxGapBytes]);
-  return buf.get();
-}
-
 }  // namespace
 
 DatasetState::DatasetState(ContainerImpl* c, ObjectId id, DatasetRecord meta, std::unique_ptr<ChunkIndex> index)
     : c_(c), id_(id), meta_(std::move(meta)), index_(std::move(index)), item_size_(ItemSize(meta_.dtype)) {
   SetShape(meta_.shape);
-  fill_is_zero_ = std::all_of(meta_.fill.begin(), meta_.fill.end(), [](char ch) { return ch == 0; });
+  format_ = ChunkFormat::ForDataset(item_size_, meta_.fill, meta_.filters);
   allocated_chunks_ = meta_.allocated_chunks;
   stored_bytes_ = meta_.stored_bytes;
 }
@@ -173,7 +159,9 @@ uint64_t DatasetState::FileBytesOf(ChunkCoord c, const ChunkRecord& rec) const {
 Status DatasetState::CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const {
   uint64_t end = c_->allocator().file_end();
   if (addr < kDataStart || addr > end || end - addr < bytes) {
-    Status s = Status::Corruption(what() + " chunk " + std::to_string(linear) + ": extent at " +
+    uint64_t coords[kMaxRank];
+    CoordsOf(linear, coords);
+    Status s = Status::Corruption(ChunkWhat(ChunkCoord(coords, grid_.size())) + ": extent at " +
                                   std::to_string(addr) + " lies outside the container");
     LogWarn(s.ToString());
     return s;
@@ -181,94 +169,16 @@ Status DatasetState::CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear)
   return Status::OK();
 }
 
-void DatasetState::FillBytes(char* dst, uint64_t elements) const {
-  uint64_t total = elements * item_size_;
-  if (fill_is_zero_) {
-    std::memset(dst, 0, total);
-    return;
-  }
-  if (total == 0) return;
-  std::memcpy(dst, meta_.fill.data(), item_size_);
-  for (uint64_t done = item_size_; done < total;) {
-    uint64_t n = std::min(done, total - done);
-    std::memcpy(dst + done, dst, n);
-    done += n;
-  }
+std::string DatasetState::ChunkWhat(ChunkCoord c) const {
+  return what() + " chunk [" + FormatDims(Dims(c.begin(), c.end())) + "]";
 }
 
-void DatasetState::FillRuns(const ChunkCursor& cur, char* buf) const {
-  cur.ForEachRun([&](uint64_t, uint64_t mo, uint64_t n) { FillBytes(buf + mo * item_size_, n); });
+Status DatasetState::Corrupt(Status s) const {
+  if (s.code() == Code::kCorruption) LogWarn(s.ToString());
+  return s;
 }
 
 // ------------------------------------------------------------------ reads
-
-Status DatasetState::ReadChunkDirect(const ChunkCursor& cur, uint64_t addr, char* buf) {
-  const uint64_t isz = item_size_;
-  uint64_t lo = UINT64_MAX, hi = 0;
-  if (cur.num_runs() > kMaxReadIovecs) {
-    cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t n) {
-      lo = std::min(lo, co * isz);
-      hi = std::max(hi, (co + n) * isz);
-    });
-  }
-  if (cur.num_runs() > kMaxReadIovecs && hi - lo <= kMaxStagingBytes) {
-    // Many short runs: read the span they cover in one piece into a buffer
-    // that stays in the CPU's cache, then copy the runs out of it. The
-    // kernel copies one contiguous range instead of walking an iovec per run.
-    thread_local std::unique_ptr<char[]> span;
-    thread_local uint64_t span_bytes = 0;
-    if (span_bytes < hi - lo) {
-      span.reset(new char[hi - lo]);
-      span_bytes = hi - lo;
-    }
-    Status s = c_->file()->ReadAt(addr + lo, span.get(), hi - lo);
-    if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
-    const char* src = span.get() - lo;
-    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-      std::memcpy(buf + mo * isz, src + co * isz, n * isz);
-    });
-    c_->cache().CountBytesRead(hi - lo);
-    c_->cache().CountBypassRead();
-    return Status::OK();
-  }
-  std::vector<struct iovec> iov;
-  uint64_t batch_start = 0, cursor = 0;
-  Status status;
-  char* scratch = ScratchBuffer();
-  auto flush = [&]() {
-    if (!iov.empty() && status.ok()) {
-      status = c_->file()->ReadvAt(addr + batch_start, iov.data(), static_cast<int>(iov.size()));
-      uint64_t n = cursor - batch_start;
-      c_->cache().CountBytesRead(n);
-    }
-    iov.clear();
-  };
-  cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-    uint64_t off = co * isz, len = n * isz;
-    if (iov.empty()) {
-      batch_start = cursor = off;
-    } else if (off != cursor) {
-      uint64_t gap = off - cursor;
-      if (gap <= kMaxGapBytes) {
-        iov.push_back({scratch, gap});
-      } else {
-        flush();
-        batch_start = off;
-      }
-      cursor = off;
-    }
-    char* dst = buf + mo * isz;
-    if (!iov.empty() && static_cast<char*>(iov.back().iov_base) + iov.back().iov_len == dst && iov.back().iov_base != scratch)
-      iov.back().iov_len += len;
-    else
-      iov.push_back({dst, len});
-    cursor += len;
-  });
-  flush();
-  c_->cache().CountBypassRead();
-  if (!status.ok()) return status.WithContext(what() + " chunk " + std::to_string(cur.linear()));
-  return Status::OK();
-}
 
 void DatasetState::AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes) {
   // A direct-mapped table of recently advised chunks keeps repeated partial
@@ -280,27 +190,33 @@ void DatasetState::AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes) {
   c_->file()->WillNeed(addr, bytes);
 }
 
-Status DatasetState::LoadChunk(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
-  uint64_t coords[kMaxRank];
-  CoordsOf(linear, coords);
-  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(ChunkCoord(coords, grid_.size())));
-  *out = c_->cache().TakeBuffer(bytes);
+Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements,
+                               char* mem) {
   if (!rec.allocated()) {
-    FillBytes(out->get(), bytes / item_size_);
+    format_->MemFill(mem, elements);
     return Status::OK();
   }
-  SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, linear));
-  Status s = c_->file()->ReadAt(rec.addr, out->get(), bytes);
-  if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(linear));
-  c_->cache().CountBytesRead(bytes);
-  return Status::OK();
+  const uint64_t file_bytes = FileBytesOf(c, rec);
+  SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, file_bytes, linear));
+  const std::string name = ChunkWhat(c);
+  return Corrupt(format_->Load(ChunkIo{c_->file(), &c_->cache(), name}, rec.addr, file_bytes, rec.filter_mask, mem,
+                               elements));
+}
+
+Status DatasetState::LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
+  uint64_t coords[kMaxRank];
+  CoordsOf(linear, coords);
+  const ChunkCoord c(coords, grid_.size());
+  SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(c));
+  *out = c_->cache().TakeBuffer(bytes);
+  return LoadChunk(c, rec, linear, bytes / item_size_, out->get());
 }
 
 Status DatasetState::CompleteEntry(ChunkCache::Entry* e) {
   std::lock_guard lock(e->merge_mu);
   if (!e->partial.load(std::memory_order_relaxed)) return Status::OK();
   std::unique_ptr<char[]> stored;
-  SLABFS_RETURN_IF_ERROR(LoadChunk(e->key.chunk, e->bytes, &stored));
+  SLABFS_RETURN_IF_ERROR(LoadEntry(e->key.chunk, e->bytes, &stored));
   const uint64_t isz = item_size_;
   char* dst = e->data.get();
   ForEachClearRun(e->written.get(), e->bytes / isz, [&](uint64_t first, uint64_t n) {
@@ -316,7 +232,7 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
   // Chunks are dealt to stripes round-robin; each stripe walks the plan with
   // its own cursor. Everything a stripe touches is safe for concurrent
   // readers: the cache, the index's Get, positional file reads.
-  Status s = RunStriped(StripesFor(plan, item_size_), [&](size_t w, size_t width) {
+  Status s = RunStriped(StripesFor(plan, item_size_, !format_->direct_io()), [&](size_t w, size_t width) {
     return ReadStripe(plan, buf, w, width);
   });
   c_->cache().EvictToBudget();
@@ -335,20 +251,29 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
     if (!e) {
       SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.coords()));
       if (!rec.allocated()) {
-        FillRuns(cur, buf);
+        format_->FillSelected(cur, buf);
         continue;
       }
-      const uint64_t bytes = ChunkBytes(cur);
-      SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
-      // An unfiltered chunk is read straight from the file into the caller's
-      // buffer, whole or in part: the operating system's page cache already
-      // holds the file, and loading the chunk into the chunk cache first
-      // would copy every byte twice. The first partial read of a chunk asks
-      // the kernel to read all of it ahead, so a cold file is still read
-      // chunk by chunk, not in scattered pages.
-      if (!cur.covers_chunk()) AdviseChunk(cur.linear(), rec.addr, bytes);
-      SLABFS_RETURN_IF_ERROR(ReadChunkDirect(cur, rec.addr, buf));
-      continue;
+      const uint64_t elements = cur.chunk_elements();
+      if (format_->direct_io()) {
+        const uint64_t bytes = FileBytesOf(cur.coords(), rec);
+        SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
+        // A dense chunk is read straight from the file into the caller's
+        // buffer, whole or in part: the operating system's page cache
+        // already holds the file, and loading the chunk into the chunk cache
+        // first would copy every byte twice. The first partial read of a
+        // chunk asks the kernel to read all of it ahead, so a cold file is
+        // still read chunk by chunk, not in scattered pages.
+        if (!cur.covers_chunk()) AdviseChunk(cur.linear(), rec.addr, bytes);
+        const std::string name = ChunkWhat(cur.coords());
+        SLABFS_RETURN_IF_ERROR(format_->FileRead(ChunkIo{c_->file(), &cache, name}, rec.addr, cur, buf));
+        continue;
+      }
+      // Any other chunk is decoded whole into the cache (stripes decode
+      // their chunks on several cores at once).
+      std::unique_ptr<char[]> data = cache.TakeBuffer(format_->MemBytes(elements));
+      SLABFS_RETURN_IF_ERROR(LoadChunk(cur.coords(), rec, cur.linear(), elements, data.get()));
+      e = cache.Insert(key, std::move(data), format_->MemBytes(elements), false);
     } else if (e->partial.load(std::memory_order_acquire)) {
       // Partly overwritten without being read: bring in the rest first.
       Status s = CompleteEntry(e);
@@ -357,10 +282,7 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
         return s;
       }
     }
-    const char* src = e->data.get();
-    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-      std::memcpy(buf + mo * isz, src + co * isz, n * isz);
-    });
+    format_->MemRead(e->data.get(), cur, buf);
     cache.Release(e, used);
     // Keep memory bounded within one large transfer, not only after it.
     if (cache.over_budget()) cache.EvictToBudget();
@@ -378,84 +300,89 @@ Status DatasetState::Read(const Slab& sel, void* buf, const MemSpace* mem) {
 
 // ----------------------------------------------------------------- writes
 
-Result<uint64_t> DatasetState::PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes) {
+Result<uint64_t> DatasetState::PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes,
+                                          uint32_t filter_mask) {
   Allocator& alloc = c_->allocator();
+  const bool variable = format_->variable_size();
+  const uint64_t old_bytes = rec.allocated() ? FileBytesOf(coords, rec) : 0;
+  ChunkRecord next{0};
+  if (variable) {
+    next.size = static_cast<uint32_t>(bytes);
+    next.filter_mask = filter_mask;
+  }
   // An extent allocated since the last commit is in no committed state, so
-  // it can be overwritten in place; anything older is copied on write.
-  if (rec.allocated() && alloc.IsFresh(rec.addr)) return rec.addr;
-  uint64_t dest = alloc.Allocate(bytes, bytes >= 4096 ? 4096 : 64);
-  Status s = index_->Put(coords, ChunkRecord{dest});
+  // it can be overwritten in place while the chunk still fills it exactly;
+  // anything older is copied on write.
+  if (rec.allocated() && alloc.IsFresh(rec.addr) && old_bytes == bytes) {
+    next.addr = rec.addr;
+    if (next != rec) SLABFS_RETURN_IF_ERROR_R(index_->Put(coords, next));
+    return rec.addr;
+  }
+  // Fixed-size chunks are page-aligned for direct partial I/O; variable ones
+  // are always read whole and packed close.
+  next.addr = alloc.Allocate(bytes, variable ? 16 : bytes >= 4096 ? 4096 : 64);
+  Status s = index_->Put(coords, next);
   if (!s.ok()) {
-    alloc.Free(dest, bytes);
+    alloc.Free(next.addr, bytes);
     return Err(s);
   }
   if (rec.allocated()) {
-    alloc.Free(rec.addr, bytes);
+    alloc.Free(rec.addr, old_bytes);
+    stored_bytes_.fetch_sub(old_bytes, std::memory_order_relaxed);
   } else {
     allocated_chunks_.fetch_add(1, std::memory_order_relaxed);
-    stored_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   }
+  stored_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   header_dirty_ = true;
-  return dest;
+  return next.addr;
 }
 
-Status DatasetState::WriteChunkDirect(const ChunkCursor& cur, uint64_t dest, const char* buf) {
-  const uint64_t isz = item_size_;
-  std::vector<struct iovec> iov;
-  iov.reserve(cur.num_runs());
-  cur.ForEachRun([&](uint64_t, uint64_t mo, uint64_t n) {
-    char* src = const_cast<char*>(buf + mo * isz);
-    if (!iov.empty() && static_cast<char*>(iov.back().iov_base) + iov.back().iov_len == src)
-      iov.back().iov_len += n * isz;
-    else
-      iov.push_back({src, n * isz});
-  });
-  Status s;
-  if (iov.size() > kMaxWriteIovecs && ChunkBytes(cur) <= kMaxStagingBytes) {
-    // Many short runs: gathering them here (the buffer stays in the CPU's
-    // cache) and writing once costs less than the kernel copying run by run
-    // into fresh page-cache pages.
-    thread_local std::unique_ptr<char[]> gather;
-    thread_local uint64_t gather_bytes = 0;
-    const uint64_t bytes = ChunkBytes(cur);
-    if (gather_bytes < bytes) {
-      gather.reset(new char[bytes]);
-      gather_bytes = bytes;
-    }
-    char* q = gather.get();
-    for (const auto& v : iov) {
-      std::memcpy(q, v.iov_base, v.iov_len);
-      q += v.iov_len;
-    }
-    s = c_->file()->WriteAt(dest, gather.get(), bytes);
-  } else {
-    s = c_->file()->WritevAt(dest, iov.data(), static_cast<int>(iov.size()));
-  }
-  if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(cur.linear()));
-  c_->cache().CountBytesWritten(ChunkBytes(cur));
-  c_->cache().CountBypassWrite();
-  return Status::OK();
-}
-
-Status DatasetState::WriteBack(ChunkCache::Entry* e) {
-  SLABFS_RETURN_IF_ERROR(CompleteEntry(e));
+Status DatasetState::StoreImage(ChunkCache::Entry* e, const FileImage& img) {
   uint64_t coords[kMaxRank];
   CoordsOf(e->key.chunk, coords);
   const ChunkCoord c(coords, grid_.size());
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(c));
-  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(c, rec, e->bytes));
-  Status s = c_->file()->WriteAt(dest, e->data.get(), e->bytes);
-  if (!s.ok()) return s.WithContext(what() + " chunk " + std::to_string(e->key.chunk));
-  c_->cache().CountBytesWritten(e->bytes);
+  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(c, rec, img.bytes.size(), img.filter_mask));
+  Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
+  if (!s.ok()) return s.WithContext(ChunkWhat(c));
+  c_->cache().CountBytesWritten(img.bytes.size());
   c_->cache().MarkClean(e);
   return Status::OK();
 }
 
 Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dirty) {
+  ChunkCache& cache = c_->cache();
   Status s;
-  for (ChunkCache::Entry* e : dirty) {
-    if (s.ok()) s = WriteBack(e);
-    c_->cache().Release(e, 0);  // every entry is released, even after an error
+  if (!format_->variable_size() || dirty.size() < 2) {
+    for (ChunkCache::Entry* e : dirty) {
+      if (s.ok()) s = CompleteEntry(e);
+      std::string scratch;
+      if (s.ok()) s = StoreImage(e, format_->MemToFile(e->data.get(), e->bytes / item_size_, &scratch));
+      cache.Release(e, 0);  // every entry is released, even after an error
+    }
+    return s;
+  }
+  // Encoding (compression) is the costly part: a batch of chunks is encoded
+  // on every core, then placed and written in order by this thread, which
+  // alone changes the index and the allocator.
+  const size_t batch = 4 * ParallelWidth();
+  for (size_t first = 0; first < dirty.size(); first += batch) {
+    const size_t n = std::min(batch, dirty.size() - first);
+    std::vector<std::string> scratch(n);
+    std::vector<FileImage> images(n);
+    std::vector<Status> done(n);
+    if (s.ok()) {
+      ParallelFor(n, [&](size_t i) {
+        ChunkCache::Entry* e = dirty[first + i];
+        done[i] = CompleteEntry(e);
+        if (done[i].ok()) images[i] = format_->MemToFile(e->data.get(), e->bytes / item_size_, &scratch[i]);
+      });
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (s.ok()) s = done[i];
+      if (s.ok()) s = StoreImage(dirty[first + i], images[i]);
+      cache.Release(dirty[first + i], 0);
+    }
   }
   return s;
 }
@@ -487,12 +414,12 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
     ChunkCache::Entry* e = cache.Lookup(key);
     if (!e) {
       SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.coords()));
-      const uint64_t bytes = ChunkBytes(cur);
-      if (rec.allocated()) SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
-      if (cur.covers_chunk() && cur.num_runs() <= kMaxDirectRuns) {
+      const uint64_t bytes = format_->MemBytes(cur.chunk_elements());
+      if (rec.allocated()) SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(cur.coords(), rec), cur.linear()));
+      if (format_->direct_io() && cur.covers_chunk() && cur.num_runs() <= kMaxDirectRuns) {
         // A whole chunk is overwritten: it is never read, and goes from the
         // caller's buffer to the file in one gather write (second pass).
-        SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.coords(), rec, bytes));
+        SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.coords(), rec, bytes, 0));
         if (direct.empty()) direct.assign(plan.chunks_touched(), 0);
         direct[ordinal] = dest;
         any_direct = true;
@@ -507,7 +434,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
           // later writes have covered it all.
           partial = true;
         } else {
-          FillBytes(data.get(), bytes / isz);
+          format_->MemFill(data.get(), bytes / isz);
         }
       }
       e = cache.Insert(key, std::move(data), bytes, true);
@@ -532,19 +459,18 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
         e->partial.store(false, std::memory_order_release);
       }
     } else {
-      cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-        std::memcpy(dst + co * isz, buf + mo * isz, n * isz);
-      });
+      format_->MemWrite(dst, cur, buf);
     }
     cache.Release(e, used);
   }
   // Second pass: the gather writes, spread over cores.
   if (any_direct) {
-    SLABFS_RETURN_IF_ERROR(RunStriped(StripesFor(plan, isz), [&](size_t w, size_t width) -> Status {
+    SLABFS_RETURN_IF_ERROR(RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) -> Status {
       uint64_t ord = 0;
       for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
         if (ord % width != w || direct[ord] == 0) continue;
-        SLABFS_RETURN_IF_ERROR(WriteChunkDirect(cur, direct[ord], buf));
+        const std::string name = ChunkWhat(cur.coords());
+        SLABFS_RETURN_IF_ERROR(format_->FileWrite(ChunkIo{c_->file(), &cache, name}, direct[ord], cur, buf));
       }
       return Status::OK();
     }));
@@ -788,7 +714,7 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
   Allocator& alloc = c_->allocator();
   for (const auto& [coords, rec] : outside) {
     SLABFS_RETURN_IF_ERROR(index_->Put(ChunkCoord(coords), ChunkRecord{}));
-    const uint64_t bytes = BytesOfChunk(ChunkCoord(coords));
+    const uint64_t bytes = FileBytesOf(ChunkCoord(coords), rec);
     alloc.Free(rec.addr, bytes);
     allocated_chunks_.fetch_sub(1, std::memory_order_relaxed);
     stored_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
@@ -803,10 +729,8 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
   const uint64_t bytes = BytesOfChunk(coords);
   uint64_t linear = 0;  // in the grid of the shape before the resize
   for (size_t d = 0; d < rank; ++d) linear = linear * grid_[d] + coords[d];
-  SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, linear));
   std::unique_ptr<char[]> data = c_->cache().TakeBuffer(bytes);
-  Status s = c_->file()->ReadAt(rec.addr, data.get(), bytes);
-  if (!s.ok()) return s.WithContext(what() + " chunk at " + FormatDims(Dims(coords.begin(), coords.end())));
+  SLABFS_RETURN_IF_ERROR(LoadChunk(coords, rec, linear, bytes / item_size_, data.get()));
   // The chunk's stored extent and, per dimension, how much of it stays.
   Dims extent(rank), keep(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -823,7 +747,7 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
     bool inside = true;
     for (size_t d = 0; d + 1 < rank && inside; ++d) inside = idx[d] < keep[d];
     const uint64_t kept = inside ? keep[rank - 1] : 0;
-    FillBytes(data.get() + (row * inner + kept) * isz, inner - kept);
+    format_->FillBytes(data.get() + (row * inner + kept) * isz, inner - kept);
     size_t d = rank - 1;
     while (d-- > 0) {
       if (++idx[d] < extent[d]) break;
@@ -831,10 +755,12 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
     }
     if (d == static_cast<size_t>(-1)) break;
   }
-  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(coords, rec, bytes));
-  s = c_->file()->WriteAt(dest, data.get(), bytes);
-  if (!s.ok()) return s.WithContext(what() + " chunk at " + FormatDims(Dims(coords.begin(), coords.end())));
-  c_->cache().CountBytesWritten(bytes);
+  std::string scratch;
+  const FileImage img = format_->MemToFile(data.get(), bytes / isz, &scratch);
+  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(coords, rec, img.bytes.size(), img.filter_mask));
+  Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
+  if (!s.ok()) return s.WithContext(ChunkWhat(coords));
+  c_->cache().CountBytesWritten(img.bytes.size());
   return Status::OK();
 }
 
@@ -852,7 +778,7 @@ Status DatasetState::Reclaim() {
   c_->cache().EraseDataset(id_);
   Allocator& alloc = c_->allocator();
   SLABFS_RETURN_IF_ERROR(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
-    alloc.Free(rec.addr, BytesOfChunk(c));
+    alloc.Free(rec.addr, FileBytesOf(c, rec));
     return Status::OK();
   }));
   SLABFS_RETURN_IF_ERROR(index_->Destroy());

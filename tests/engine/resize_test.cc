@@ -71,6 +71,7 @@ struct Case {
   Dims shape, max_shape, chunks;
   IndexKind want;
   IndexKind request = IndexKind::kAuto;
+  const char* filters = "";
 };
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& p) { return p.param.name; }
@@ -90,7 +91,8 @@ TEST_P(ResizeModelTest, MatchesDenseReference) {
                                                            .max_shape = tc.max_shape,
                                                            .chunks = tc.chunks,
                                                            .fill = fill,
-                                                           .index = tc.request}));
+                                                           .index = tc.request,
+                                                           .filters = tc.filters}));
   EXPECT_EQ(ds.info().index, tc.want);
   Model m{tc.shape, std::vector<uint32_t>(Model::Count(tc.shape), kFill)};
   std::mt19937_64 rng(std::hash<std::string>()(tc.name));
@@ -181,7 +183,17 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"extensible_rank1", {10}, {kUnlimited}, {3}, IndexKind::kExtensibleArray},
         Case{"btree_two_unlimited", {4, 5}, {kUnlimited, kUnlimited}, {3, 2}, IndexKind::kBTree},
         Case{"btree_requested", {6, 6}, {30, 30}, {4, 4}, IndexKind::kBTree, IndexKind::kBTree},
-        Case{"btree_rank3", {2, 3, 4}, {kUnlimited, 7, kUnlimited}, {2, 2, 3}, IndexKind::kBTree}),
+        Case{"btree_rank3", {2, 3, 4}, {kUnlimited, 7, kUnlimited}, {2, 2, 3}, IndexKind::kBTree},
+        // Filtered chunks: variable sizes in every kind of record.
+        Case{"single_filtered", {3, 2}, {4, 4}, {4, 4}, IndexKind::kSingle, IndexKind::kAuto, "deflate=1"},
+        Case{"compact_filtered", {2, 5}, {6, 6}, {3, 3}, IndexKind::kCompact, IndexKind::kAuto,
+             "shuffle,deflate=1,checksum"},
+        Case{"fixed_filtered", {5, 7}, {20, 30}, {3, 4}, IndexKind::kFixedArray, IndexKind::kAuto,
+             "shuffle,deflate=6"},
+        Case{"extensible_filtered", {0, 9}, {kUnlimited, 9}, {2, 4}, IndexKind::kExtensibleArray, IndexKind::kAuto,
+             "checksum,deflate=1"},
+        Case{"btree_filtered", {4, 5}, {kUnlimited, kUnlimited}, {3, 2}, IndexKind::kBTree, IndexKind::kAuto,
+             "shuffle,checksum"}),
     CaseName);
 
 // ------------------------------------------------------------ choosing kinds

@@ -62,21 +62,27 @@ void BuildA(Container& c) {
   ASSERT_OK(c.SetAttribute(d.id(), "units", Attribute::String("m")));
   // One dataset per index kind, with data.
   ASSERT_OK(c.MakeGroups("/idx"));
+  // The filtered ones have variable-size chunks (16-byte records).
   struct Kind {
     const char* name;
     Dims shape, max_shape, chunks;
+    const char* filters = "";
   } kinds[] = {
       {"single", {5, 6}, {8, 8}, {8, 8}},
       {"compact", {5, 6}, {}, {3, 3}},
       {"fixed", {5, 600}, {}, {1, 1}},  // 3000 chunks: six leaves under a node
       {"extensible", {700, 3}, {kUnlimited, 3}, {1, 3}},
       {"btree", {40, 30}, {kUnlimited, kUnlimited}, {2, 1}},
+      {"fixed_filtered", {50, 60}, {}, {8, 8}, "shuffle,deflate=6,checksum"},
+      {"extensible_filtered", {70, 30}, {kUnlimited, 30}, {4, 30}, "deflate=1"},
   };
   for (const Kind& k : kinds) {
     ASSERT_OK_AND_ASSIGN(Dataset x, c.CreateDataset(std::string("/idx/") + k.name,
                                                     {.dtype = DType::kU2, .shape = k.shape,
-                                                     .max_shape = k.max_shape, .chunks = k.chunks}));
-    ASSERT_EQ(IndexKindName(x.info().index), std::string_view(k.name));
+                                                     .max_shape = k.max_shape, .chunks = k.chunks,
+                                                     .filters = k.filters}));
+    const std::string_view kind = IndexKindName(x.info().index);
+    ASSERT_EQ(std::string(k.name).substr(0, kind.size()), kind);
     std::vector<uint16_t> data(x.num_elements());
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint16_t>(i * 7 + 1);
     ASSERT_OK(x.WriteElements(0, data.size(), data.data()));
@@ -100,7 +106,8 @@ void ApplyB(Container& c) {
   ASSERT_OK(c.DeleteAttribute(d.id(), "units"));
   // Every index kind changes: records rewritten, added (growth) and removed
   // (shrinking).
-  for (const char* name : {"single", "compact", "fixed", "extensible", "btree"}) {
+  for (const char* name :
+       {"single", "compact", "fixed", "extensible", "btree", "fixed_filtered", "extensible_filtered"}) {
     ASSERT_OK_AND_ASSIGN(Dataset x, c.OpenDataset(std::string("/idx/") + name));
     uint16_t v = 999;
     ASSERT_OK(x.WriteElements(1, 1, &v));
@@ -117,6 +124,16 @@ void ApplyB(Container& c) {
   ASSERT_OK(bt.Resize({15, 50}));
   std::vector<uint16_t> corner(15 * 20, 6);
   ASSERT_OK(bt.Write(Slab::Box({0, 30}, {15, 20}), corner.data()));
+  // Filtered chunks change size (random values do not compress), are
+  // rewritten whole and grow.
+  ASSERT_OK_AND_ASSIGN(Dataset ff, c.OpenDataset("/idx/fixed_filtered"));
+  std::vector<uint16_t> noise(8 * 8);
+  for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<uint16_t>(i * 2654435761u >> 13);
+  ASSERT_OK(ff.Write(Slab::Box({8, 8}, {8, 8}), noise.data()));
+  ASSERT_OK(ff.Write(Slab::Box({40, 50}, {3, 5}), noise.data()));
+  ASSERT_OK_AND_ASSIGN(Dataset ef, c.OpenDataset("/idx/extensible_filtered"));
+  ASSERT_OK(ef.Resize({90, 30}));
+  ASSERT_OK(ef.Write(Slab::Box({72, 0}, {2, 30}), noise.data()));
 }
 
 class CommitTest : public ::testing::Test {

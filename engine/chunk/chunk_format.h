@@ -1,0 +1,119 @@
+// The chunk format layer (the sparse-chunks RFC, section 6): everything
+// that knows how one chunk is represented, in memory and in the file.
+//
+// The code above it (selections, the chunk cache, the chunk index, the
+// allocator) moves two kinds of object and never looks inside either:
+//   - a memory chunk: what the cache holds, a buffer of MemBytes(n) bytes
+//     for a chunk of n elements (its stored extent, see TransferPlan);
+//   - a file chunk: the image of the chunk as stored, written and read as
+//     one extent; with variable_size() its size is in the chunk's index
+//     record (with a mask of skipped filters), else it follows from n.
+// Moving selected elements between a memory chunk and the caller's buffer,
+// and filling, also go through the format.
+//
+// Formats:
+//   dense          memory chunk = file chunk = the elements in C order.
+//                  Fixed size on disk; direct_io(): a read or write of part
+//                  of an uncached chunk goes straight to the file bytes it
+//                  needs (FileRead/FileWrite) instead of loading the chunk.
+//   dense filtered memory chunk = the elements in C order; file chunk = the
+//                  output of the dataset's filter pipeline. Variable size;
+//                  always whole-chunk I/O through the cache.
+// The sparse format (a set of defined elements plus their values) plugs in
+// here too: it answers tracks_defined() and implements Defined/Erase.
+#ifndef SLABFS_ENGINE_CHUNK_CHUNK_FORMAT_H_
+#define SLABFS_ENGINE_CHUNK_CHUNK_FORMAT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/filter/pipeline.h"
+#include "engine/io/file.h"
+#include "engine/selection/hyperslab.h"
+
+namespace slabfs::engine {
+
+class ChunkCache;
+
+// What a format needs for file I/O: the file, the cache (for its byte
+// counters) and the chunk's name for messages ("dataset 3 chunk 17").
+struct ChunkIo {
+  File* file = nullptr;
+  ChunkCache* cache = nullptr;
+  std::string_view what;
+};
+
+// A file chunk ready to be stored: its bytes (a view of the memory chunk
+// itself or of the scratch buffer given to MemToFile) and filter mask.
+struct FileImage {
+  std::string_view bytes;
+  uint32_t filter_mask = 0;
+};
+
+class ChunkFormat {
+ public:
+  // The format of a dataset's chunks: dense filtered when the pipeline has
+  // filters, else dense. `fill` holds one element.
+  static std::unique_ptr<ChunkFormat> ForDataset(size_t item_size, std::string fill, FilterPipeline filters);
+  virtual ~ChunkFormat() = default;
+
+  virtual std::string_view name() const = 0;
+  // File chunks vary in size: their records hold size and filter mask.
+  virtual bool variable_size() const = 0;
+  // FileRead/FileWrite are available.
+  virtual bool direct_io() const = 0;
+  size_t item_size() const { return item_size_; }
+
+  // Bytes of the memory chunk of a chunk of n elements.
+  uint64_t MemBytes(uint64_t n) const { return n * item_size_; }
+  // The most bytes a file chunk of n elements may take. A record claiming
+  // more is Corruption, refused before anything is read or allocated.
+  virtual uint64_t MaxFileBytes(uint64_t n) const = 0;
+
+  // A memory chunk of n elements that all read as the fill value (what an
+  // unallocated chunk is).
+  void MemFill(char* mem, uint64_t n) const { FillBytes(mem, n); }
+  // The selected elements of an unallocated chunk, straight into the
+  // caller's buffer.
+  void FillSelected(const ChunkCursor& cur, char* buf) const;
+  // n fill values at dst.
+  void FillBytes(char* dst, uint64_t n) const;
+
+  // Reads the file chunk at addr (file_bytes long, as its record says) and
+  // turns it into the memory chunk `mem` of n elements. The bytes read are
+  // untrusted: anything that does not decode to exactly the chunk is
+  // Corruption naming io.what.
+  virtual Status Load(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t filter_mask, char* mem,
+                      uint64_t n) const = 0;
+  // Turns a memory chunk of n elements into the file chunk to store.
+  // `scratch` may receive the bytes; the image is valid while mem and
+  // scratch are.
+  virtual FileImage MemToFile(const char* mem, uint64_t n, std::string* scratch) const = 0;
+
+  // The selected elements between a memory chunk and the caller's buffer.
+  void MemRead(const char* mem, const ChunkCursor& cur, char* buf) const;
+  void MemWrite(char* mem, const ChunkCursor& cur, const char* buf) const;
+
+  // Direct I/O between the caller's buffer and the selected elements of a
+  // stored chunk, without loading it. Only where direct_io().
+  virtual Status FileRead(const ChunkIo& io, uint64_t addr, const ChunkCursor& cur, char* buf) const;
+  virtual Status FileWrite(const ChunkIo& io, uint64_t addr, const ChunkCursor& cur, const char* buf) const;
+
+  // Sparse formats keep a set of defined elements per chunk (Defined and
+  // Erase); in dense formats every element of a stored chunk is defined.
+  virtual bool tracks_defined() const { return false; }
+
+ protected:
+  ChunkFormat(size_t item_size, std::string fill);
+
+ private:
+  const size_t item_size_;
+  const std::string fill_;
+  const bool fill_is_zero_;
+};
+
+}  // namespace slabfs::engine
+
+#endif  // SLABFS_ENGINE_CHUNK_CHUNK_FORMAT_H_
