@@ -198,9 +198,9 @@ Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t li
   }
   const uint64_t file_bytes = FileBytesOf(c, rec);
   SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, file_bytes, linear));
-  const std::string name = ChunkWhat(c);
-  return Corrupt(format_->Load(ChunkIo{c_->file(), &c_->cache(), name}, rec.addr, file_bytes, rec.filter_mask, mem,
-                               elements));
+  Status s = format_->Load(ChunkIo{c_->file(), &c_->cache()}, rec.addr, file_bytes, rec.filter_mask, mem, elements);
+  if (!s.ok()) return Corrupt(s.WithContext(ChunkWhat(c)));
+  return Status::OK();
 }
 
 Status DatasetState::LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
@@ -265,8 +265,8 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
         // chunk asks the kernel to read all of it ahead, so a cold file is
         // still read chunk by chunk, not in scattered pages.
         if (!cur.covers_chunk()) AdviseChunk(cur.linear(), rec.addr, bytes);
-        const std::string name = ChunkWhat(cur.coords());
-        SLABFS_RETURN_IF_ERROR(format_->FileRead(ChunkIo{c_->file(), &cache, name}, rec.addr, cur, buf));
+        Status s = format_->FileRead(ChunkIo{c_->file(), &cache}, rec.addr, cur, buf);
+        if (!s.ok()) return s.WithContext(ChunkWhat(cur.coords()));
         continue;
       }
       // Any other chunk is decoded whole into the cache (stripes decode
@@ -469,8 +469,8 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
       uint64_t ord = 0;
       for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
         if (ord % width != w || direct[ord] == 0) continue;
-        const std::string name = ChunkWhat(cur.coords());
-        SLABFS_RETURN_IF_ERROR(format_->FileWrite(ChunkIo{c_->file(), &cache, name}, direct[ord], cur, buf));
+        Status s = format_->FileWrite(ChunkIo{c_->file(), &cache}, direct[ord], cur, buf);
+        if (!s.ok()) return s.WithContext(ChunkWhat(cur.coords()));
       }
       return Status::OK();
     }));

@@ -49,10 +49,9 @@ class DenseFormat final : public ChunkFormat {
   Status Load(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t, char* mem,
               uint64_t n) const override {
     if (file_bytes != MemBytes(n))
-      return Status::Corruption(std::string(io.what) + ": stored as " + std::to_string(file_bytes) + " bytes, not " +
+      return Status::Corruption("stored as " + std::to_string(file_bytes) + " bytes, not " +
                                 std::to_string(MemBytes(n)));
-    Status s = io.file->ReadAt(addr, mem, file_bytes);
-    if (!s.ok()) return s.WithContext(std::string(io.what));
+    SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr, mem, file_bytes));
     io.cache->CountBytesRead(file_bytes);
     return Status::OK();
   }
@@ -81,14 +80,13 @@ class FilteredFormat final : public ChunkFormat {
               uint64_t n) const override {
     // The size comes from an index record: bound it before reading.
     if (file_bytes == 0 || file_bytes > MaxFileBytes(n))
-      return Status::Corruption(std::string(io.what) + ": record claims " + std::to_string(file_bytes) +
+      return Status::Corruption("record claims " + std::to_string(file_bytes) +
                                 " stored bytes, more than a chunk of " + std::to_string(n) + " elements can take");
     std::unique_ptr<char[]> big;  // chunks above the staging size are rare
     char* stored = file_bytes <= kMaxStagingBytes ? StagingBuffer(file_bytes) : (big.reset(new char[file_bytes]), big.get());
-    Status s = io.file->ReadAt(addr, stored, file_bytes);
-    if (!s.ok()) return s.WithContext(std::string(io.what));
+    SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr, stored, file_bytes));
     io.cache->CountBytesRead(file_bytes);
-    return filters_.Decode(std::string_view(stored, file_bytes), filter_mask, item_size(), mem, MemBytes(n), io.what);
+    return filters_.Decode(std::string_view(stored, file_bytes), filter_mask, item_size(), mem, MemBytes(n), "");
   }
 
   FileImage MemToFile(const char* mem, uint64_t n, std::string* scratch) const override {
@@ -115,8 +113,7 @@ Status DenseFormat::FileRead(const ChunkIo& io, uint64_t addr, const ChunkCursor
     // that stays in the CPU's cache, then copy the runs out of it. The
     // kernel copies one contiguous range instead of walking an iovec per run.
     char* span = StagingBuffer(hi - lo);
-    Status s = io.file->ReadAt(addr + lo, span, hi - lo);
-    if (!s.ok()) return s.WithContext(std::string(io.what));
+    SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr + lo, span, hi - lo));
     const char* src = span - lo;
     cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
       std::memcpy(buf + mo * isz, src + co * isz, n * isz);
@@ -160,8 +157,7 @@ Status DenseFormat::FileRead(const ChunkIo& io, uint64_t addr, const ChunkCursor
   });
   flush();
   io.cache->CountBypassRead();
-  if (!status.ok()) return status.WithContext(std::string(io.what));
-  return Status::OK();
+  return status;
 }
 
 Status DenseFormat::FileWrite(const ChunkIo& io, uint64_t addr, const ChunkCursor& cur, const char* buf) const {
@@ -193,7 +189,7 @@ Status DenseFormat::FileWrite(const ChunkIo& io, uint64_t addr, const ChunkCurso
   } else {
     s = io.file->WritevAt(addr, iov.data(), static_cast<int>(iov.size()));
   }
-  if (!s.ok()) return s.WithContext(std::string(io.what));
+  SLABFS_RETURN_IF_ERROR(s);
   io.cache->CountBytesWritten(bytes);
   io.cache->CountBypassWrite();
   return Status::OK();
@@ -244,14 +240,12 @@ void ChunkFormat::MemWrite(char* mem, const ChunkCursor& cur, const char* buf) c
   });
 }
 
-Status ChunkFormat::FileRead(const ChunkIo& io, uint64_t, const ChunkCursor&, char*) const {
-  return Status::NotSupported(std::string(io.what) + ": the " + std::string(name()) +
-                              " chunk format has no direct reads");
+Status ChunkFormat::FileRead(const ChunkIo&, uint64_t, const ChunkCursor&, char*) const {
+  return Status::NotSupported("the " + std::string(name()) + " chunk format has no direct reads");
 }
 
-Status ChunkFormat::FileWrite(const ChunkIo& io, uint64_t, const ChunkCursor&, const char*) const {
-  return Status::NotSupported(std::string(io.what) + ": the " + std::string(name()) +
-                              " chunk format has no direct writes");
+Status ChunkFormat::FileWrite(const ChunkIo&, uint64_t, const ChunkCursor&, const char*) const {
+  return Status::NotSupported("the " + std::string(name()) + " chunk format has no direct writes");
 }
 
 }  // namespace slabfs::engine

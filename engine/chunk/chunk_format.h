@@ -37,12 +37,11 @@ namespace slabfs::engine {
 
 class ChunkCache;
 
-// What a format needs for file I/O: the file, the cache (for its byte
-// counters) and the chunk's name for messages ("dataset 3 chunk 17").
+// What a format needs for file I/O: the file and the cache (for its byte
+// counters). Errors do not name the chunk; the caller adds that.
 struct ChunkIo {
   File* file = nullptr;
   ChunkCache* cache = nullptr;
-  std::string_view what;
 };
 
 // A file chunk ready to be stored: its bytes (a view of the memory chunk
@@ -84,7 +83,7 @@ class ChunkFormat {
   // Reads the file chunk at addr (file_bytes long, as its record says) and
   // turns it into the memory chunk `mem` of n elements. The bytes read are
   // untrusted: anything that does not decode to exactly the chunk is
-  // Corruption naming io.what.
+  // Corruption.
   virtual Status Load(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t filter_mask, char* mem,
                       uint64_t n) const = 0;
   // Turns a memory chunk of n elements into the file chunk to store.

@@ -148,7 +148,9 @@ void FilterPipeline::Encode(const char* data, size_t n, size_t item_size, std::s
 
 Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t item_size, char* out, size_t expected,
                               std::string_view what) const {
-  auto bad = [&](std::string_view why) { return Status::Corruption(std::string(what) + ": " + std::string(why)); };
+  auto bad = [&](std::string_view why) {
+    return Status::Corruption(what.empty() ? std::string(why) : std::string(what) + ": " + std::string(why));
+  };
   uint32_t skippable = 0;
   for (size_t i = 0; i < filters_.size(); ++i)
     if (filters_[i].id == FilterId::kDeflate) skippable |= 1u << i;

@@ -60,7 +60,7 @@ class FilterPipeline {
   // sets *mask to the filters skipped.
   void Encode(const char* data, size_t n, size_t item_size, std::string* out, uint32_t* mask) const;
   // Decodes stored bytes into exactly `expected` bytes at out. Corruption
-  // (naming `what`) for a checksum mismatch, a stream that does not
+  // (prefixed with `what` unless empty) for a checksum mismatch, a stream that does not
   // decompress, or one that decodes to any other size; no more than
   // `expected` bytes are ever produced, whatever the stream claims.
   Status Decode(std::string_view stored, uint32_t mask, size_t item_size, char* out, size_t expected,

@@ -311,7 +311,7 @@ TEST(FilteredDataset, ChecksumFilterMaskAndSizesAreValidated) {
     std::string name_ = "noreads";
   } file;
   engine::ChunkCache cache(1 << 20, 1 << 20);
-  const engine::ChunkIo io{&file, &cache, "dataset 1 chunk [0]"};
+  const engine::ChunkIo io{&file, &cache};
   std::vector<char> mem(400);
   EXPECT_EQ(filtered->Load(io, 4096, 405, 0, mem.data(), 100).code(), Code::kCorruption);
   EXPECT_EQ(filtered->Load(io, 4096, 0, 0, mem.data(), 100).code(), Code::kCorruption);
