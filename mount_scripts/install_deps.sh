@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
   fuse3 libfuse3-dev
-  zlib1g-dev libspdlog-dev libfmt-dev
+  zlib1g-dev libdeflate-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev
   libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
   attr coreutils util-linux

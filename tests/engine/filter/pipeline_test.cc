@@ -149,6 +149,39 @@ TEST(FilterPipelineTest, ADecompressionBombProducesNoMoreThanTheChunk) {
   EXPECT_CODE(p.Decode(bomb, 0, 1, out.data(), out.size(), "chunk"), Code::kCorruption);
 }
 
+TEST(FilterPipelineTest, StreamsAreStandardZlibBothWays) {
+  // What we store, zlib reads; what zlib writes (any level), we read.
+  std::string data(100000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i / 7) % 13);
+  for (int level : {1, 6, 9}) {
+    SCOPED_TRACE(level);
+    const FilterPipeline p = P("deflate=" + std::to_string(level));
+    std::string stored;
+    uint32_t mask = 1;
+    p.Encode(data.data(), data.size(), 1, &stored, &mask);
+    ASSERT_EQ(mask, 0u);
+    std::string back(data.size(), '\0');
+    uLongf back_len = back.size();
+    ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(back.data()), &back_len,
+                         reinterpret_cast<const Bytef*>(stored.data()), stored.size()),
+              Z_OK);
+    EXPECT_EQ(back_len, data.size());
+    EXPECT_TRUE(back == data);
+
+    uLongf len = compressBound(data.size());
+    std::string theirs(len, '\0');
+    ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(theirs.data()), &len, reinterpret_cast<const Bytef*>(data.data()),
+                        data.size(), level),
+              Z_OK);
+    theirs.resize(len);
+    std::string ours(data.size(), '\0');
+    ASSERT_OK(p.Decode(theirs, 0, 1, ours.data(), ours.size(), "chunk"));
+    EXPECT_TRUE(ours == data);
+    // Bytes after the end of the stream are not part of any chunk.
+    EXPECT_CODE(p.Decode(theirs + "x", 0, 1, ours.data(), ours.size(), "chunk"), Code::kCorruption);
+  }
+}
+
 TEST(FilterPipelineTest, ParsesAndPrints) {
   EXPECT_EQ(P("shuffle, deflate:6 ,checksum").ToString(), "shuffle,deflate=6,checksum");
   EXPECT_EQ(P("deflate").ToString(), "deflate=6");
