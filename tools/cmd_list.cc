@@ -16,13 +16,14 @@
 namespace slabfs::tools {
 namespace {
 
-// One line of `slab ls -l`: kind, dtype, shape, chunks, size, stored, name.
-using Row = std::array<std::string, 7>;
-constexpr size_t kNameColumn = 6;
+// One line of `slab ls -l`: kind, dtype, shape, chunks, size, stored, ratio,
+// name.
+using Row = std::array<std::string, 8>;
+constexpr size_t kNameColumn = 7;
 
 Result<Row> MakeRow(const Container& c, ObjectId id, ObjectKind kind, std::string name,
                     std::string_view path) {
-  if (kind == ObjectKind::kGroup) return Row{"group", "-", "-", "-", "-", "-", name + "/"};
+  if (kind == ObjectKind::kGroup) return Row{"group", "-", "-", "-", "-", "-", "-", name + "/"};
   auto ds = c.OpenDataset(id);
   if (!ds) return Err(AddContext(ds.error(), path));
   DatasetInfo i = ds->info();
@@ -32,6 +33,7 @@ Result<Row> MakeRow(const Container& c, ObjectId id, ObjectKind kind, std::strin
              FormatDims(i.chunks),
              fmt::format("{}", i.size_bytes),
              fmt::format("{}", i.stored_bytes),
+             FormatRatio(i.size_bytes, i.stored_bytes),
              std::move(name)};
 }
 
@@ -74,15 +76,15 @@ class Lister {
       for (const Row& r : rows_) out << r[kNameColumn] << '\n';
       return;
     }
-    std::array<size_t, 7> width{};
+    std::array<size_t, kNameColumn> width{};
     for (const Row& r : rows_) {
       for (size_t i = 0; i < kNameColumn; ++i) width[i] = std::max(width[i], r[i].size());
     }
     for (const Row& r : rows_) {
-      // Text columns align left, byte counts right.
-      out << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {}\n", r[0], width[0],
-                         r[1], width[1], r[2], width[2], r[3], width[3], r[4], width[4], r[5],
-                         width[5], r[6]);
+      // Text columns align left, byte counts and ratios right.
+      out << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {:>{}}  {}\n", r[0],
+                         width[0], r[1], width[1], r[2], width[2], r[3], width[3], r[4], width[4],
+                         r[5], width[5], r[6], width[6], r[7]);
     }
   }
 
@@ -128,12 +130,52 @@ Status RunInfo(const InfoOptions& o, std::ostream& out) {
   return Status::OK();
 }
 
+Status RunChunks(const ChunksOptions& o, std::ostream& out) {
+  SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+  auto ds = c->OpenDataset(o.path);
+  if (!ds) return AddContext(ds.error(), o.path);
+  auto chunks = ds->StoredChunks();
+  if (!chunks) return AddContext(chunks.error(), o.path);
+  std::sort(chunks->begin(), chunks->end(),
+            [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; });
+  if (o.json) {
+    Json a = Json::array();
+    for (const StoredChunk& ch : *chunks) {
+      Json j;
+      j["coords"] = ch.coords;
+      j["offset"] = ch.addr;
+      j["bytes"] = ch.bytes;
+      j["filter_mask"] = ch.filter_mask;
+      a.push_back(std::move(j));
+    }
+    out << a.dump() << '\n';
+    return Status::OK();
+  }
+  std::vector<std::array<std::string, 4>> rows;
+  rows.push_back({"coords", "offset", "bytes", "filter_mask"});
+  for (const StoredChunk& ch : *chunks) {
+    rows.push_back({FormatDims(ch.coords), fmt::format("{}", ch.addr), fmt::format("{}", ch.bytes),
+                    fmt::format("{}", ch.filter_mask)});
+  }
+  std::array<size_t, 4> width{};
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    out << fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", r[0], width[0], r[1], width[1], r[2],
+                       width[2], r[3], width[3]);
+  }
+  return Status::OK();
+}
+
 void AddListCommands(CLI::App& app, CommandTable& table) {
   {
     auto o = std::make_shared<LsOptions>();
     CLI::App* sub = app.add_subcommand("ls", "List a group's children, or name a dataset");
     sub->add_flag("-l,--long", o->long_format,
-                  "long format: kind, dtype, shape, chunks, size and stored bytes");
+                  "long format: kind, dtype, shape, chunks, size, stored bytes and the "
+                  "compression ratio (size / stored; - when nothing is stored)");
     sub->add_flag("-r,--recursive", o->recursive, "list the whole subtree");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path, "absolute path of a group or dataset")
@@ -147,6 +189,18 @@ void AddListCommands(CLI::App& app, CommandTable& table) {
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path, "absolute path of a group or dataset")->required();
     table.Add(sub, [o](std::ostream& out) { return RunInfo(*o, out); });
+  }
+  {
+    auto o = std::make_shared<ChunksOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "chunks", "List the stored chunks of a dataset: grid coordinates, file offset, stored "
+                  "bytes and filter mask, sorted by coordinates");
+    sub->add_flag("--json", o->json,
+                  "print a JSON array of {\"coords\":[...],\"offset\":N,\"bytes\":N,"
+                  "\"filter_mask\":N}");
+    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("PATH", o->path, "absolute path of a dataset")->required();
+    table.Add(sub, [o](std::ostream& out) { return RunChunks(*o, out); });
   }
 }
 

@@ -1,5 +1,5 @@
-// Subcommands that look at a container without changing it: ls and info.
-// Both open the container read-only.
+// Subcommands that look at a container without changing it: ls, info and
+// chunks. All open the container read-only.
 #ifndef SLABFS_TOOLS_CMD_LIST_H_
 #define SLABFS_TOOLS_CMD_LIST_H_
 
@@ -16,7 +16,7 @@ namespace slabfs::tools {
 struct LsOptions {
   std::string file;
   std::string path = "/";
-  bool long_format = false;  // kind, dtype, shape, chunks, size, stored bytes
+  bool long_format = false;  // kind, dtype, shape, chunks, size, stored bytes, ratio
   bool recursive = false;
 };
 // Lists a group's children (groups end in '/'), or names a dataset. With
@@ -30,6 +30,19 @@ struct InfoOptions {
   bool json = false;
 };
 Status RunInfo(const InfoOptions& o, std::ostream& out);
+
+struct ChunksOptions {
+  std::string file;
+  std::string path;
+  bool json = false;
+};
+// Lists every stored chunk of a dataset sorted by grid coordinates (C
+// order): coordinates, file offset, stored bytes and filter mask (bit i set:
+// filter i of the pipeline was skipped for that chunk). Text is a table
+// under a header line; JSON is one array of
+// {"coords":[...],"offset":N,"bytes":N,"filter_mask":N}, which tests that
+// damage a chunk on purpose rely on.
+Status RunChunks(const ChunksOptions& o, std::ostream& out);
 
 void AddListCommands(CLI::App& app, CommandTable& table);
 

@@ -105,6 +105,14 @@ Status CheckNpyDataSize(const Source& src) {
       *src.data_bytes, *src.data_bytes < src.npy->data_bytes ? " (truncated)" : ""));
 }
 
+LayoutText LayoutOf(const ImportOptions& o) {
+  return {.chunks = o.chunks,
+          .fill = o.fill,
+          .max_shape = o.max_shape,
+          .index = o.index,
+          .filters = o.filters};
+}
+
 // The DatasetOptions for `import --create`, from the .npy header or from
 // --dtype and --shape for raw input.
 Result<DatasetOptions> CreateOptionsFor(const ImportOptions& o, const Source& src) {
@@ -118,7 +126,7 @@ Result<DatasetOptions> CreateOptionsFor(const ImportOptions& o, const Source& sr
           "{}: a 0-d .npy has no shape a dataset can take (datasets have rank 1 to {})",
           src.file.name(), kMaxRank)));
     }
-    return MakeDatasetOptions(src.npy->dtype, src.npy->shape, {o.chunks, o.fill, o.max_shape, o.index});
+    return MakeDatasetOptions(src.npy->dtype, src.npy->shape, LayoutOf(o));
   }
   if (o.dtype.empty() || o.shape.empty()) {
     return Err(Status::InvalidArgument(fmt::format(
@@ -130,7 +138,7 @@ Result<DatasetOptions> CreateOptionsFor(const ImportOptions& o, const Source& sr
   if (!dtype) return Err(AddContext(dtype.error(), fmt::format("--dtype '{}'", o.dtype)));
   SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("--shape", o.shape));
   SLABFS_ASSIGN_OR_RETURN(DatasetOptions options,
-                          MakeDatasetOptions(*dtype, shape, {o.chunks, o.fill, o.max_shape, o.index}));
+                          MakeDatasetOptions(*dtype, shape, LayoutOf(o)));
   uint64_t elements = 1;
   uint64_t bytes = 0;
   for (uint64_t d : shape) {
@@ -197,9 +205,11 @@ Status RunImport(const ImportOptions& o, std::ostream& /*out*/) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
   if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
   if (!o.create && (!o.dtype.empty() || !o.shape.empty() || !o.chunks.empty() ||
-                    !o.fill.empty() || !o.max_shape.empty() || !o.index.empty() || o.parents)) {
+                    !o.fill.empty() || !o.max_shape.empty() || !o.index.empty() || o.parents ||
+                    o.filters.given())) {
     return Status::InvalidArgument(
-        "--dtype, --shape, --chunks, --fill, --maxshape, --index and --parents only apply with --create");
+        "--dtype, --shape, --chunks, --fill, --maxshape, --index, --parents and the filter "
+        "options only apply with --create");
   }
   if (o.input != kStdStreamName && IsSameFile(o.input, o.file)) {
     return Status::InvalidArgument(fmt::format("{}: the input is the container itself", o.input));
@@ -288,6 +298,7 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
     sub->add_option("--maxshape", o->max_shape, "how far each dimension may grow, like unlimited,512,512")
         ->needs(create);
     sub->add_option("--index", o->index, "chunk index (default: auto)")->needs(create);
+    AddFilterOptions(sub, &o->filters, create);
     table.Add(sub, [o](std::ostream& out) { return RunImport(*o, out); });
   }
   {

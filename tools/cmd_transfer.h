@@ -31,6 +31,7 @@ struct ImportOptions {
   std::string fill;    // with create
   std::string max_shape;  // with create
   std::string index;      // with create
+  FilterArgs filters;     // with create
 };
 Status RunImport(const ImportOptions& o, std::ostream& out);
 

@@ -56,7 +56,12 @@ Status RunMkdset(const MkdsetOptions& o, std::ostream& /*out*/) {
   if (!dtype) return AddContext(dtype.error(), fmt::format("--dtype '{}'", o.dtype));
   SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("--shape", o.shape, false, true));
   SLABFS_ASSIGN_OR_RETURN(DatasetOptions options,
-                          MakeDatasetOptions(*dtype, shape, {o.chunks, o.fill, o.max_shape, o.index}));
+                          MakeDatasetOptions(*dtype, shape,
+                                             {.chunks = o.chunks,
+                                              .fill = o.fill,
+                                              .max_shape = o.max_shape,
+                                              .index = o.index,
+                                              .filters = o.filters}));
 
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "mkdset"));
   Container& c = session.container();
@@ -153,6 +158,7 @@ void AddTreeCommands(CLI::App& app, CommandTable& table) {
                     "unlimited,512,512 (default: the shape, fixed)");
     sub->add_option("--index", o->index,
                     "chunk index: auto (default), single, compact, fixed, extensible or btree");
+    AddFilterOptions(sub, &o->filters);
     sub->add_flag("-p,--parents", o->parents, "create missing parent groups");
     table.Add(sub, [o](std::ostream& out) { return RunMkdset(*o, out); });
   }

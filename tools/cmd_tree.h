@@ -36,6 +36,7 @@ struct MkdsetOptions {
   std::string fill;    // "" is zero
   std::string max_shape;  // "" is the shape; "unlimited,512,512"
   std::string index;      // "" is auto
+  FilterArgs filters;     // none given: no filters
   bool parents = false;
 };
 Status RunMkdset(const MkdsetOptions& o, std::ostream& out);

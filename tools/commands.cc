@@ -1,6 +1,8 @@
 #include "tools/commands.h"
 
+#include <charconv>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -51,6 +53,123 @@ Result<Dims> ParseDimsOption(std::string_view option, std::string_view text, boo
         fmt::format("{} has rank {}; the most is {}", option, dims->size(), kMaxRank)));
   }
   return dims;
+}
+
+namespace {
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// A deflate level: a whole number from 1 to 9, digits only.
+std::optional<unsigned> ParseDeflateLevel(std::string_view text) {
+  unsigned level = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), level);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || level < 1 ||
+      level > 9) {
+    return std::nullopt;
+  }
+  return level;
+}
+
+// Checks --filters text item by item and writes it canonically, so that a
+// bad pipeline is refused before a container is opened.
+Result<std::string> CanonicalFilters(std::string_view text) {
+  auto bad = [text](std::string_view why) {
+    return Err(Status::InvalidArgument(fmt::format("--filters '{}': {}", text, why)));
+  };
+  std::string_view rest = TrimBlanks(text);
+  if (rest.empty() || rest == "none") return std::string();
+  std::vector<std::string> items;
+  bool seen_shuffle = false, seen_deflate = false, seen_checksum = false;
+  for (;;) {
+    size_t comma = rest.find(',');
+    std::string_view item = TrimBlanks(rest.substr(0, comma));
+    bool* seen = nullptr;
+    if (item == "shuffle") {
+      seen = &seen_shuffle;
+      items.emplace_back(item);
+    } else if (item == "checksum") {
+      seen = &seen_checksum;
+      items.emplace_back(item);
+    } else if (item == "deflate" || item.starts_with("deflate=")) {
+      seen = &seen_deflate;
+      std::string_view level_text = item == "deflate" ? "6" : item.substr(8);
+      auto level = ParseDeflateLevel(level_text);
+      if (!level) return bad(fmt::format("deflate level '{}' is not 1 to 9", level_text));
+      items.push_back(fmt::format("deflate={}", *level));
+    } else if (item.empty()) {
+      return bad("an empty filter name (filters are separated by single commas)");
+    } else if (item == "none") {
+      return bad("'none' cannot be combined with filters");
+    } else {
+      return bad(fmt::format(
+          "unknown filter '{}' (the filters are shuffle, deflate, deflate=1..9 and checksum)",
+          item));
+    }
+    if (*seen) return bad(fmt::format("'{}' appears twice", item));
+    *seen = true;
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> MakeFilterPipeline(const FilterArgs& args) {
+  if (args.filters) {
+    if (args.shuffle || args.deflate || args.checksum) {
+      return Err(Status::InvalidArgument(
+          "--filters gives the whole pipeline: it cannot be combined with --shuffle, "
+          "--deflate or --checksum"));
+    }
+    return CanonicalFilters(*args.filters);
+  }
+  std::string out;
+  if (args.shuffle) out = "shuffle";
+  if (args.deflate) {
+    auto level = ParseDeflateLevel(*args.deflate);
+    if (!level) {
+      return Err(Status::InvalidArgument(
+          fmt::format("--deflate '{}': the level is a whole number from 1 to 9", *args.deflate)));
+    }
+    out += fmt::format("{}deflate={}", out.empty() ? "" : ",", *level);
+  }
+  if (args.checksum) out += out.empty() ? "checksum" : ",checksum";
+  return out;
+}
+
+void AddFilterOptions(CLI::App* sub, FilterArgs* args, CLI::Option* needs) {
+  // CLI11 2.1 binds no std::optional: the callbacks fill them when given.
+  CLI::Option* shuffle =
+      sub->add_flag("--shuffle", args->shuffle,
+                    "filter: shuffle the bytes of each chunk by element size (helps deflate)");
+  CLI::Option* deflate = sub->add_option_function<std::string>(
+      "--deflate", [args](const std::string& v) { args->deflate = v; },
+      "filter: compress each chunk with deflate (zlib) at level N, 1 (fast) to 9 (small)");
+  deflate->type_name("N");
+  CLI::Option* checksum = sub->add_flag(
+      "--checksum", args->checksum,
+      "filter: store a CRC-32C with each chunk and verify it on every read");
+  CLI::Option* filters = sub->add_option_function<std::string>(
+      "--filters", [args](const std::string& v) { args->filters = v; },
+      "the whole filter pipeline in order, like shuffle,deflate=6,checksum, or none; "
+      "not with --shuffle, --deflate or --checksum");
+  filters->type_name("TEXT");
+  filters->excludes(shuffle)->excludes(deflate)->excludes(checksum);
+  if (needs != nullptr) {
+    for (CLI::Option* opt : {shuffle, deflate, checksum, filters}) opt->needs(needs);
+  }
+}
+
+std::string FormatRatio(uint64_t logical_bytes, uint64_t stored_bytes) {
+  if (stored_bytes == 0) return "-";
+  return fmt::format("{:.2f}x", static_cast<double>(logical_bytes) / static_cast<double>(stored_bytes));
 }
 
 Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const LayoutText& layout) {
@@ -106,6 +225,7 @@ Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const 
     }
     o.fill = std::move(*bytes);
   }
+  SLABFS_ASSIGN_OR_RETURN(o.filters, MakeFilterPipeline(layout.filters));
   return o;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -68,20 +69,51 @@ Status AddContext(Status s, std::string_view context);
 Result<Dims> ParseDimsOption(std::string_view option, std::string_view text, bool allow_unlimited = false,
                              bool allow_zero = false);
 
+// The filter options of mkdset, import --create and repack as given: the
+// flags, which build the pipeline in the fixed order shuffle, deflate,
+// checksum, or --filters, which names the filters in any order. An absent
+// optional is an option not given.
+struct FilterArgs {
+  bool shuffle = false;
+  std::optional<std::string> deflate;  // --deflate N, "1" to "9"
+  bool checksum = false;
+  std::optional<std::string> filters;  // --filters "deflate=3,shuffle", or "none"
+
+  bool given() const { return shuffle || deflate || checksum || filters; }
+};
+
+// The pipeline FilterArgs ask for, in the canonical form DatasetInfo::filters
+// uses ("shuffle,deflate=6,checksum"; "" for none). InvalidArgument naming
+// the option for a deflate level that is not 1 to 9, an unknown or repeated
+// filter in --filters, or --filters together with a flag.
+Result<std::string> MakeFilterPipeline(const FilterArgs& args);
+
+// Declares --shuffle, --deflate, --checksum and --filters on `sub`, bound to
+// *args (which must outlive the parse); --filters excludes the other three.
+// With `needs`, each requires that option (import's --create).
+void AddFilterOptions(CLI::App* sub, FilterArgs* args, CLI::Option* needs = nullptr);
+
 // The layout options of a new dataset as command-line text; "" leaves each
-// to the engine (chunks, index), zero (fill) or the shape (max shape).
+// to the engine (chunks, index), zero (fill) or the shape (max shape), and
+// no filter options means no filters.
 struct LayoutText {
   std::string_view chunks;
   std::string_view fill;
   std::string_view max_shape;  // "unlimited,512,512"
   std::string_view index;      // auto single compact fixed extensible btree
+  FilterArgs filters;
 };
 
 // Builds DatasetOptions from command-line text: dtype and shape already
 // parsed (a zero dimension is allowed only where the max shape lets it
 // grow). Checks ranks against the shape, the max shape against the shape,
-// and the fill value against the dtype.
+// the fill value against the dtype, and the filter options
+// (MakeFilterPipeline).
 Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const LayoutText& layout);
+
+// "3.42x": logical bytes over stored bytes, the compression ratio `slab info`
+// and `slab ls -l` show; "-" when nothing is stored.
+std::string FormatRatio(uint64_t logical_bytes, uint64_t stored_bytes);
 
 }  // namespace slabfs::tools
 

@@ -28,6 +28,8 @@ Json DimsToJson(const Dims& dims) {
 
 std::string_view KindName(ObjectKind k) { return k == ObjectKind::kGroup ? "group" : "dataset"; }
 
+std::string FiltersText(const DatasetInfo& i) { return i.filters.empty() ? "none" : i.filters; }
+
 }  // namespace
 
 Json ElementToJson(DType t, const void* element) {
@@ -96,11 +98,16 @@ Json DescriptionToJson(const Description& d) {
     j["fill"] = i.fill.size() == ItemSize(i.dtype) ? ElementToJson(i.dtype, i.fill.data())
                                                     : Json(nullptr);
     j["index"] = IndexKindName(i.index);
+    j["filters"] = FiltersText(i);
     j["num_elements"] = i.num_elements;
     j["size_bytes"] = i.size_bytes;
     j["num_chunks"] = i.num_chunks;
     j["allocated_chunks"] = i.allocated_chunks;
     j["stored_bytes"] = i.stored_bytes;
+    j["compression_ratio"] =
+        i.stored_bytes == 0
+            ? Json(nullptr)
+            : Json(static_cast<double>(i.size_bytes) / static_cast<double>(i.stored_bytes));
     j["index_bytes"] = i.index_bytes;
   } else {
     j["num_children"] = d.object.num_children;
@@ -128,11 +135,13 @@ std::string DescriptionToText(const Description& d) {
     line("fill", i.fill.size() == ItemSize(i.dtype) ? FormatScalar(i.dtype, i.fill.data())
                                                     : std::string("?"));
     line("index", IndexKindName(i.index));
+    line("filters", FiltersText(i));
     line("num_elements", i.num_elements);
     line("size_bytes", i.size_bytes);
     line("num_chunks", i.num_chunks);
     line("allocated_chunks", i.allocated_chunks);
     line("stored_bytes", i.stored_bytes);
+    line("compression_ratio", FormatRatio(i.size_bytes, i.stored_bytes));
     line("index_bytes", i.index_bytes);
   } else {
     line("num_children", d.object.num_children);

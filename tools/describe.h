@@ -1,9 +1,11 @@
 // The description of one group or dataset that `slab info` prints, as text
 // or as JSON, and the JSON form of element values and attributes.
 //
-// JSON keys are the field names of ObjectInfo and DatasetInfo. Numbers stay
-// numbers where JSON can hold them: an unlimited max_shape dimension is
-// null, and a non-finite float (nan, inf, -inf) is a string.
+// JSON keys are the field names of ObjectInfo and DatasetInfo, plus
+// compression_ratio (size_bytes / stored_bytes; null, "-" in text, when
+// nothing is stored). filters is "none" for a dataset without filters.
+// Numbers stay numbers where JSON can hold them: an unlimited max_shape
+// dimension is null, and a non-finite float (nan, inf, -inf) is a string.
 #ifndef SLABFS_TOOLS_DESCRIBE_H_
 #define SLABFS_TOOLS_DESCRIBE_H_
 

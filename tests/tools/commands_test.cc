@@ -1,7 +1,9 @@
 // Argument checking and value parsing shared by the slab subcommands.
 #include "tools/commands.h"
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -106,6 +108,117 @@ TEST(MakeDatasetOptionsTest, EncodesFillAndChunks) {
   ASSERT_TRUE(none.has_value());
   EXPECT_TRUE(none->chunks.empty());
   EXPECT_TRUE(none->fill.empty());
+}
+
+FilterArgs Flags(bool shuffle, std::optional<std::string> deflate, bool checksum) {
+  FilterArgs f;
+  f.shuffle = shuffle;
+  f.deflate = std::move(deflate);
+  f.checksum = checksum;
+  return f;
+}
+
+FilterArgs Text(std::string text) {
+  FilterArgs f;
+  f.filters = std::move(text);
+  return f;
+}
+
+TEST(MakeFilterPipelineTest, FlagsGoInTheFixedOrder) {
+  struct Case {
+    FilterArgs args;
+    const char* want;
+  };
+  for (const Case& c : {Case{Flags(false, std::nullopt, false), ""},
+                        Case{Flags(true, std::nullopt, false), "shuffle"},
+                        Case{Flags(false, "1", false), "deflate=1"},
+                        Case{Flags(false, std::nullopt, true), "checksum"},
+                        Case{Flags(true, "9", false), "shuffle,deflate=9"},
+                        Case{Flags(true, std::nullopt, true), "shuffle,checksum"},
+                        Case{Flags(false, "6", true), "deflate=6,checksum"},
+                        Case{Flags(true, "6", true), "shuffle,deflate=6,checksum"}}) {
+    auto p = MakeFilterPipeline(c.args);
+    ASSERT_TRUE(p.has_value()) << c.want << ": " << p.error().ToString();
+    EXPECT_EQ(*p, c.want);
+    EXPECT_EQ(c.args.given(), *c.want != '\0');
+  }
+}
+
+TEST(MakeFilterPipelineTest, RejectsBadLevelsNamingTheOption) {
+  for (const char* level : {"0", "10", "x", "", "-1", "+5", " 5", "5.0", "99999999999999999999"}) {
+    auto p = MakeFilterPipeline(Flags(false, level, false));
+    ASSERT_FALSE(p.has_value()) << "'" << level << "'";
+    EXPECT_EQ(p.error().code(), Code::kInvalidArgument);
+    EXPECT_TRUE(Mentions(p.error(), "--deflate")) << p.error().message();
+    EXPECT_TRUE(Mentions(p.error(), "1 to 9")) << p.error().message();
+  }
+}
+
+TEST(MakeFilterPipelineTest, FiltersTextKeepsItsOrderInCanonicalForm) {
+  struct Case {
+    const char* text;
+    const char* want;
+  };
+  for (const Case& c : {Case{"none", ""}, Case{"", ""}, Case{" none ", ""},
+                        Case{"deflate", "deflate=6"}, Case{"checksum,shuffle", "checksum,shuffle"},
+                        Case{"deflate=3, shuffle", "deflate=3,shuffle"},
+                        Case{"shuffle,deflate=6,checksum", "shuffle,deflate=6,checksum"},
+                        Case{"checksum,deflate=1", "checksum,deflate=1"}}) {
+    auto p = MakeFilterPipeline(Text(c.text));
+    ASSERT_TRUE(p.has_value()) << c.text << ": " << p.error().ToString();
+    EXPECT_EQ(*p, c.want) << c.text;
+  }
+  EXPECT_TRUE(Text("none").given());
+}
+
+TEST(MakeFilterPipelineTest, RejectsBadFiltersText) {
+  struct Case {
+    const char* text;
+    const char* reason;
+  };
+  for (const Case& c : {Case{"zstd", "unknown filter 'zstd'"}, Case{"shuffle,gzip", "'gzip'"},
+                        Case{"deflate=0", "not 1 to 9"}, Case{"deflate=10", "not 1 to 9"},
+                        Case{"deflate=", "not 1 to 9"}, Case{"deflate=x", "'x'"},
+                        Case{"shuffle,shuffle", "twice"}, Case{"deflate,deflate=2", "twice"},
+                        Case{"shuffle,,checksum", "empty"}, Case{"shuffle,", "empty"},
+                        Case{"none,shuffle", "none"}, Case{"Shuffle", "unknown"}}) {
+    auto p = MakeFilterPipeline(Text(c.text));
+    ASSERT_FALSE(p.has_value()) << c.text;
+    EXPECT_EQ(p.error().code(), Code::kInvalidArgument);
+    EXPECT_TRUE(Mentions(p.error(), "--filters")) << p.error().message();
+    EXPECT_TRUE(Mentions(p.error(), c.reason)) << p.error().message();
+  }
+}
+
+TEST(MakeFilterPipelineTest, FiltersExcludeTheFlags) {
+  for (FilterArgs f : {Flags(true, std::nullopt, false), Flags(false, "5", false),
+                       Flags(false, std::nullopt, true)}) {
+    f.filters = "checksum";
+    auto p = MakeFilterPipeline(f);
+    ASSERT_FALSE(p.has_value());
+    EXPECT_TRUE(Mentions(p.error(), "--filters")) << p.error().message();
+  }
+}
+
+TEST(MakeDatasetOptionsTest, CarriesTheFilterPipeline) {
+  auto o = MakeDatasetOptions(DType::kF4, {10}, {.filters = Flags(true, "6", true)});
+  ASSERT_TRUE(o.has_value()) << o.error().ToString();
+  EXPECT_EQ(o->filters, "shuffle,deflate=6,checksum");
+  auto none = MakeDatasetOptions(DType::kF4, {10}, {});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->filters, "");
+  auto bad = MakeDatasetOptions(DType::kF4, {10}, {.filters = Flags(false, "0", false)});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_TRUE(Mentions(bad.error(), "--deflate")) << bad.error().message();
+}
+
+TEST(FormatRatioTest, TwoDecimalsOrADash) {
+  EXPECT_EQ(FormatRatio(1000, 0), "-");
+  EXPECT_EQ(FormatRatio(0, 0), "-");
+  EXPECT_EQ(FormatRatio(1000, 1000), "1.00x");
+  EXPECT_EQ(FormatRatio(342, 100), "3.42x");
+  EXPECT_EQ(FormatRatio(100, 300), "0.33x");
+  EXPECT_EQ(FormatRatio(16000000, 1), "16000000.00x");
 }
 
 TEST(MakeAttributeTest, InfersKindFromText) {

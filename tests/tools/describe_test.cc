@@ -97,8 +97,30 @@ TEST(DescriptionTest, DatasetJsonHasEveryField) {
   EXPECT_EQ(j["allocated_chunks"], 3);
   EXPECT_EQ(j["stored_bytes"], 120000);
   EXPECT_EQ(j["index_bytes"], 3200);
+  EXPECT_EQ(j["filters"], "none");
+  EXPECT_DOUBLE_EQ(j["compression_ratio"].get<double>(), 16000000.0 / 120000.0);
   EXPECT_EQ(j["attributes"]["units"], "K");
   EXPECT_EQ(j["attributes"]["scale"], 0.5);
+}
+
+TEST(DescriptionTest, ShowsThePipelineAndTheRatio) {
+  Description d = SampleDataset();
+  d.dataset->filters = "shuffle,deflate=6,checksum";
+  d.dataset->size_bytes = 342;
+  d.dataset->stored_bytes = 100;
+  Json j = DescriptionToJson(d);
+  EXPECT_EQ(j["filters"], "shuffle,deflate=6,checksum");
+  EXPECT_DOUBLE_EQ(j["compression_ratio"].get<double>(), 3.42);
+  std::string text = DescriptionToText(d);
+  EXPECT_NE(text.find("filters: shuffle,deflate=6,checksum\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("compression_ratio: 3.42x\n"), std::string::npos) << text;
+
+  // Nothing stored: no ratio.
+  d.dataset->stored_bytes = 0;
+  EXPECT_TRUE(DescriptionToJson(d)["compression_ratio"].is_null());
+  EXPECT_NE(DescriptionToText(d).find("compression_ratio: -\n"), std::string::npos);
+  d.dataset->filters = "";
+  EXPECT_NE(DescriptionToText(d).find("filters: none\n"), std::string::npos);
 }
 
 TEST(DescriptionTest, UnlimitedDimensionIsNull) {
@@ -126,7 +148,8 @@ TEST(DescriptionTest, TextHasTheSameKeys) {
   std::string text = DescriptionToText(SampleDataset());
   for (const char* line : {"path: /run1/temp\n", "kind: dataset\n", "dtype: f4\n",
                            "shape: 2000,2000\n", "chunks: 100,100\n", "fill: -1.5\n",
-                           "stored_bytes: 120000\n", "attributes: 2\n", "  units = K\n",
+                           "stored_bytes: 120000\n", "filters: none\n",
+                           "compression_ratio: 133.33x\n", "attributes: 2\n", "  units = K\n",
                            "  scale = 0.5\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
   }
