@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <random>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -46,6 +47,31 @@ bool IsSameFile(const std::string& a, const std::string& b) {
   bool same = fs::equivalent(fs::path(a), fs::path(b), ec);
   return !ec && same;
 }
+
+std::string TempPathNextTo(const std::string& path) {
+  fs::path p(path);
+  fs::path dir = p.parent_path();
+  std::random_device rd;
+  std::string name = fmt::format(".{}.slab-{}-{:08x}", p.filename().string(), ::getpid(), rd());
+  return (dir / name).string();
+}
+
+Status LinkIntoPlace(const std::string& temp, const std::string& path) {
+  // link(2), unlike rename(2), refuses to replace an existing file.
+  if (::link(temp.c_str(), path.c_str()) != 0) return ErrnoStatus(path, errno);
+  ::unlink(temp.c_str());
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(dir.string(), errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoStatus(dir.string(), err);
+  return Status::OK();
+}
+
+void RemoveQuietly(const std::string& path) { ::unlink(path.c_str()); }
 
 // ---------------------------------------------------------------- InputFile
 

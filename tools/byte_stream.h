@@ -32,6 +32,20 @@ Status ErrnoStatus(std::string_view what, int err);
 // the container itself is never used as an import input or export output.
 bool IsSameFile(const std::string& a, const std::string& b);
 
+// A path next to `path` (".NAME.slab-PID-RANDOM" in the same directory) for
+// a file that takes the name `path` only once it is complete. Nothing is
+// created.
+std::string TempPathNextTo(const std::string& path);
+
+// Gives the file at `temp` the name `path`, never replacing a file there
+// (AlreadyExists then, and `temp` stays), drops the name `temp` and syncs
+// the directory so that the new name is durable.
+Status LinkIntoPlace(const std::string& temp, const std::string& path);
+
+// Removes the file at `path` if there is one, for cleaning up after a
+// failure; errors are ignored.
+void RemoveQuietly(const std::string& path);
+
 class InputFile {
  public:
   // Opens `path` for reading, or stdin for "-". NotFound, PermissionDenied,

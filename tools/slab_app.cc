@@ -11,6 +11,7 @@
 #include "slabfs/container.h"
 #include "tools/cmd_attr.h"
 #include "tools/cmd_list.h"
+#include "tools/cmd_repack.h"
 #include "tools/cmd_transfer.h"
 #include "tools/cmd_tree.h"
 #include "tools/commands.h"
@@ -42,6 +43,7 @@ int RunSlab(int argc, char** argv) {
   AddListCommands(app, table);
   AddTransferCommands(app, table);
   AddAttrCommand(app, table);
+  AddRepackCommand(app, table);
 
   try {
     app.parse(argc, argv);
