@@ -120,7 +120,9 @@ ContainerImpl::ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o)
       read_only_(o.read_only),
       holder_(o.holder),
       store_(file_.get(), &alloc_),
-      cache_(o.cache_bytes, std::max<uint64_t>(o.cache_bytes, 4 * o.cache_bytes)) {}
+      cache_(o.cache_bytes, std::max<uint64_t>(o.cache_bytes, 4 * o.cache_bytes)) {
+  alloc_.set_packed(o.pack);
+}
 
 ContainerImpl::~ContainerImpl() {
   if (!closed_) {
@@ -130,15 +132,12 @@ ContainerImpl::~ContainerImpl() {
 }
 
 Status ContainerImpl::Format(File* file) {
-  ObjectRecord root;
-  root.id = kRootId;
-  root.kind = ObjectKind::kGroup;
-  std::string image = EncodeBlock(BlockType::kGroup, EncodeObject(root));
-  SLABFS_RETURN_IF_ERROR(file->WriteAt(kDataStart, image.data(), image.size()));
+  // No blocks at all: an empty root reference is an empty root group, so
+  // the first commit frees nothing and leaves no hole.
   Superblock sb;
   sb.generation = 1;
-  sb.root = BlockRef{kDataStart, static_cast<uint32_t>(image.size())};
-  sb.file_end = kDataStart + image.size();
+  sb.root = BlockRef{};
+  sb.file_end = kDataStart;
   sb.next_object_id = kRootId + 1;
   std::string zeros(kSuperblockSlotBytes, '\0');
   SLABFS_RETURN_IF_ERROR(file->WriteAt(kSuperblockSlot0, zeros.data(), zeros.size()));
@@ -224,8 +223,17 @@ Status ContainerImpl::Load() {
   alloc_.Reset(sb.file_end, {});
   sb_ = sb;
   sb_next_id_ = sb.next_object_id;
-  Status s = LoadNode(sb.root, ObjectKind::kGroup, kRootId, nullptr, "", 0);
-  if (!s.ok()) return s.WithContext(path());
+  if (sb.root.empty()) {
+    // A container no commit has changed yet: an empty root group.
+    auto root = std::make_unique<Node>();
+    root->id = kRootId;
+    root->kind = ObjectKind::kGroup;
+    root_ = root.get();
+    nodes_.emplace(kRootId, std::move(root));
+  } else {
+    Status s = LoadNode(sb.root, ObjectKind::kGroup, kRootId, nullptr, "", 0);
+    if (!s.ok()) return s.WithContext(path());
+  }
   std::vector<Extent> free;
   if (!sb.free_list.empty()) {
     SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(sb.free_list, BlockType::kFreeList, "free list"));

@@ -346,7 +346,7 @@ Status RunRepack(const RepackOptions& o, std::ostream& out) {
   const std::string temp = TempPathNextTo(o.output);
   CopyCounts counts;
   Status s = [&]() -> Status {
-    SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(temp, "repack", true));
+    SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(temp, "repack", true, /*pack=*/true));
     SLABFS_ASSIGN_OR_RETURN(counts, CopyContainer(*from, session.container(), chunks, filters, out));
     // One commit, after every dataset is written in full.
     return session.Finish();

@@ -12,9 +12,10 @@ Result<std::unique_ptr<Container>> OpenForReading(const std::string& path) {
 }
 
 Result<WriteSession> WriteSession::Open(const std::string& path, std::string_view command,
-                                        bool create) {
+                                        bool create, bool pack) {
   OpenOptions options;
   options.create = create;
+  options.pack = pack;
   options.holder = fmt::format("slab {}", command);
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, Container::Open(path, options));
   return WriteSession(std::move(c));

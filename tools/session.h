@@ -29,9 +29,10 @@ class WriteSession {
  public:
   // Opens `path` read-write (with `create`, creates it; an existing file is
   // AlreadyExists). "slab COMMAND" goes into the lock record as the holder
-  // (the engine adds the pid and host).
+  // (the engine adds the pid and host). With `pack`, extents are placed
+  // back to back (OpenOptions::pack), for a file written once.
   static Result<WriteSession> Open(const std::string& path, std::string_view command,
-                                   bool create = false);
+                                   bool create = false, bool pack = false);
 
   WriteSession(WriteSession&&) noexcept = default;
   WriteSession& operator=(WriteSession&&) noexcept = default;

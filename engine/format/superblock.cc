@@ -54,7 +54,6 @@ Result<Superblock> DecodeSuperblock(std::string_view bytes) {
   if (sb.generation == 0) return Err(Status::Corruption("superblock generation 0"));
   if (sb.file_end < kDataStart) return Err(Status::Corruption("superblock file end before data start"));
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(sb.root, sb.file_end, "root"));
-  if (sb.root.empty()) return Err(Status::Corruption("superblock has no root"));
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(sb.free_list, sb.file_end, "free list"));
   if (sb.next_object_id <= 1) return Err(Status::Corruption("bad next object id"));
   return sb;

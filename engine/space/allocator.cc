@@ -45,6 +45,7 @@ void Allocator::InsertFreeLocked(uint64_t addr, uint64_t len) {
 uint64_t Allocator::Allocate(uint64_t len, uint64_t align) {
   std::lock_guard lock(mu_);
   if (len == 0) len = 1;
+  if (packed_) align = 1;
   auto aligned = [align](uint64_t a) { return (a + align - 1) & ~(align - 1); };
   // Best fit: the smallest free extent that holds len at an aligned start.
   // Looking past a few candidates is not worth it; an extent of

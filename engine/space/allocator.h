@@ -30,8 +30,13 @@ class Allocator {
   void Reset(uint64_t file_end, const std::vector<Extent>& free);
 
   // Best fit among free extents, else the end of the file. `align` is a
-  // power of two. The extent is fresh until MarkDurable().
+  // power of two (ignored when packed). The extent is fresh until
+  // MarkDurable().
   uint64_t Allocate(uint64_t len, uint64_t align);
+  // Packed: extents are not aligned, so allocations at the end of the file
+  // follow each other with no gap (for files written once, like the output
+  // of slab repack). Set before the first Allocate.
+  void set_packed(bool packed) { packed_ = packed; }
   void Free(uint64_t addr, uint64_t len);
   bool IsFresh(uint64_t addr) const;
 
@@ -60,6 +65,7 @@ class Allocator {
   std::vector<Extent> pending_;
   uint64_t free_bytes_ = 0;
   uint64_t pending_bytes_ = 0;
+  bool packed_ = false;
 };
 
 }  // namespace slabfs::engine

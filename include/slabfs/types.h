@@ -217,6 +217,11 @@ struct OpenOptions {
   bool read_only = false;
   bool create = false;          // create the file (fails if it exists)
   uint64_t cache_bytes = 64ull << 20;  // chunk cache budget
+  // Place new extents back to back instead of aligning chunks to 4 KiB
+  // (and blocks to 64 bytes): no gaps, so a container written once has no
+  // free space inside (slab repack's output). Direct partial reads of
+  // unaligned chunks touch one more page now and then.
+  bool pack = false;
   // A program name recorded in the container's lock record while it is open
   // for writing, so that a refused second writer can name the holder.
   std::string holder = "slab";

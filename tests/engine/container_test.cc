@@ -660,3 +660,69 @@ TEST(LogLevelTest, RejectsUnknownLevels) {
 
 }  // namespace
 }  // namespace slabfs
+
+namespace slabfs {
+namespace {
+
+TEST(NewContainerTest, HoldsNoBlocksUntilItsFirstCommitAndThatLeavesNoHole) {
+  auto disk = testutil::NewDisk();
+  {
+    // Packed, so that no alignment gap between blocks counts as free.
+    ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.pack = true}));
+    ASSERT_OK_AND_ASSIGN(auto list, c->List(kRootId));
+    EXPECT_TRUE(list.empty());
+    EXPECT_EQ(c->space().free_bytes, 0u);
+    ASSERT_OK(c->MakeGroups("/a"));
+    ASSERT_OK(c->SetAttribute(kRootId, "x", Attribute::Integer(1)));
+    ASSERT_OK(c->Commit());
+    // The empty root of a new container is no block, so nothing was freed.
+    EXPECT_EQ(c->space().free_bytes, 0u);
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.read_only = true}));
+  ASSERT_OK_AND_ASSIGN(auto list, c->List(kRootId));
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].name, "a");
+  ASSERT_OK_AND_ASSIGN(Attribute x, c->GetAttribute(kRootId, "x"));
+  EXPECT_EQ(x.ToText(), "1");
+}
+
+TEST(NewContainerTest, PackedExtentsLeaveNoGaps) {
+  // Chunks of 3,000 bytes and 36 bytes, and filtered ones of any size:
+  // aligned, each leaves a gap; packed, none does.
+  for (bool pack : {false, true}) {
+    SCOPED_TRACE(pack);
+    auto disk = testutil::NewDisk();
+    ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.pack = pack}));
+    ASSERT_OK_AND_ASSIGN(Dataset a, c->CreateDataset("/a", {.dtype = DType::kU4, .shape = {100, 30}, .chunks = {25, 30}}));
+    ASSERT_OK_AND_ASSIGN(Dataset b, c->CreateDataset("/b", {.dtype = DType::kU1, .shape = {360}, .chunks = {36}}));
+    ASSERT_OK_AND_ASSIGN(Dataset f, c->CreateDataset("/f", {.dtype = DType::kU2, .shape = {5000}, .chunks = {700},
+                                                           .filters = "shuffle,deflate=6,checksum"}));
+    std::vector<uint32_t> va(3000);
+    for (size_t i = 0; i < va.size(); ++i) va[i] = static_cast<uint32_t>(i * 7);
+    ASSERT_OK(a.WriteElements(0, va.size(), va.data()));
+    std::vector<uint8_t> vb(360, 9);
+    ASSERT_OK(b.WriteElements(0, vb.size(), vb.data()));
+    std::vector<uint16_t> vf(5000);
+    for (size_t i = 0; i < vf.size(); ++i) vf[i] = static_cast<uint16_t>(i % 300);
+    ASSERT_OK(f.WriteElements(0, vf.size(), vf.data()));
+    ASSERT_OK(c->Commit());
+    if (pack) {
+      EXPECT_EQ(c->space().free_bytes, 0u);
+    } else {
+      EXPECT_GT(c->space().free_bytes, 0u);
+    }
+    ASSERT_OK(c->Close());
+    ASSERT_OK_AND_ASSIGN(auto r, testutil::OpenOnDisk(disk, {.read_only = true}));
+    ASSERT_OK_AND_ASSIGN(Dataset a2, r->OpenDataset("/a"));
+    std::vector<uint32_t> got(3000);
+    ASSERT_OK(a2.ReadElements(0, got.size(), got.data()));
+    EXPECT_EQ(got, va);
+    ASSERT_OK_AND_ASSIGN(Dataset f2, r->OpenDataset("/f"));
+    std::vector<uint16_t> gotf(5000);
+    ASSERT_OK(f2.ReadElements(0, gotf.size(), gotf.data()));
+    EXPECT_EQ(gotf, vf);
+  }
+}
+
+}  // namespace
+}  // namespace slabfs

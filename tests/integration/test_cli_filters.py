@@ -397,9 +397,6 @@ def test_repack_drops_the_free_space_of_removed_data(rich, tmp_path):
     assert os.path.getsize(out) < os.path.getsize(rich)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the engine records alignment gaps (4 KiB for fixed-size chunks, 64 B for blocks, "
-    "16 B for filtered chunks) and the replaced empty root block as free space"))
 def test_repack_leaves_no_free_space(rich, tmp_path):
     out = tmp_path / "out.slab"
     s = summary(slab("repack", rich, out))

@@ -231,14 +231,10 @@ TEST_F(RepackTest, CopiesEveryObjectAttributeAndElement) {
       << output_;
 }
 
-// The issue asks for no free space inside a repacked container. The engine
-// keeps two kinds of free space that no order of work in the tool avoids:
-// the alignment gaps Allocator::Allocate leaves before aligned extents
-// (fixed-size chunks of 4 KiB or more start on 4 KiB boundaries, blocks on
-// 64 bytes, filtered chunks on 16), and the empty root block Format writes,
-// which the first commit replaces. Enabled once the engine allocates a
-// repacked container without gaps.
-TEST_F(RepackTest, DISABLED_LeavesNoFreeSpaceInside) {
+// The output is written once, packed (OpenOptions::pack: no alignment
+// gaps), into a container whose empty root was never a block: nothing
+// inside it is free.
+TEST_F(RepackTest, LeavesNoFreeSpaceInside) {
   MakeSource(Path("in.slab"));
   ASSERT_OK(Repack({.file = Path("in.slab"), .output = Path("out.slab")}));
   auto out = Read(Path("out.slab"));
@@ -246,8 +242,7 @@ TEST_F(RepackTest, DISABLED_LeavesNoFreeSpaceInside) {
   EXPECT_EQ(out->space().free_bytes, 0u) << output_;
 }
 
-// What the tool controls: one commit, every chunk written once, so the only
-// free space is alignment padding and the replaced root block (see above).
+// One commit, every chunk written once: nothing is freed on the way.
 TEST_F(RepackTest, WritesEveryChunkOnceInOneCommit) {
   MakeSource(Path("in.slab"));
   auto in = Read(Path("in.slab"));

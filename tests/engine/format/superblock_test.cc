@@ -182,10 +182,12 @@ TEST(SuperblockTest, RejectsFileEndBeforeDataStart) {
   EXPECT_CODE(DecodeSuperblock(WithU64(0, kFileEndAt)), Code::kCorruption);
 }
 
-TEST(SuperblockTest, RejectsMissingRoot) {
+TEST(SuperblockTest, AcceptsAnEmptyRoot) {
+  // An empty root reference is an empty root group (a new container).
   Superblock sb = Valid();
   sb.root = {};
-  EXPECT_CODE(DecodeSuperblock(EncodeSuperblock(sb)), Code::kCorruption);
+  ASSERT_OK_AND_ASSIGN(Superblock back, DecodeSuperblock(EncodeSuperblock(sb)));
+  EXPECT_TRUE(back.root.empty());
 }
 
 TEST(SuperblockTest, RejectsRootOutOfBounds) {
