@@ -218,7 +218,7 @@ def test_mkdset_and_long_listing(box):
     slab("mkgroup", box, "/g")
     lines = slab("ls", "-l", box).stdout.splitlines()
     assert len(lines) == 2
-    assert lines[0].split() == ["dataset", "f4", "2000,2000", "100,100", "16000000", "0", "ds"]
+    assert lines[0].split() == ["dataset", "f4", "2000,2000", "100,100", "16000000", "0", "-", "ds"]
     assert lines[1].split()[0] == "group" and lines[1].split()[-1] == "g/"
     # A dataset path lists the dataset itself.
     assert slab("ls", box, "/ds").stdout == "/ds\n"
