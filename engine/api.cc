@@ -172,6 +172,8 @@ Status Dataset::WriteBytes(uint64_t offset, size_t length, const void* buf, Grow
 Status Dataset::Clear() { return state_ ? state_->Clear() : NoState(); }
 Status Dataset::Resize(const Dims& shape) { return state_ ? state_->Resize(shape) : NoState(); }
 Status Dataset::SetSizeBytes(uint64_t size) { return state_ ? state_->SetSizeBytes(size) : NoState(); }
+Status Dataset::TakeLostWrites() { return state_ ? state_->TakeLostWrites() : NoState(); }
+
 Result<std::vector<StoredChunk>> Dataset::StoredChunks() const {
   if (!state_) return Err(NoState());
   return state_->StoredChunks();

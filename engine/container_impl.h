@@ -63,6 +63,8 @@ class DatasetState {
   // dimension can change.
   Status SetSizeBytes(uint64_t size);
   Result<std::vector<StoredChunk>> StoredChunks();
+  // The first write lost since the last call (see Dataset::TakeLostWrites).
+  Status TakeLostWrites();
 
   // Commit support; the caller holds commit_mu_ exclusively.
   // Writes back dirty chunks and index pages; true when the header changed.
@@ -109,6 +111,9 @@ class DatasetState {
   // Merges the stored chunk into a partly written entry (write without
   // read); a no-op for complete entries. Safe with concurrent readers.
   Status CompleteEntry(ChunkCache::Entry* e);
+  // Drops a partly written entry whose stored chunk cannot be read, and
+  // records its writes as lost.
+  void LoseEntry(ChunkCache::Entry* e, const Status& why);
   // Stores the file image of a dirty cache entry and marks it clean.
   Status StoreImage(ChunkCache::Entry* e, const FileImage& img);
   // Writes back the entries (stopping at the first error) and releases
@@ -146,6 +151,7 @@ class DatasetState {
   std::atomic<uint64_t> stored_bytes_{0};
   std::array<std::atomic<uint64_t>, 1024> advised_{};  // chunk + 1, see AdviseChunk
   bool header_dirty_ = false;  // counters changed since the last commit
+  Status lost_writes_;         // the first lost write not yet taken
   bool detached_ = false;
 };
 

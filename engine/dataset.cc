@@ -350,12 +350,31 @@ Status DatasetState::StoreImage(ChunkCache::Entry* e, const FileImage& img) {
   return Status::OK();
 }
 
+void DatasetState::LoseEntry(ChunkCache::Entry* e, const Status& why) {
+  uint64_t coords[kMaxRank];
+  CoordsOf(e->key.chunk, coords);
+  Status lost = why.WithContext("writes to " + ChunkWhat(ChunkCoord(coords, grid_.size())) +
+                                " were lost: they cover part of it, and the rest cannot be read");
+  LogWarn(lost.ToString());
+  if (lost_writes_.ok()) lost_writes_ = lost;
+  c_->cache().Drop(e);
+}
+
 Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dirty) {
+  // A partly written entry whose stored chunk is damaged cannot be merged:
+  // it is dropped (LoseEntry) and its writes are reported by
+  // TakeLostWrites, so that one damaged chunk does not stop every commit.
+  // Any other error stops the write-back.
   ChunkCache& cache = c_->cache();
   Status s;
   if (!format_->variable_size() || dirty.size() < 2) {
     for (ChunkCache::Entry* e : dirty) {
-      if (s.ok()) s = CompleteEntry(e);
+      Status merged = s.ok() ? CompleteEntry(e) : Status::OK();
+      if (merged.code() == Code::kCorruption) {
+        LoseEntry(e, merged);
+        continue;
+      }
+      if (s.ok()) s = merged;
       std::string scratch;
       if (s.ok()) s = StoreImage(e, format_->MemToFile(e->data.get(), e->bytes / item_size_, &scratch));
       cache.Release(e, 0);  // every entry is released, even after an error
@@ -370,21 +389,31 @@ Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dir
     const size_t n = std::min(batch, dirty.size() - first);
     std::vector<std::string> scratch(n);
     std::vector<FileImage> images(n);
-    std::vector<Status> done(n);
+    std::vector<Status> merged(n);
     if (s.ok()) {
       ParallelFor(n, [&](size_t i) {
         ChunkCache::Entry* e = dirty[first + i];
-        done[i] = CompleteEntry(e);
-        if (done[i].ok()) images[i] = format_->MemToFile(e->data.get(), e->bytes / item_size_, &scratch[i]);
+        merged[i] = CompleteEntry(e);
+        if (merged[i].ok()) images[i] = format_->MemToFile(e->data.get(), e->bytes / item_size_, &scratch[i]);
       });
     }
     for (size_t i = 0; i < n; ++i) {
-      if (s.ok()) s = done[i];
-      if (s.ok()) s = StoreImage(dirty[first + i], images[i]);
-      cache.Release(dirty[first + i], 0);
+      ChunkCache::Entry* e = dirty[first + i];
+      if (merged[i].code() == Code::kCorruption) {
+        LoseEntry(e, merged[i]);
+        continue;
+      }
+      if (s.ok()) s = merged[i];
+      if (s.ok()) s = StoreImage(e, images[i]);
+      cache.Release(e, 0);
     }
   }
   return s;
+}
+
+Status DatasetState::TakeLostWrites() {
+  std::unique_lock lock(rw_);
+  return std::exchange(lost_writes_, Status::OK());
 }
 
 Status DatasetState::ShedDirty() {

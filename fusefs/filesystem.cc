@@ -434,6 +434,16 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   });
 }
 
+// Writes to this dataset the engine accepted but had to drop (a partial
+// write into a chunk whose stored bytes are damaged): EIO once, to the next
+// flush or fsync, as the kernel reports a failed page write-back.
+int ReportLostWrites(std::string_view op, Filesystem& fs, fuse_ino_t ino, FileHandle* fh) {
+  if (fh == nullptr) return 0;
+  Status lost = fh->dataset.TakeLostWrites();
+  if (!lost.ok()) return Refuse(op, Describe(fs, ino), lost);
+  return 0;
+}
+
 // Commits when this handle wrote since its last commit. Flush runs in
 // close(2), so a writer's close returns once its data is durable (and a
 // commit failure reaches close as an error); release catches writes that
@@ -445,7 +455,7 @@ int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, fuse_fi
     Status s = Commit(fs);
     if (!s.ok()) return Refuse(op, Describe(fs, ino), s.WithContext("commit"));
   }
-  return 0;
+  return ReportLostWrites(op, fs, ino, fh);
 }
 
 // Closing the handle that appended a partial row: the row is padded with
@@ -486,11 +496,12 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
-void FSync(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
+void FSync(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* fi) {
   Guard(req, "fsync", [&] {
     Filesystem& fs = Fs(req);
     Status s = Commit(fs);
     if (!s.ok()) return Refuse("fsync", Describe(fs, ino), s.WithContext("commit"));
+    if (int err = ReportLostWrites("fsync", fs, ino, AsFile(fi))) return err;
     fuse_reply_err(req, 0);
     return 0;
   });

@@ -89,6 +89,15 @@ void ChunkCache::MarkClean(Entry* e) {
   }
 }
 
+void ChunkCache::Drop(Entry* e) {
+  std::lock_guard lock(mu_);
+  if (e->dirty) {
+    e->dirty = false;
+    dirty_bytes_ -= e->bytes;
+  }
+  if (--e->pins == 0) RemoveLocked(e);
+}
+
 void ChunkCache::RememberGhostLocked(const CacheKey& k) {
   uint64_t seq = ++ghost_seq_;
   ghosts_[k] = seq;

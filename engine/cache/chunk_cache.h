@@ -84,6 +84,9 @@ class ChunkCache {
   void Release(Entry* e, uint64_t used_bytes);
   void MarkDirty(Entry* e);
   void MarkClean(Entry* e);
+  // Unpins the entry and removes it, dirty or not: its changes are gone.
+  // (Removed once the last pin goes, if someone else holds it too.)
+  void Drop(Entry* e);
 
   // Evicts clean, unpinned entries, least recently used first (fully used
   // ones before the rest), until resident bytes fit the budget.

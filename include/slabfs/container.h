@@ -103,6 +103,16 @@ class Dataset {
   // show the layout and for tests that damage one chunk on purpose.
   Result<std::vector<StoredChunk>> StoredChunks() const;
 
+  // Writes that were accepted but could not be stored: a write that covers
+  // part of a chunk is merged with the stored chunk when it is written back
+  // (at a commit, or when the cache is full); if the stored chunk turns out
+  // to be damaged then, the write is dropped (logged), so that one damaged
+  // chunk does not stop every later commit. Returns the first such loss
+  // since the last call (Corruption naming the chunk), then OK, as fsync
+  // reports a failed page write-back once. The mount returns it to close
+  // and fsync as EIO.
+  Status TakeLostWrites();
+
   bool valid() const { return state_ != nullptr; }
 
  private:

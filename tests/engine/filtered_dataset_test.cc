@@ -276,11 +276,29 @@ TEST(FilteredDataset, DamagedDeflateStreamIsCorruptionNotACrash) {
   ASSERT_OK_AND_ASSIGN(Dataset ds, c->OpenDataset("/g"));
   std::vector<float> block(4);
   EXPECT_EQ(ds.Read(Slab::Box({33, 17}, {2, 2}), block.data()).code(), Code::kCorruption);
-  // A partial write into the damaged chunk needs its other elements: the
-  // write is accepted (write without read), but it cannot be written back.
+  // A partial write into the damaged chunk is accepted (write without
+  // read), but cannot be merged when it is written back: it is dropped and
+  // reported once, and the commit goes on with everything else.
+  EXPECT_OK(ds.TakeLostWrites());
   ASSERT_OK(ds.Write(Slab::Box({33, 17}, {2, 2}), block.data()));
-  EXPECT_EQ(c->Commit().code(), Code::kCorruption);
-  c->Discard();
+  std::vector<float> elsewhere(4, 5.f);
+  ASSERT_OK(ds.Write(Slab::Box({1, 1}, {2, 2}), elsewhere.data()));
+  ASSERT_OK(c->Commit());
+  Status lost = ds.TakeLostWrites();
+  EXPECT_EQ(lost.code(), Code::kCorruption);
+  EXPECT_NE(lost.message().find("chunk [2,1]"), std::string::npos) << lost.ToString();
+  EXPECT_OK(ds.TakeLostWrites());  // reported once
+  EXPECT_EQ(ds.Read(Slab::Box({33, 17}, {2, 2}), block.data()).code(), Code::kCorruption);
+  // Overwriting the whole damaged chunk needs nothing of it, and mends it.
+  std::vector<float> whole(16 * 16, 2.5f);
+  ASSERT_OK(ds.Write(Slab::Box({32, 16}, {16, 16}), whole.data()));
+  ASSERT_OK(c->Close());
+  ASSERT_OK_AND_ASSIGN(c, OpenOnDisk(s.disk, {.read_only = true}));
+  ASSERT_OK_AND_ASSIGN(ds, c->OpenDataset("/g"));
+  std::vector<float> all(64 * 64);
+  ASSERT_OK(ds.ReadElements(0, all.size(), all.data()));
+  EXPECT_EQ(all[33 * 64 + 17], 2.5f);
+  EXPECT_EQ(all[1 * 64 + 1], 5.f);
 }
 
 TEST(FilteredDataset, ChecksumFilterMaskAndSizesAreValidated) {

@@ -6,8 +6,8 @@ every read that touches one (a failed checksum or a broken deflate stream),
 correct data everywhere else, a log line naming the dataset and the chunk,
 and a daemon that stays up. Datasets are made with `slab mkdset --filters`
 (or --shuffle --deflate N) and chunks are found with `slab chunks --json`.
-A partial write into a damaged chunk blocking later commits is a known
-engine bug (the xfail test below)."""
+A partial write into a damaged chunk fails at once with EIO and does not
+stop later commits."""
 import errno
 import json
 import os
@@ -312,10 +312,6 @@ def test_write_over_a_whole_damaged_chunk_replaces_it(container, mounter, tmp_pa
         assert f.read() == expected.tobytes()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: a partial write into a damaged chunk leaves a dirty cache entry "
-    "whose merge fails at every commit, so no later change of the container "
-    "is committed and the unmount exits 1"))
 def test_partial_write_into_a_damaged_chunk_does_not_block_other_commits(container, tmp_path):
     array = make_damaged(container, tmp_path, "shuffle,deflate=6,checksum", "flip")
     mkdset(container, "/other", "u1", (100,), (10,), "none")
