@@ -47,7 +47,7 @@ PY
     "$SLAB" mkgroup -p "$CONTAINER" /detector
     "$SLAB" mkgroup -p "$CONTAINER" /sim
     "$SLAB" import --create "$CONTAINER" /climate/temperature "$tmp/temperature.npy" --chunks 45,90
-    "$SLAB" import --create "$CONTAINER" /detector/frames "$tmp/frames.npy" --chunks 1,256,256
+    "$SLAB" import --create "$CONTAINER" /detector/frames "$tmp/frames.npy" --chunks 1,256,256 --shuffle --deflate 6 --checksum
     "$SLAB" import --create "$CONTAINER" /sim/field "$tmp/field.npy" --chunks 16,16,16
     "$SLAB" attr "$CONTAINER" /climate/temperature units K
     "$SLAB" attr "$CONTAINER" /climate/temperature description "surface air temperature, 1 degree grid"
@@ -75,6 +75,7 @@ Mounted $CONTAINER at $MNT. Try:
   getfattr -d -m - $MNT/climate/temperature
   od -A d -t f4 -N 64 $MNT/climate/temperature
   dd if=$MNT/detector/frames bs=131072 skip=3 count=1 | od -t u2 | head
+  du -h --apparent-size $MNT/detector/frames; du -h $MNT/detector/frames   # compressed: shuffle,deflate=6,checksum
   python3 -c "import numpy as np; a = np.fromfile('$MNT/climate/temperature', '<f4').reshape(180, 360); print(a.mean())"
   printf '\\x00\\x00\\x80\\x3f' | dd of=$MNT/climate/temperature bs=1 seek=4 conv=notrunc
 
