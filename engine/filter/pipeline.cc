@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <memory>
 
 #include "engine/util/coding.h"
 #include "engine/util/crc32c.h"
@@ -49,18 +50,34 @@ void Shuffle(const std::string& in, size_t item_size, std::string* out) {
   std::memcpy(out->data() + elements * item_size, in.data() + elements * item_size, in.size() - elements * item_size);
 }
 
-void Unshuffle(const std::string& in, size_t item_size, std::string* out) {
-  const size_t elements = in.size() / item_size;
-  out->resize(in.size());
+void Unshuffle(const char* in, size_t n, size_t item_size, char* out) {
+  const size_t elements = n / item_size;
   switch (item_size) {
-    case 2: UnshuffleFixed<2>(in.data(), elements, out->data()); break;
-    case 4: UnshuffleFixed<4>(in.data(), elements, out->data()); break;
-    case 8: UnshuffleFixed<8>(in.data(), elements, out->data()); break;
+    case 2: UnshuffleFixed<2>(in, elements, out); break;
+    case 4: UnshuffleFixed<4>(in, elements, out); break;
+    case 8: UnshuffleFixed<8>(in, elements, out); break;
     default:
       for (size_t b = 0; b < item_size; ++b)
-        for (size_t e = 0; e < elements; ++e) (*out)[e * item_size + b] = in[b * elements + e];
+        for (size_t e = 0; e < elements; ++e) out[e * item_size + b] = in[b * elements + e];
   }
-  std::memcpy(out->data() + elements * item_size, in.data() + elements * item_size, in.size() - elements * item_size);
+  std::memcpy(out + elements * item_size, in + elements * item_size, n - elements * item_size);
+}
+
+// Two per-thread buffers for the steps of a decode that cannot write into
+// the caller's buffer; they keep their size for the next chunk, so decoding
+// allocates (and zero-fills) nothing.
+char* DecodeScratch(int k, size_t n) {
+  struct Buffer {
+    std::unique_ptr<char[]> p;
+    size_t size = 0;
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[k];
+  if (b.size < n) {
+    b.p.reset(new char[n]);
+    b.size = n;
+  }
+  return b.p.get();
 }
 
 // libdeflate (whole-buffer DEFLATE, about twice zlib's speed both ways)
@@ -229,7 +246,23 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
     size_in[i] = s;
     if (filters_[i].id == FilterId::kChecksum) s += 4;
   }
-  std::string cur(stored), next;
+  // Each step that transforms the bytes writes into the caller's buffer if
+  // it is the last such step and its result is exactly the chunk (no
+  // checksum left to strip), else into a scratch buffer.
+  auto transforms = [&](size_t i) {
+    if (mask >> i & 1) return false;
+    return filters_[i].id == FilterId::kDeflate || (filters_[i].id == FilterId::kShuffle && item_size > 1);
+  };
+  size_t last_step = filters_.size();
+  for (size_t i = 0; i < filters_.size() && last_step == filters_.size(); ++i)
+    if (transforms(i)) last_step = i;
+  std::string_view cur = stored;
+  int scratch = 0;
+  auto dest = [&](size_t i, size_t n) {
+    if (i == last_step && n == expected) return out;
+    scratch ^= 1;
+    return DecodeScratch(scratch, n);
+  };
   for (size_t i = filters_.size(); i-- > 0;) {
     if (mask >> i & 1) continue;
     switch (filters_[i].id) {
@@ -237,35 +270,36 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
         if (cur.size() < 4) return bad("stored chunk too short for its checksum");
         const size_t body = cur.size() - 4;
         if (LoadU32(cur.data() + body) != Crc32c(cur.data(), body)) return bad("checksum mismatch");
-        cur.resize(body);
+        cur = cur.substr(0, body);
         break;
       }
       case FilterId::kDeflate: {
         // Inflate into exactly the size the stream must produce, never more;
         // the stream must also end exactly where the stored bytes do.
-        next.resize(size_in[i]);
+        const size_t n = size_in[i];
         libdeflate_decompressor* z = Decompressor();
         if (!z) return Status::IOError(std::string(what) + ": no memory to inflate");
+        char* dst = dest(i, n);
         size_t used_in = 0, made = 0;
-        const libdeflate_result rc =
-            libdeflate_zlib_decompress_ex(z, cur.data(), cur.size(), next.data(), next.size(), &used_in, &made);
-        if (rc != LIBDEFLATE_SUCCESS || made != next.size() || used_in != cur.size())
+        const libdeflate_result rc = libdeflate_zlib_decompress_ex(z, cur.data(), cur.size(), dst, n, &used_in, &made);
+        if (rc != LIBDEFLATE_SUCCESS || made != n || used_in != cur.size())
           return bad("deflate stream is damaged or does not decode to the chunk's size");
-        cur.swap(next);
+        cur = std::string_view(dst, n);
         break;
       }
       case FilterId::kShuffle:
         // Any size unshuffles; the final size check catches a wrong one.
         if (item_size > 1) {
-          Unshuffle(cur, item_size, &next);
-          cur.swap(next);
+          char* dst = dest(i, cur.size());
+          Unshuffle(cur.data(), cur.size(), item_size, dst);
+          cur = std::string_view(dst, cur.size());
         }
         break;
     }
   }
   if (cur.size() != expected) return bad("stored chunk decodes to " + std::to_string(cur.size()) +
                                          " bytes, not " + std::to_string(expected));
-  std::memcpy(out, cur.data(), expected);
+  if (cur.data() != out) std::memcpy(out, cur.data(), expected);
   return Status::OK();
 }
 

@@ -62,7 +62,8 @@ class FilterPipeline {
   // Decodes stored bytes into exactly `expected` bytes at out. Corruption
   // (prefixed with `what` unless empty) for a checksum mismatch, a stream that does not
   // decompress, or one that decodes to any other size; no more than
-  // `expected` bytes are ever produced, whatever the stream claims.
+  // `expected` bytes are ever produced, whatever the stream claims. After
+  // an error the bytes at out are undefined.
   Status Decode(std::string_view stored, uint32_t mask, size_t item_size, char* out, size_t expected,
                 std::string_view what) const;
 
