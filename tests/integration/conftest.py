@@ -1,6 +1,7 @@
 """Shared fixtures for the integration tests: the built binaries and a
 helper to run them. Tests that mount use the `mounted` fixtures in
 mounting.py, which always unmount."""
+import json
 import os
 import pathlib
 import subprocess
@@ -31,6 +32,29 @@ def run(*args, check=True, input=None, timeout=120):
 
 def slab(*args, check=True, input=None, timeout=120):
     return run(bin_path("slab"), *args, check=check, input=input, timeout=timeout)
+
+
+def fails(*args, code=1, input=None):
+    """Runs slab expecting failure: the exit status (never a signal) and one
+    clear message on stderr (usage errors, exit 2, add a hint)."""
+    cp = slab(*args, check=False, input=input)
+    assert cp.returncode == code, (
+        f"slab {args}: expected exit {code}, got {cp.returncode}\n"
+        f"stdout: {cp.stdout}\nstderr: {cp.stderr}")
+    err = cp.stderr.strip()
+    assert err, f"slab {args}: no message on stderr"
+    assert err.startswith("slab"), err
+    for bad in ("terminate called", "Aborted", "Segmentation", "AddressSanitizer",
+                "runtime error"):
+        assert bad not in cp.stderr, cp.stderr
+    if code == 1:
+        assert len(err.splitlines()) == 1, f"expected one line, got:\n{err}"
+    return cp
+
+
+def info(c, path):
+    """`slab info --json` of one object, parsed."""
+    return json.loads(slab("info", "--json", c, path).stdout)
 
 
 @pytest.fixture

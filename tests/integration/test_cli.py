@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import bin_path, slab
+from conftest import bin_path, fails, slab
 
 DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8"]
 COMMANDS = ["create", "mkgroup", "mkdset", "ls", "info", "import", "export", "rm", "mv",
@@ -27,24 +27,6 @@ def slab_bytes(*args, input=None, check=True, timeout=120):
                         input=input, timeout=timeout)
     if check and cp.returncode != 0:
         raise AssertionError(f"slab {args} exited {cp.returncode}: {cp.stderr!r}")
-    return cp
-
-
-def fails(*args, code=1, input=None):
-    """Runs slab expecting failure: the exit status (never a signal) and one
-    clear message on stderr."""
-    cp = slab(*args, check=False, input=input)
-    assert cp.returncode == code, (
-        f"slab {args}: expected exit {code}, got {cp.returncode}\n"
-        f"stdout: {cp.stdout}\nstderr: {cp.stderr}")
-    err = cp.stderr.strip()
-    assert err, f"slab {args}: no message on stderr"
-    assert err.startswith("slab"), err
-    for bad in ("terminate called", "Aborted", "Segmentation", "AddressSanitizer",
-                "runtime error"):
-        assert bad not in cp.stderr, cp.stderr
-    if code == 1:
-        assert len(err.splitlines()) == 1, f"expected one line, got:\n{err}"
     return cp
 
 

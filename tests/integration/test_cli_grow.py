@@ -4,38 +4,17 @@ refusals that create nothing), `slab resize` growing and shrinking (cut
 elements read as fill when grown again, freed chunks), and every bad resize
 leaving the container unchanged."""
 import hashlib
-import json
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import bin_path, slab
+from conftest import bin_path, fails, info, slab
 
 KINDS = ["single", "compact", "fixed", "extensible", "btree"]
 
 
 # ---------------------------------------------------------------- helpers
-
-def fails(*args, code=1):
-    """Runs slab expecting failure: exit status `code` and a message (one line
-    for errors, exit 1; usage errors, exit 2, add a hint)."""
-    cp = slab(*args, check=False)
-    assert cp.returncode == code, (
-        f"slab {args}: expected exit {code}, got {cp.returncode}\n"
-        f"stdout: {cp.stdout}\nstderr: {cp.stderr}")
-    err = cp.stderr.strip()
-    assert err.startswith("slab"), err
-    if code == 1:
-        assert len(err.splitlines()) == 1, err
-    for bad in ("terminate called", "Aborted", "Segmentation", "AddressSanitizer",
-                "runtime error"):
-        assert bad not in cp.stderr, cp.stderr
-    return cp
-
-
-def info(c, path):
-    return json.loads(slab("info", "--json", c, path).stdout)
 
 
 def export(c, path, tmp_path):
