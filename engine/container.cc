@@ -495,7 +495,7 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
   const IndexGeometry geo = GeometryOf(rec);
   SLABFS_ASSIGN_OR_RETURN(IndexKind kind, ChooseIndexKind(o.index, geo, o.compact_limit));
   rec.index = kind;
-  if (rec.max_shape[0] != rec.shape[0]) rec.flags |= kDatasetFlagLengthResizable;
+  if (o.length_resizable.value_or(rec.max_shape[0] != rec.shape[0])) rec.flags |= kDatasetFlagLengthResizable;
 
   std::shared_lock cl(commit_mu_);
   std::unique_lock ns(ns_mu_);

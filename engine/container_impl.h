@@ -95,6 +95,8 @@ class DatasetState {
   // Grid coordinates of a chunk from its position in the current grid (the
   // cache's key).
   void CoordsOf(uint64_t linear, uint64_t* coords) const;
+  // The inverse: a chunk's position in the current grid.
+  uint64_t LinearInGrid(ChunkCoord coords) const;
   // Elements in one step of the first dimension.
   uint64_t RowElements() const;
   // The chunks of the plan whose ordinal is stripe modulo width.

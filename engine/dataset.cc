@@ -16,6 +16,8 @@ namespace {
 // A whole-chunk write with more runs than this goes through the cache, where
 // it is one contiguous write, rather than one iovec per run.
 constexpr uint64_t kMaxDirectRuns = 4096;
+// Write-back encodes dirty chunks in batches of about this many bytes.
+constexpr uint64_t kMaxEncodeBatchBytes = 64 << 20;
 
 // A transfer this large that touches several chunks is split across cores.
 // Below it the split costs more than it gains (and the mount already runs
@@ -96,6 +98,12 @@ void DatasetState::SetShape(const Dims& shape) {
     grid_[d] = CeilDiv(shape[d], meta_.chunks[d]);
   }
   num_elements_.store(n, std::memory_order_relaxed);
+}
+
+uint64_t DatasetState::LinearInGrid(ChunkCoord c) const {
+  uint64_t linear = 0;
+  for (size_t d = 0; d < c.size(); ++d) linear = linear * grid_[d] + c[d];
+  return linear;
 }
 
 void DatasetState::CoordsOf(uint64_t linear, uint64_t* c) const {
@@ -384,9 +392,13 @@ Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dir
   // Encoding (compression) is the costly part: a batch of chunks is encoded
   // on every core, then placed and written in order by this thread, which
   // alone changes the index and the allocator.
-  const size_t batch = 4 * ParallelWidth();
-  for (size_t first = 0; first < dirty.size(); first += batch) {
-    const size_t n = std::min(batch, dirty.size() - first);
+  // A batch holds at most 4 chunks per core and, unless one chunk is
+  // larger, kMaxEncodeBatchBytes of them: their images are all in memory.
+  const size_t max_batch = 4 * ParallelWidth();
+  for (size_t first = 0, n = 0; first < dirty.size(); first += n) {
+    uint64_t bytes = 0;
+    for (n = 0; first + n < dirty.size() && n < max_batch && (n == 0 || bytes < kMaxEncodeBatchBytes); ++n)
+      bytes += dirty[first + n]->bytes;
     std::vector<std::string> scratch(n);
     std::vector<FileImage> images(n);
     std::vector<Status> merged(n);
@@ -740,6 +752,17 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
   };
   dedupe(&outside);
   dedupe(&cut);
+  // Nothing may be lost if the resize fails: a cut chunk that cannot be
+  // read (damaged) fails it before anything is freed or rewritten.
+  for (const auto& [coords, rec] : cut) {
+    const ChunkCoord c(coords);
+    SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(c, rec), LinearInGrid(c)));
+    if (!format_->direct_io()) {
+      std::unique_ptr<char[]> probe = c_->cache().TakeBuffer(BytesOfChunk(c));
+      SLABFS_RETURN_IF_ERROR(LoadChunk(c, rec, LinearInGrid(c), BytesOfChunk(c) / item_size_, probe.get()));
+    }
+  }
+  for (const auto& [coords, rec] : cut) SLABFS_RETURN_IF_ERROR(FillPastEnd(ChunkCoord(coords), rec, shape));
   Allocator& alloc = c_->allocator();
   for (const auto& [coords, rec] : outside) {
     SLABFS_RETURN_IF_ERROR(index_->Put(ChunkCoord(coords), ChunkRecord{}));
@@ -748,7 +771,6 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
     allocated_chunks_.fetch_sub(1, std::memory_order_relaxed);
     stored_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
   }
-  for (const auto& [coords, rec] : cut) SLABFS_RETURN_IF_ERROR(FillPastEnd(ChunkCoord(coords), rec, shape));
   SetShape(shape);
   return Status::OK();
 }
@@ -756,10 +778,8 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
 Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, const Dims& shape) {
   const size_t rank = coords.size();
   const uint64_t bytes = BytesOfChunk(coords);
-  uint64_t linear = 0;  // in the grid of the shape before the resize
-  for (size_t d = 0; d < rank; ++d) linear = linear * grid_[d] + coords[d];
   std::unique_ptr<char[]> data = c_->cache().TakeBuffer(bytes);
-  SLABFS_RETURN_IF_ERROR(LoadChunk(coords, rec, linear, bytes / item_size_, data.get()));
+  SLABFS_RETURN_IF_ERROR(LoadChunk(coords, rec, LinearInGrid(coords), bytes / item_size_, data.get()));
   // The chunk's stored extent and, per dimension, how much of it stays.
   Dims extent(rank), keep(rank);
   for (size_t d = 0; d < rank; ++d) {

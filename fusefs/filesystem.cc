@@ -370,6 +370,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       return Refuse("open", Describe(fs, ino), Status::ReadOnly("the mount is read-only"));
     }
     auto fh = std::make_unique<FileHandle>(std::move(*ds));
+    fh->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
     // The kernel drops the cached pages itself after an atomic O_TRUNC.
     if (fi->flags & O_TRUNC) {
       // A dataset whose length can change becomes empty (no rows); others
@@ -436,9 +437,11 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
 
 // Writes to this dataset the engine accepted but had to drop (a partial
 // write into a chunk whose stored bytes are damaged): EIO once, to the next
-// flush or fsync, as the kernel reports a failed page write-back.
-int ReportLostWrites(std::string_view op, Filesystem& fs, fuse_ino_t ino, FileHandle* fh) {
-  if (fh == nullptr) return 0;
+// flush or fsync of a descriptor open for writing, as the kernel reports a
+// failed page write-back. A reader's close never takes it.
+int ReportLostWrites(std::string_view op, Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi) {
+  FileHandle* fh = AsFile(fi);
+  if (fh == nullptr || !fh->writable) return 0;
   Status lost = fh->dataset.TakeLostWrites();
   if (!lost.ok()) return Refuse(op, Describe(fs, ino), lost);
   return 0;
@@ -455,7 +458,7 @@ int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, fuse_fi
     Status s = Commit(fs);
     if (!s.ok()) return Refuse(op, Describe(fs, ino), s.WithContext("commit"));
   }
-  return ReportLostWrites(op, fs, ino, fh);
+  return ReportLostWrites(op, fs, ino, fi);
 }
 
 // Closing the handle that appended a partial row: the row is padded with
@@ -469,8 +472,9 @@ void EndAppend(Filesystem& fs, fuse_ino_t ino, const FileHandle* fh) {
 
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "flush", [&] {
-    if (int err = CommitIfWritten(req, "flush", ino, fi)) return err;
-    EndAppend(Fs(req), ino, AsFile(fi));
+    const int err = CommitIfWritten(req, "flush", ino, fi);
+    EndAppend(Fs(req), ino, AsFile(fi));  // the append ends even if the commit failed
+    if (err) return err;
     fuse_reply_err(req, 0);
     return 0;
   });
@@ -489,8 +493,9 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     FileHandle* fh;
   } drop{Fs(req), AsFile(fi)};
   Guard(req, "release", [&] {
-    if (int err = CommitIfWritten(req, "release", ino, fi)) return err;
+    const int err = CommitIfWritten(req, "release", ino, fi);
     EndAppend(Fs(req), ino, AsFile(fi));
+    if (err) return err;
     fuse_reply_err(req, 0);
     return 0;
   });
@@ -501,7 +506,7 @@ void FSync(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* fi)
     Filesystem& fs = Fs(req);
     Status s = Commit(fs);
     if (!s.ok()) return Refuse("fsync", Describe(fs, ino), s.WithContext("commit"));
-    if (int err = ReportLostWrites("fsync", fs, ino, AsFile(fi))) return err;
+    if (int err = ReportLostWrites("fsync", fs, ino, fi)) return err;
     fuse_reply_err(req, 0);
     return 0;
   });

@@ -124,6 +124,9 @@ struct FileHandle : Handle {
   // Set by every write through this handle, cleared by the commit at flush
   // or release.
   std::atomic<bool> written{false};
+  // Opened for writing: lost writes are reported to this handle's flush
+  // and fsync (flush requests carry no open flags).
+  bool writable = false;
 };
 
 struct DirHandle : Handle {

@@ -148,6 +148,7 @@ class Copier {
     o.max_shape = info.max_shape;
     o.fill = info.fill;
     o.chunks = info.chunks;
+    o.length_resizable = info.length_resizable;
     if (chunks_ && chunks_->size() == info.shape.size()) {
       o.chunks = *chunks_;
     } else if (chunks_) {

@@ -64,21 +64,42 @@ void Unshuffle(const char* in, size_t n, size_t item_size, char* out) {
 }
 
 // Two per-thread buffers for the steps of a decode that cannot write into
-// the caller's buffer; they keep their size for the next chunk, so decoding
-// allocates (and zero-fills) nothing.
+// the caller's buffer; they keep their size for the next chunk (up to
+// kKeepScratchBytes), so decoding usually allocates and zero-fills nothing.
+constexpr size_t kKeepScratchBytes = 4 << 20;
+
+struct ScratchBuffer {
+  std::unique_ptr<char[]> p;
+  size_t size = 0;
+};
+
+ScratchBuffer* DecodeBuffers() {
+  thread_local ScratchBuffer buffers[2];
+  return buffers;
+}
+
 char* DecodeScratch(int k, size_t n) {
-  struct Buffer {
-    std::unique_ptr<char[]> p;
-    size_t size = 0;
-  };
-  thread_local Buffer buffers[2];
-  Buffer& b = buffers[k];
+  ScratchBuffer& b = DecodeBuffers()[k];
   if (b.size < n) {
+    b.p.reset();  // the old one goes first: at most one large buffer at a time
     b.p.reset(new char[n]);
     b.size = n;
   }
   return b.p.get();
 }
+
+// Frees scratch buffers grown past what is worth keeping (a huge chunk).
+struct TrimScratchOnExit {
+  ~TrimScratchOnExit() {
+    for (int k = 0; k < 2; ++k) {
+      ScratchBuffer& b = DecodeBuffers()[k];
+      if (b.size > kKeepScratchBytes) {
+        b.p.reset();
+        b.size = 0;
+      }
+    }
+  }
+};
 
 // libdeflate (whole-buffer DEFLATE, about twice zlib's speed both ways)
 // writes and reads standard zlib streams. Compressors and the decompressor
@@ -256,6 +277,7 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
   size_t last_step = filters_.size();
   for (size_t i = 0; i < filters_.size() && last_step == filters_.size(); ++i)
     if (transforms(i)) last_step = i;
+  TrimScratchOnExit trim;
   std::string_view cur = stored;
   int scratch = 0;
   auto dest = [&](size_t i, size_t n) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -13,7 +14,10 @@ namespace {
 
 thread_local bool tls_in_worker = false;
 
-// One ParallelFor call: workers and the caller take indices until none are left.
+// One ParallelFor call: workers and the caller take indices until none are
+// left. An exception (std::bad_alloc from a chunk-sized buffer) is caught
+// where it happens, so that no worker dies and every index is still counted
+// done; the caller rethrows the first one once all are.
 struct Job {
   size_t n;
   const std::function<void(size_t)>* fn;
@@ -21,11 +25,17 @@ struct Job {
   std::atomic<size_t> done{0};
   std::mutex mu;
   std::condition_variable finished;
+  std::exception_ptr error;  // guarded by mu
 
   void Work() {
     size_t i;
     while ((i = next.fetch_add(1)) < n) {
-      (*fn)(i);
+      try {
+        (*fn)(i);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+      }
       if (done.fetch_add(1) + 1 == n) {
         std::lock_guard lock(mu);
         finished.notify_all();
@@ -61,6 +71,7 @@ class Pool {
     job->Work();
     std::unique_lock lock(job->mu);
     job->finished.wait(lock, [&] { return job->done.load() == n; });
+    if (job->error) std::rethrow_exception(job->error);
   }
 
  private:

@@ -124,6 +124,10 @@ struct DatasetOptions {
   // verified on every read), comma-separated, each at most once, e.g.
   // "shuffle,deflate=6,checksum". Empty or "none": no filters.
   std::string filters;
+  // Whether the length of the byte view can change (DatasetInfo::
+  // length_resizable); unset: when max_shape[0] differs from shape[0].
+  // Copies set it from the source, whose shapes alone may not tell.
+  std::optional<bool> length_resizable;
 };
 
 struct DatasetInfo {

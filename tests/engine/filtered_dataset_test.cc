@@ -301,6 +301,31 @@ TEST(FilteredDataset, DamagedDeflateStreamIsCorruptionNotACrash) {
   EXPECT_EQ(all[1 * 64 + 1], 5.f);
 }
 
+TEST(FilteredDataset, AShrinkThatCutsADamagedChunkFailsAndLosesNothing) {
+  Stored s = MakeStored("shuffle,deflate=6,checksum");
+  const StoredChunk bad = ChunkAt(s.disk, 2, 1);
+  {
+    std::lock_guard lock(s.disk->mu);
+    s.disk->durable[bad.addr + 3] ^= 0x01;
+    s.disk->current = s.disk->durable;
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(s.disk));
+  ASSERT_OK_AND_ASSIGN(Dataset ds, c->OpenDataset("/g"));
+  const uint64_t stored = ds.info().stored_bytes;
+  // Rows 40.. go: chunk row 3 would be freed, chunk row 2 (with the damaged
+  // chunk) cut.
+  EXPECT_EQ(ds.Resize({40, 64}).code(), Code::kCorruption);
+  EXPECT_EQ(ds.info().shape, (Dims{64, 64}));
+  EXPECT_EQ(ds.info().stored_bytes, stored);
+  std::vector<float> tail(16 * 64);
+  ASSERT_OK(ds.Read(Slab::Box({48, 0}, {16, 64}), tail.data()));
+  EXPECT_EQ(0, std::memcmp(tail.data(), s.data.data() + 48 * 64, tail.size() * 4));
+  std::vector<float> cut_ok(16 * 16);
+  ASSERT_OK(ds.Read(Slab::Box({32, 0}, {16, 16}), cut_ok.data()));
+  EXPECT_EQ(cut_ok[0], s.data[32 * 64]);
+  ASSERT_OK(c->Close());
+}
+
 TEST(FilteredDataset, ChecksumFilterMaskAndSizesAreValidated) {
   // A record claiming more than the chunk can hold is refused before the
   // file is touched; a dense chunk of the wrong size likewise.

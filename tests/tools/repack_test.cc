@@ -231,6 +231,28 @@ TEST_F(RepackTest, CopiesEveryObjectAttributeAndElement) {
       << output_;
 }
 
+// Whether a dataset's length can change is not always visible in its
+// shapes: a stream grown to its maximum, a fixed dataset shrunk by resize.
+TEST_F(RepackTest, KeepsWhetherTheLengthCanChange) {
+  {
+    auto c = Create(Path("in.slab"));
+    ASSERT_NE(c, nullptr);
+    ASSERT_OK_AND_ASSIGN(Dataset full, c->CreateDataset("/full", {.dtype = DType::kU1, .shape = {2, 8},
+                                                                  .max_shape = {4, 8}}));
+    ASSERT_OK(full.Resize({4, 8}));
+    ASSERT_OK_AND_ASSIGN(Dataset shrunk, c->CreateDataset("/shrunk", {.dtype = DType::kU1, .shape = {6, 8}}));
+    ASSERT_OK(shrunk.Resize({3, 8}));
+    ASSERT_OK(c->Close());
+  }
+  ASSERT_OK(Repack({.file = Path("in.slab"), .output = Path("out.slab")}));
+  auto out = Read(Path("out.slab"));
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(Info(*out, "/full").length_resizable);
+  EXPECT_EQ(Info(*out, "/full").max_shape, (Dims{4, 8}));
+  EXPECT_FALSE(Info(*out, "/shrunk").length_resizable);
+  EXPECT_EQ(Info(*out, "/shrunk").shape, (Dims{3, 8}));
+}
+
 // The output is written once, packed (OpenOptions::pack: no alignment
 // gaps), into a container whose empty root was never a block: nothing
 // inside it is free.
