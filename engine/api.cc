@@ -172,6 +172,20 @@ Status Dataset::WriteBytes(uint64_t offset, size_t length, const void* buf, Grow
 Status Dataset::Clear() { return state_ ? state_->Clear() : NoState(); }
 Status Dataset::Resize(const Dims& shape) { return state_ ? state_->Resize(shape) : NoState(); }
 Status Dataset::SetSizeBytes(uint64_t size) { return state_ ? state_->SetSizeBytes(size) : NoState(); }
+Result<std::vector<Box>> Dataset::Defined(const Slab& sel) const {
+  if (!state_) return Err(NoState());
+  return state_->Defined(sel);
+}
+Result<std::vector<ElementRun>> Dataset::DefinedRuns(uint64_t first, uint64_t count) const {
+  if (!state_) return Err(NoState());
+  return state_->DefinedRuns(first, count);
+}
+Result<uint64_t> Dataset::CountDefined() const {
+  if (!state_) return Err(NoState());
+  return state_->CountDefined();
+}
+Status Dataset::Erase(const Slab& sel) { return state_ ? state_->Erase(sel) : NoState(); }
+
 Status Dataset::TakeLostWrites() { return state_ ? state_->TakeLostWrites() : NoState(); }
 
 Result<std::vector<StoredChunk>> Dataset::StoredChunks() const {

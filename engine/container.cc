@@ -68,7 +68,8 @@ IndexGeometry GeometryOf(const DatasetRecord& d) {
   g.max_grid.resize(d.shape.size());
   for (size_t i = 0; i < d.shape.size(); ++i)
     g.max_grid[i] = d.max_shape[i] == kUnlimited ? kUnlimited : CeilDiv(d.max_shape[i], d.chunks[i]);
-  g.filtered = (d.flags & kDatasetFlagFiltered) != 0;
+  // Filtered and sparse chunks vary in size: records hold size and mask.
+  g.filtered = (d.flags & (kDatasetFlagFiltered | kDatasetFlagSparse)) != 0;
   // A filtered chunk is stored as it is (plus a checksum) when filtering
   // does not make it smaller, so no record may claim more.
   g.max_chunk_bytes = kMaxChunkBytes + kMaxFilterOverhead;
@@ -492,6 +493,7 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
   else rec.fill = o.fill;
   SLABFS_ASSIGN_OR_RETURN(rec.filters, FilterPipeline::Parse(o.filters));
   if (!rec.filters.empty()) rec.flags |= kDatasetFlagFiltered;
+  if (o.sparse) rec.flags |= kDatasetFlagSparse;
   const IndexGeometry geo = GeometryOf(rec);
   SLABFS_ASSIGN_OR_RETURN(IndexKind kind, ChooseIndexKind(o.index, geo, o.compact_limit));
   rec.index = kind;

@@ -63,6 +63,10 @@ class DatasetState {
   // dimension can change.
   Status SetSizeBytes(uint64_t size);
   Result<std::vector<StoredChunk>> StoredChunks();
+  Result<std::vector<Box>> Defined(const Slab& sel);
+  Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count);
+  Result<uint64_t> CountDefined();
+  Status Erase(const Slab& sel);
   // The first write lost since the last call (see Dataset::TakeLostWrites).
   Status TakeLostWrites();
 
@@ -116,7 +120,25 @@ class DatasetState {
   // Drops a partly written entry whose stored chunk cannot be read, and
   // records its writes as lost.
   void LoseEntry(ChunkCache::Entry* e, const Status& why);
-  // Stores the file image of a dirty cache entry and marks it clean.
+  // A pinned, dirty cache entry for changing the chunk at the cursor (not in
+  // the cache; `rec` is its record): the fill value if never stored; not
+  // read at all if `whole` is overwritten; else loaded, or, for dense
+  // chunks, left partial (write without read).
+  Result<ChunkCache::Entry*> NewEntry(const ChunkCursor& cur, const ChunkRecord& rec, bool whole);
+  // Frees a stored chunk whose record was already cleared; `defined` is
+  // how many elements it held (sparse).
+  void FreeChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t defined);
+  // The defined elements of a stored chunk (0 if not stored), from its
+  // header (sparse formats).
+  Result<uint64_t> StoredDefinedOf(ChunkCoord c, const ChunkRecord& rec) const;
+  // Writes back dirty entries so the index answers for every chunk.
+  Status WriteBackForQuery();
+  // Appends the defined boxes inside [lo, hi) (chunk by chunk).
+  Status DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Box>* out);
+  // Elements of the chunk a cache entry holds.
+  uint64_t ElementsOf(const ChunkCache::Entry* e) const;
+  // Stores the file image of a dirty cache entry and marks it clean (an
+  // empty image frees the chunk).
   Status StoreImage(ChunkCache::Entry* e, const FileImage& img);
   // Writes back the entries (stopping at the first error) and releases
   // every one of them. Encoding is spread over cores where it costs.
@@ -154,6 +176,7 @@ class DatasetState {
   std::array<std::atomic<uint64_t>, 1024> advised_{};  // chunk + 1, see AdviseChunk
   bool header_dirty_ = false;  // counters changed since the last commit
   Status lost_writes_;         // the first lost write not yet taken
+  uint64_t defined_ = 0;       // sparse: defined elements, as written back
   bool detached_ = false;
 };
 

@@ -84,7 +84,8 @@ void ForEachClearRun(const uint64_t* mask, uint64_t total, F f) {
 DatasetState::DatasetState(ContainerImpl* c, ObjectId id, DatasetRecord meta, std::unique_ptr<ChunkIndex> index)
     : c_(c), id_(id), meta_(std::move(meta)), index_(std::move(index)), item_size_(ItemSize(meta_.dtype)) {
   SetShape(meta_.shape);
-  format_ = ChunkFormat::ForDataset(item_size_, meta_.fill, meta_.filters);
+  format_ = ChunkFormat::ForDataset(item_size_, meta_.fill, meta_.filters, (meta_.flags & kDatasetFlagSparse) != 0);
+  defined_ = meta_.defined_elements;
   allocated_chunks_ = meta_.allocated_chunks;
   stored_bytes_ = meta_.stored_bytes;
 }
@@ -138,6 +139,8 @@ DatasetInfo DatasetState::Info() const {
   i.index_bytes = index_->disk_bytes();
   i.length_resizable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
   if (!meta_.filters.empty()) i.filters = meta_.filters.ToString();
+  i.sparse = format_->tracks_defined();
+  i.defined_elements = i.sparse ? defined_ : 0;
   return i;
 }
 
@@ -147,6 +150,7 @@ DatasetRecord DatasetState::Record() const {
   r.index_root = index_->EncodeRoot();
   r.allocated_chunks = allocated_chunks_;
   r.stored_bytes = stored_bytes_;
+  r.defined_elements = defined_;
   return r;
 }
 
@@ -217,7 +221,7 @@ Status DatasetState::LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<
   const ChunkCoord c(coords, grid_.size());
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(c));
   *out = c_->cache().TakeBuffer(bytes);
-  return LoadChunk(c, rec, linear, bytes / item_size_, out->get());
+  return LoadChunk(c, rec, linear, BytesOfChunk(c) / item_size_, out->get());
 }
 
 Status DatasetState::CompleteEntry(ChunkCache::Entry* e) {
@@ -345,12 +349,82 @@ Result<uint64_t> DatasetState::PlaceChunk(ChunkCoord coords, const ChunkRecord& 
   return next.addr;
 }
 
+Result<ChunkCache::Entry*> DatasetState::NewEntry(const ChunkCursor& cur, const ChunkRecord& rec, bool whole) {
+  ChunkCache& cache = c_->cache();
+  const uint64_t n = cur.chunk_elements();
+  const uint64_t bytes = format_->MemBytes(n);
+  std::unique_ptr<char[]> data = cache.TakeBuffer(bytes);
+  bool partial = false;
+  if (whole) {
+    // Every element is overwritten: nothing is read; a defined set starts
+    // empty and the write fills it.
+    if (format_->tracks_defined()) format_->MemFill(data.get(), n);
+  } else if (!rec.allocated()) {
+    format_->MemFill(data.get(), n);
+  } else if (!format_->tracks_defined()) {
+    // Write without read: the stored chunk is merged in only if an
+    // unwritten element is read, or the chunk is written back, before later
+    // writes have covered it all.
+    partial = true;
+  } else {
+    // A defined set cannot be merged afterwards: load it now.
+    SLABFS_RETURN_IF_ERROR_R(LoadChunk(cur.coords(), rec, cur.linear(), n, data.get()));
+  }
+  ChunkCache::Entry* e = cache.Insert(CacheKey{id_, cur.linear()}, std::move(data), bytes, true);
+  if (partial) {
+    e->written.reset(new uint64_t[(n + 63) / 64]());
+    e->unwritten = n;
+    e->partial.store(true, std::memory_order_release);
+  }
+  return e;
+}
+
+void DatasetState::FreeChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t defined) {
+  const uint64_t bytes = FileBytesOf(c, rec);
+  c_->allocator().Free(rec.addr, bytes);
+  allocated_chunks_.fetch_sub(1, std::memory_order_relaxed);
+  stored_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  if (format_->tracks_defined()) defined_ -= defined;
+  header_dirty_ = true;
+}
+
+Result<uint64_t> DatasetState::StoredDefinedOf(ChunkCoord c, const ChunkRecord& rec) const {
+  if (!rec.allocated()) return uint64_t{0};
+  auto d = format_->StoredDefined(ChunkIo{c_->file(), &c_->cache()}, rec.addr, FileBytesOf(c, rec),
+                                  BytesOfChunk(c) / item_size_);
+  if (!d) return Err(Corrupt(d.error().WithContext(ChunkWhat(c))));
+  return *d;
+}
+
+uint64_t DatasetState::ElementsOf(const ChunkCache::Entry* e) const {
+  uint64_t coords[kMaxRank];
+  CoordsOf(e->key.chunk, coords);
+  return BytesOfChunk(ChunkCoord(coords, grid_.size())) / item_size_;
+}
+
 Status DatasetState::StoreImage(ChunkCache::Entry* e, const FileImage& img) {
   uint64_t coords[kMaxRank];
   CoordsOf(e->key.chunk, coords);
   const ChunkCoord c(coords, grid_.size());
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(c));
+  uint64_t before = 0;
+  if (format_->tracks_defined()) {
+    SLABFS_ASSIGN_OR_RETURN(before, StoredDefinedOf(c, rec));
+  }
+  if (img.bytes.empty()) {
+    // Nothing left to store (a sparse chunk with no defined element).
+    if (rec.allocated()) {
+      SLABFS_RETURN_IF_ERROR(index_->Put(c, ChunkRecord{}));
+      FreeChunk(c, rec, before);
+    }
+    c_->cache().MarkClean(e);
+    return Status::OK();
+  }
   SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(c, rec, img.bytes.size(), img.filter_mask));
+  if (format_->tracks_defined()) {
+    defined_ += format_->MemDefined(e->data.get(), BytesOfChunk(c) / item_size_) - before;
+    header_dirty_ = true;
+  }
   Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
   if (!s.ok()) return s.WithContext(ChunkWhat(c));
   c_->cache().CountBytesWritten(img.bytes.size());
@@ -384,7 +458,7 @@ Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dir
       }
       if (s.ok()) s = merged;
       std::string scratch;
-      if (s.ok()) s = StoreImage(e, format_->MemToFile(e->data.get(), e->bytes / item_size_, &scratch));
+      if (s.ok()) s = StoreImage(e, format_->MemToFile(e->data.get(), ElementsOf(e), &scratch));
       cache.Release(e, 0);  // every entry is released, even after an error
     }
     return s;
@@ -406,7 +480,7 @@ Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dir
       ParallelFor(n, [&](size_t i) {
         ChunkCache::Entry* e = dirty[first + i];
         merged[i] = CompleteEntry(e);
-        if (merged[i].ok()) images[i] = format_->MemToFile(e->data.get(), e->bytes / item_size_, &scratch[i]);
+        if (merged[i].ok()) images[i] = format_->MemToFile(e->data.get(), ElementsOf(e), &scratch[i]);
       });
     }
     for (size_t i = 0; i < n; ++i) {
@@ -466,25 +540,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
         any_direct = true;
         continue;
       }
-      std::unique_ptr<char[]> data = cache.TakeBuffer(bytes);
-      bool partial = false;
-      if (!cur.covers_chunk()) {
-        if (rec.allocated()) {
-          // Write without read: the stored chunk is merged in only if an
-          // unwritten element is read, or the chunk is written back, before
-          // later writes have covered it all.
-          partial = true;
-        } else {
-          format_->MemFill(data.get(), bytes / isz);
-        }
-      }
-      e = cache.Insert(key, std::move(data), bytes, true);
-      if (partial) {
-        uint64_t elements = bytes / isz;
-        e->written.reset(new uint64_t[(elements + 63) / 64]());
-        e->unwritten = elements;
-        e->partial.store(true, std::memory_order_release);
-      }
+      SLABFS_ASSIGN_OR_RETURN(e, NewEntry(cur, rec, cur.covers_chunk()));
     } else {
       cache.MarkDirty(e);
     }
@@ -500,7 +556,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
         e->partial.store(false, std::memory_order_release);
       }
     } else {
-      format_->MemWrite(dst, cur, buf);
+      format_->MemWrite(dst, cur.chunk_elements(), cur, buf);
     }
     cache.Release(e, used);
   }
@@ -758,18 +814,19 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
     const ChunkCoord c(coords);
     SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(c, rec), LinearInGrid(c)));
     if (!format_->direct_io()) {
-      std::unique_ptr<char[]> probe = c_->cache().TakeBuffer(BytesOfChunk(c));
+      std::unique_ptr<char[]> probe = c_->cache().TakeBuffer(format_->MemBytes(BytesOfChunk(c) / item_size_));
       SLABFS_RETURN_IF_ERROR(LoadChunk(c, rec, LinearInGrid(c), BytesOfChunk(c) / item_size_, probe.get()));
     }
   }
   for (const auto& [coords, rec] : cut) SLABFS_RETURN_IF_ERROR(FillPastEnd(ChunkCoord(coords), rec, shape));
-  Allocator& alloc = c_->allocator();
   for (const auto& [coords, rec] : outside) {
-    SLABFS_RETURN_IF_ERROR(index_->Put(ChunkCoord(coords), ChunkRecord{}));
-    const uint64_t bytes = FileBytesOf(ChunkCoord(coords), rec);
-    alloc.Free(rec.addr, bytes);
-    allocated_chunks_.fetch_sub(1, std::memory_order_relaxed);
-    stored_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    const ChunkCoord c(coords);
+    uint64_t defined = 0;
+    if (format_->tracks_defined()) {
+      SLABFS_ASSIGN_OR_RETURN(defined, StoredDefinedOf(c, rec));
+    }
+    SLABFS_RETURN_IF_ERROR(index_->Put(c, ChunkRecord{}));
+    FreeChunk(c, rec, defined);
   }
   SetShape(shape);
   return Status::OK();
@@ -778,7 +835,7 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
 Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, const Dims& shape) {
   const size_t rank = coords.size();
   const uint64_t bytes = BytesOfChunk(coords);
-  std::unique_ptr<char[]> data = c_->cache().TakeBuffer(bytes);
+  std::unique_ptr<char[]> data = c_->cache().TakeBuffer(format_->MemBytes(bytes / item_size_));
   SLABFS_RETURN_IF_ERROR(LoadChunk(coords, rec, LinearInGrid(coords), bytes / item_size_, data.get()));
   // The chunk's stored extent and, per dimension, how much of it stays.
   Dims extent(rank), keep(rank);
@@ -796,7 +853,7 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
     bool inside = true;
     for (size_t d = 0; d + 1 < rank && inside; ++d) inside = idx[d] < keep[d];
     const uint64_t kept = inside ? keep[rank - 1] : 0;
-    format_->FillBytes(data.get() + (row * inner + kept) * isz, inner - kept);
+    format_->MemEraseRange(data.get(), bytes / isz, row * inner + kept, inner - kept);
     size_t d = rank - 1;
     while (d-- > 0) {
       if (++idx[d] < extent[d]) break;
@@ -806,6 +863,16 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
   }
   std::string scratch;
   const FileImage img = format_->MemToFile(data.get(), bytes / isz, &scratch);
+  uint64_t before = 0;
+  if (format_->tracks_defined()) {
+    SLABFS_ASSIGN_OR_RETURN(before, StoredDefinedOf(coords, rec));
+  }
+  if (img.bytes.empty()) {  // nothing defined is left inside the new shape
+    SLABFS_RETURN_IF_ERROR(index_->Put(coords, ChunkRecord{}));
+    FreeChunk(coords, rec, before);
+    return Status::OK();
+  }
+  if (format_->tracks_defined()) defined_ += format_->MemDefined(data.get(), bytes / isz) - before;
   SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(coords, rec, img.bytes.size(), img.filter_mask));
   Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
   if (!s.ok()) return s.WithContext(ChunkWhat(coords));
@@ -833,6 +900,7 @@ Status DatasetState::Reclaim() {
   SLABFS_RETURN_IF_ERROR(index_->Destroy());
   allocated_chunks_ = 0;
   stored_bytes_ = 0;
+  defined_ = 0;
   header_dirty_ = true;
   return Status::OK();
 }
@@ -856,6 +924,270 @@ Result<bool> DatasetState::FlushForCommit() {
   SLABFS_RETURN_IF_ERROR_R(index_->Flush());
   header_dirty_ = false;
   return changed;
+}
+
+}  // namespace slabfs::engine
+
+// --------------------------------------------------- defined and erase
+
+namespace slabfs::engine {
+namespace {
+
+// Merges boxes that differ only in dimension d and touch there, for every
+// d from the innermost but one outwards. Sorted in C order of their first
+// element afterwards.
+void MergeBoxes(std::vector<Box>* boxes) {
+  if (boxes->size() < 2) return;
+  const size_t rank = boxes->front().start.size();
+  for (size_t d = rank; d-- > 0;) {
+    // Order so that boxes mergeable along d are neighbours: by every other
+    // dimension's (start, count), then by start[d].
+    auto key_less = [&](const Box& a, const Box& b) {
+      for (size_t k = 0; k < rank; ++k) {
+        if (k == d) continue;
+        if (a.start[k] != b.start[k]) return a.start[k] < b.start[k];
+        if (a.count[k] != b.count[k]) return a.count[k] < b.count[k];
+      }
+      return a.start[d] < b.start[d];
+    };
+    std::sort(boxes->begin(), boxes->end(), key_less);
+    std::vector<Box> out;
+    for (Box& b : *boxes) {
+      if (!out.empty()) {
+        Box& last = out.back();
+        bool same = true;
+        for (size_t k = 0; k < rank && same; ++k)
+          if (k != d) same = last.start[k] == b.start[k] && last.count[k] == b.count[k];
+        if (same && last.start[d] + last.count[d] == b.start[d]) {
+          last.count[d] += b.count[d];
+          continue;
+        }
+      }
+      out.push_back(std::move(b));
+    }
+    *boxes = std::move(out);
+  }
+  std::sort(boxes->begin(), boxes->end(), [](const Box& a, const Box& b) { return a.start < b.start; });
+}
+
+}  // namespace
+
+Status DatasetState::WriteBackForQuery() {
+  if (c_->read_only()) return Status::OK();
+  return WriteBackEntries(c_->cache().DirtyEntries(id_));
+}
+
+Status DatasetState::DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Box>* out) {
+  const size_t rank = lo.size();
+  for (size_t d = 0; d < rank; ++d)
+    if (lo[d] >= hi[d]) return Status::OK();
+  Dims clo(rank), chi(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    clo[d] = lo[d] / meta_.chunks[d];
+    chi[d] = (hi[d] - 1) / meta_.chunks[d] + 1;
+  }
+  std::vector<std::pair<Dims, ChunkRecord>> stored;
+  SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord& r) {
+    stored.emplace_back(Dims(c.begin(), c.end()), r);
+    return Status::OK();
+  }));
+  std::unique_ptr<char[]> mem;
+  uint64_t mem_bytes = 0;
+  for (const auto& [coords, rec] : stored) {
+    // The chunk's part of the box, in dataset coordinates.
+    Box part{Dims(rank), Dims(rank)};
+    Dims first(rank), extent(rank);  // the chunk's first element, its stored extent
+    for (size_t d = 0; d < rank; ++d) {
+      const uint64_t C = meta_.chunks[d], limit = meta_.max_shape[d];
+      first[d] = coords[d] * C;
+      extent[d] = limit == kUnlimited ? C : std::min(C, limit - first[d]);
+      part.start[d] = std::max(lo[d], first[d]);
+      part.count[d] = std::min(hi[d], first[d] + extent[d]) - part.start[d];
+    }
+    if (!format_->tracks_defined()) {
+      out->push_back(std::move(part));
+      continue;
+    }
+    const ChunkCoord c(coords);
+    const uint64_t n = BytesOfChunk(c) / item_size_;
+    const uint64_t linear = LinearInGrid(c);
+    // The chunk's defined set: from the cache (clean after the write-back)
+    // or loaded into a scratch buffer.
+    const char* data;
+    ChunkCache::Entry* e = c_->cache().Lookup(CacheKey{id_, linear});
+    if (e) {
+      data = e->data.get();
+    } else {
+      if (mem_bytes < format_->MemBytes(n)) {
+        mem_bytes = format_->MemBytes(n);
+        mem.reset(new char[mem_bytes]);
+      }
+      SLABFS_RETURN_IF_ERROR(LoadChunk(c, rec, linear, n, mem.get()));
+      data = mem.get();
+    }
+    // Runs along the innermost dimension, row by row of the part.
+    std::vector<Box> boxes;
+    Dims idx(rank, 0);  // position inside part, outer dimensions
+    const size_t last = rank - 1;
+    for (;;) {
+      uint64_t off = 0;
+      for (size_t d = 0; d < rank; ++d) off = off * extent[d] + (part.start[d] + (d < last ? idx[d] : 0) - first[d]);
+      format_->MemDefinedRuns(data, n, off, off + part.count[last], [&](uint64_t s, uint64_t len) {
+        Box b{Dims(rank), Dims(rank, 1)};
+        for (size_t d = 0; d < last; ++d) b.start[d] = part.start[d] + idx[d];
+        b.start[last] = part.start[last] + (s - off);
+        b.count[last] = len;
+        boxes.push_back(std::move(b));
+      });
+      size_t d = last;
+      while (d-- > 0) {
+        if (++idx[d] < part.count[d]) break;
+        idx[d] = 0;
+      }
+      if (d == static_cast<size_t>(-1)) break;
+    }
+    if (e) c_->cache().Release(e, 0);
+    MergeBoxes(&boxes);
+    for (Box& b : boxes) out->push_back(std::move(b));
+  }
+  return Status::OK();
+}
+
+Result<std::vector<Box>> DatasetState::Defined(const Slab& sel) {
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  const size_t rank = meta_.shape.size();
+  if (static_cast<size_t>(sel.rank()) != rank)
+    return Err(Status::InvalidArgument(what() + ": selection has rank " + std::to_string(sel.rank()) + ", not " +
+                                       std::to_string(rank)));
+  Dims lo(rank), hi(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const DimSlab& s = sel.dims[d];
+    if (s.count > 1 && s.stride != s.block)
+      return Err(Status::InvalidArgument(what() + ": defined() takes a box; dimension " + std::to_string(d) +
+                                         " has a stride"));
+    lo[d] = s.start;
+    if (s.extent() > meta_.shape[d] || s.start > meta_.shape[d] - s.extent())
+      return Err(Status::InvalidArgument(what() + ": selection reaches past the shape in dimension " +
+                                         std::to_string(d)));
+    hi[d] = s.start + s.extent();
+  }
+  SLABFS_RETURN_IF_ERROR_R(WriteBackForQuery());
+  std::vector<Box> out;
+  SLABFS_RETURN_IF_ERROR_R(DefinedInBox(lo, hi, &out));
+  std::sort(out.begin(), out.end(), [](const Box& a, const Box& b) { return a.start < b.start; });
+  return out;
+}
+
+Result<std::vector<ElementRun>> DatasetState::DefinedRuns(uint64_t first, uint64_t count) {
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  const uint64_t total = num_elements();
+  if (first > total || count > total - first)
+    return Err(Status::InvalidArgument(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                                       " outside " + std::to_string(total)));
+  SLABFS_RETURN_IF_ERROR_R(WriteBackForQuery());
+  const size_t rank = meta_.shape.size();
+  std::vector<ElementRun> runs;
+  for (const LinearBox& lb : DecomposeLinear(meta_.shape, first, count)) {
+    Dims lo(rank), hi(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      lo[d] = lb.box.dims[d].start;
+      hi[d] = lo[d] + lb.box.dims[d].extent();
+    }
+    std::vector<Box> boxes;
+    SLABFS_RETURN_IF_ERROR_R(DefinedInBox(lo, hi, &boxes));
+    // A box is contiguous in C order over its dimensions from the first one
+    // that is not whole (every later one spans the shape); one run for each
+    // index of the dimensions before that.
+    for (const Box& b : boxes) {
+      size_t d0 = rank - 1;
+      while (d0 > 0 && b.start[d0] == 0 && b.count[d0] == meta_.shape[d0]) --d0;
+      uint64_t run = 1;
+      for (size_t d = d0; d < rank; ++d) run *= d == d0 ? b.count[d] : meta_.shape[d];
+      Dims idx(d0, 0);
+      for (;;) {
+        uint64_t off = 0;
+        for (size_t d = 0; d < rank; ++d) off = off * meta_.shape[d] + b.start[d] + (d < d0 ? idx[d] : 0);
+        runs.push_back(ElementRun{off, run});
+        size_t d = d0;
+        while (d-- > 0) {
+          if (++idx[d] < b.count[d]) break;
+          idx[d] = 0;
+        }
+        if (d == static_cast<size_t>(-1)) break;
+      }
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const ElementRun& a, const ElementRun& b) { return a.first < b.first; });
+  std::vector<ElementRun> merged;
+  for (const ElementRun& r : runs) {
+    if (!merged.empty() && merged.back().first + merged.back().count == r.first) merged.back().count += r.count;
+    else merged.push_back(r);
+  }
+  return merged;
+}
+
+Result<uint64_t> DatasetState::CountDefined() {
+  {
+    std::shared_lock cl(c_->commit_mu());
+    std::unique_lock lock(rw_);
+    SLABFS_RETURN_IF_ERROR_R(WriteBackForQuery());
+    if (format_->tracks_defined()) return defined_;
+  }
+  SLABFS_ASSIGN_OR_RETURN(std::vector<Box> boxes, Defined(Slab::All(meta_.shape)));
+  uint64_t n = 0;
+  for (const Box& b : boxes) {
+    uint64_t v = 1;
+    for (uint64_t x : b.count) v *= x;
+    n += v;
+  }
+  return n;
+}
+
+Status DatasetState::Erase(const Slab& sel) {
+  SLABFS_RETURN_IF_ERROR(CheckWritable());
+  std::shared_lock cl(c_->commit_mu());
+  std::unique_lock lock(rw_);
+  TransferPlan plan;
+  SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, nullptr, &meta_.max_shape));
+  ChunkCache& cache = c_->cache();
+  c_->NoteDirty();
+  for (ChunkCursor cur(plan); !cur.done(); cur.Next()) {
+    const CacheKey key{id_, cur.linear()};
+    ChunkCache::Entry* e = cache.Lookup(key);
+    if (cur.covers_chunk()) {
+      // Every element of the chunk goes: the chunk is freed, unread.
+      if (e) cache.Drop(e);
+      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.coords()));
+      if (!rec.allocated()) continue;
+      SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(cur.coords(), rec), cur.linear()));
+      uint64_t defined = 0;
+      if (format_->tracks_defined()) {
+        SLABFS_ASSIGN_OR_RETURN(defined, StoredDefinedOf(cur.coords(), rec));
+      }
+      SLABFS_RETURN_IF_ERROR(index_->Put(cur.coords(), ChunkRecord{}));
+      FreeChunk(cur.coords(), rec, defined);
+      continue;
+    }
+    if (!e) {
+      SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.coords()));
+      if (!rec.allocated()) continue;  // nothing stored: already the fill value
+      SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(cur.coords(), rec), cur.linear()));
+      SLABFS_ASSIGN_OR_RETURN(e, NewEntry(cur, rec, false));
+    } else {
+      cache.MarkDirty(e);
+    }
+    // A chunk written without being read is merged first: the erased
+    // elements must not be taken for written ones.
+    Status s = CompleteEntry(e);
+    if (s.ok()) format_->MemErase(e->data.get(), cur.chunk_elements(), cur);
+    cache.Release(e, 0);
+    SLABFS_RETURN_IF_ERROR(s);
+  }
+  SLABFS_RETURN_IF_ERROR(ShedDirty());
+  cache.EvictToBudget();
+  return Status::OK();
 }
 
 }  // namespace slabfs::engine

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "engine/cache/chunk_cache.h"
+#include "engine/chunk/sparse_chunk.h"
+#include "engine/util/coding.h"
 
 namespace slabfs::engine {
 namespace {
@@ -92,6 +94,114 @@ class FilteredFormat final : public ChunkFormat {
   FileImage MemToFile(const char* mem, uint64_t n, std::string* scratch) const override {
     uint32_t mask = 0;
     filters_.Encode(mem, MemBytes(n), item_size(), scratch, &mask);
+    return FileImage{*scratch, mask};
+  }
+
+ private:
+  const FilterPipeline filters_;
+};
+
+// Sparse chunks: values plus the defined set in memory; in the file, a
+// header (u32 encoded size, u32 defined count) and the encoding of
+// sparse_chunk.h through the dataset's filters (if any).
+class SparseFormat final : public ChunkFormat {
+ public:
+  static constexpr uint64_t kHeaderBytes = 8;
+
+  SparseFormat(size_t item_size, std::string fill, FilterPipeline filters)
+      : ChunkFormat(item_size, std::move(fill)), filters_(std::move(filters)) {}
+
+  std::string_view name() const override { return "sparse"; }
+  bool variable_size() const override { return true; }
+  bool direct_io() const override { return false; }
+  bool tracks_defined() const override { return true; }
+  uint64_t MemBytes(uint64_t n) const override { return SparseMemBytes(n, item_size()); }
+  uint64_t MaxFileBytes(uint64_t n) const override {
+    return kHeaderBytes + filters_.MaxEncodedBytes(MaxEncodedSparseBytes(n, item_size()));
+  }
+
+  void MemFill(char* mem, uint64_t n) const override {
+    FillBytes(mem, n);
+    std::memset(SparseBits(mem, n, item_size()), 0, SparseBitmapWords(n) * 8);
+  }
+
+  void MemWrite(char* mem, uint64_t n, const ChunkCursor& cur, const char* buf) const override {
+    const uint64_t isz = item_size();
+    uint64_t* bits = SparseBits(mem, n, isz);
+    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t k) {
+      std::memcpy(mem + co * isz, buf + mo * isz, k * isz);
+      SetBitRange(bits, co, k, true);
+    });
+  }
+
+  void MemEraseRange(char* mem, uint64_t n, uint64_t first, uint64_t count) const override {
+    FillBytes(mem + first * item_size(), count);
+    SetBitRange(SparseBits(mem, n, item_size()), first, count, false);
+  }
+
+  void MemErase(char* mem, uint64_t n, const ChunkCursor& cur) const override {
+    cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t k) { MemEraseRange(mem, n, co, k); });
+  }
+
+  uint64_t MemDefined(const char* mem, uint64_t n) const override {
+    return CountBits(SparseBits(mem, n, item_size()), n);
+  }
+
+  void MemDefinedRuns(const char* mem, uint64_t n, uint64_t first, uint64_t end,
+                      const std::function<void(uint64_t, uint64_t)>& f) const override {
+    ForEachSetRun(SparseBits(mem, n, item_size()), first, end, f);
+  }
+
+  Result<uint64_t> StoredDefined(const ChunkIo& io, uint64_t addr, uint64_t file_bytes,
+                                 uint64_t n) const override {
+    if (file_bytes < kHeaderBytes || file_bytes > MaxFileBytes(n))
+      return Err(Status::Corruption("record claims " + std::to_string(file_bytes) + " stored bytes"));
+    char header[kHeaderBytes];
+    SLABFS_RETURN_IF_ERROR_R(io.file->ReadAt(addr, header, sizeof header));
+    const uint64_t defined = LoadU32(header + 4);
+    if (defined == 0 || defined > n)
+      return Err(Status::Corruption("sparse chunk claims " + std::to_string(defined) + " defined elements"));
+    return defined;
+  }
+
+  Status Load(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t filter_mask, char* mem,
+              uint64_t n) const override {
+    if (file_bytes < kHeaderBytes + 1 || file_bytes > MaxFileBytes(n))
+      return Status::Corruption("record claims " + std::to_string(file_bytes) + " stored bytes, not possible for a "
+                                "sparse chunk of " + std::to_string(n) + " elements");
+    std::string stored(file_bytes, '\0');
+    SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr, stored.data(), file_bytes));
+    io.cache->CountBytesRead(file_bytes);
+    const uint64_t raw_size = LoadU32(stored.data());
+    const uint64_t defined = LoadU32(stored.data() + 4);
+    if (raw_size == 0 || raw_size > MaxEncodedSparseBytes(n, item_size()))
+      return Status::Corruption("sparse chunk claims an encoding of " + std::to_string(raw_size) + " bytes");
+    const std::string_view body = std::string_view(stored).substr(kHeaderBytes);
+    if (filters_.empty()) {
+      if (body.size() != raw_size) return Status::Corruption("sparse chunk is not the size its header says");
+      return DecodeSparse(body, n, item_size(), fill(), defined, mem);
+    }
+    std::string raw(raw_size, '\0');
+    SLABFS_RETURN_IF_ERROR(filters_.Decode(body, filter_mask, item_size(), raw.data(), raw_size, ""));
+    return DecodeSparse(raw, n, item_size(), fill(), defined, mem);
+  }
+
+  FileImage MemToFile(const char* mem, uint64_t n, std::string* scratch) const override {
+    const uint64_t defined = MemDefined(mem, n);
+    if (defined == 0) return FileImage{};
+    std::string raw;
+    EncodeSparse(mem, n, item_size(), &raw);
+    uint32_t mask = 0;
+    scratch->clear();
+    PutU32(scratch, static_cast<uint32_t>(raw.size()));
+    PutU32(scratch, static_cast<uint32_t>(defined));
+    if (filters_.empty()) {
+      scratch->append(raw);
+    } else {
+      std::string enc;
+      filters_.Encode(raw.data(), raw.size(), item_size(), &enc, &mask);
+      scratch->append(enc);
+    }
     return FileImage{*scratch, mask};
   }
 
@@ -202,7 +312,9 @@ ChunkFormat::ChunkFormat(size_t item_size, std::string fill)
       fill_(std::move(fill)),
       fill_is_zero_(std::all_of(fill_.begin(), fill_.end(), [](char ch) { return ch == 0; })) {}
 
-std::unique_ptr<ChunkFormat> ChunkFormat::ForDataset(size_t item_size, std::string fill, FilterPipeline filters) {
+std::unique_ptr<ChunkFormat> ChunkFormat::ForDataset(size_t item_size, std::string fill, FilterPipeline filters,
+                                                     bool sparse) {
+  if (sparse) return std::make_unique<SparseFormat>(item_size, std::move(fill), std::move(filters));
   if (filters.empty()) return std::make_unique<DenseFormat>(item_size, std::move(fill));
   return std::make_unique<FilteredFormat>(item_size, std::move(fill), std::move(filters));
 }
@@ -233,12 +345,29 @@ void ChunkFormat::MemRead(const char* mem, const ChunkCursor& cur, char* buf) co
   });
 }
 
-void ChunkFormat::MemWrite(char* mem, const ChunkCursor& cur, const char* buf) const {
+void ChunkFormat::MemWrite(char* mem, uint64_t, const ChunkCursor& cur, const char* buf) const {
   const uint64_t isz = item_size_;
   cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
     std::memcpy(mem + co * isz, buf + mo * isz, n * isz);
   });
 }
+
+void ChunkFormat::MemEraseRange(char* mem, uint64_t, uint64_t first, uint64_t count) const {
+  FillBytes(mem + first * item_size_, count);
+}
+
+void ChunkFormat::MemErase(char* mem, uint64_t n, const ChunkCursor& cur) const {
+  cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t k) { MemEraseRange(mem, n, co, k); });
+}
+
+uint64_t ChunkFormat::MemDefined(const char*, uint64_t n) const { return n; }
+
+void ChunkFormat::MemDefinedRuns(const char*, uint64_t, uint64_t first, uint64_t end,
+                                 const std::function<void(uint64_t, uint64_t)>& f) const {
+  if (end > first) f(first, end - first);
+}
+
+Result<uint64_t> ChunkFormat::StoredDefined(const ChunkIo&, uint64_t, uint64_t, uint64_t n) const { return n; }
 
 Status ChunkFormat::FileRead(const ChunkIo&, uint64_t, const ChunkCursor&, char*) const {
   return Status::NotSupported("the " + std::string(name()) + " chunk format has no direct reads");

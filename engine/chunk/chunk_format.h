@@ -19,12 +19,17 @@
 //   dense filtered memory chunk = the elements in C order; file chunk = the
 //                  output of the dataset's filter pipeline. Variable size;
 //                  always whole-chunk I/O through the cache.
-// The sparse format (a set of defined elements plus their values) plugs in
-// here too: it answers tracks_defined() and implements Defined/Erase.
+//   sparse         memory chunk = the elements in C order (undefined ones
+//                  hold the fill value) and the set of defined elements;
+//                  file chunk = u32 encoded size, u32 defined count, then
+//                  the encoding of sparse_chunk.h through the filters.
+//                  Variable size; whole-chunk I/O through the cache; a
+//                  chunk left with no defined element is freed.
 #ifndef SLABFS_ENGINE_CHUNK_CHUNK_FORMAT_H_
 #define SLABFS_ENGINE_CHUNK_CHUNK_FORMAT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,9 +58,11 @@ struct FileImage {
 
 class ChunkFormat {
  public:
-  // The format of a dataset's chunks: dense filtered when the pipeline has
-  // filters, else dense. `fill` holds one element.
-  static std::unique_ptr<ChunkFormat> ForDataset(size_t item_size, std::string fill, FilterPipeline filters);
+  // The format of a dataset's chunks: sparse when `sparse`, else dense
+  // filtered when the pipeline has filters, else dense. `fill` holds one
+  // element.
+  static std::unique_ptr<ChunkFormat> ForDataset(size_t item_size, std::string fill, FilterPipeline filters,
+                                                 bool sparse = false);
   virtual ~ChunkFormat() = default;
 
   virtual std::string_view name() const = 0;
@@ -63,17 +70,20 @@ class ChunkFormat {
   virtual bool variable_size() const = 0;
   // FileRead/FileWrite are available.
   virtual bool direct_io() const = 0;
+  // Chunks keep a set of defined elements (sparse); in the other formats
+  // every element of a stored chunk is defined.
+  virtual bool tracks_defined() const { return false; }
   size_t item_size() const { return item_size_; }
 
   // Bytes of the memory chunk of a chunk of n elements.
-  uint64_t MemBytes(uint64_t n) const { return n * item_size_; }
+  virtual uint64_t MemBytes(uint64_t n) const { return n * item_size_; }
   // The most bytes a file chunk of n elements may take. A record claiming
   // more is Corruption, refused before anything is read or allocated.
   virtual uint64_t MaxFileBytes(uint64_t n) const = 0;
 
-  // A memory chunk of n elements that all read as the fill value (what an
-  // unallocated chunk is).
-  void MemFill(char* mem, uint64_t n) const { FillBytes(mem, n); }
+  // A memory chunk of n elements that all read as the fill value (and, in
+  // a sparse chunk, none defined): what an unallocated chunk is.
+  virtual void MemFill(char* mem, uint64_t n) const { FillBytes(mem, n); }
   // The selected elements of an unallocated chunk, straight into the
   // caller's buffer.
   void FillSelected(const ChunkCursor& cur, char* buf) const;
@@ -88,24 +98,34 @@ class ChunkFormat {
                       uint64_t n) const = 0;
   // Turns a memory chunk of n elements into the file chunk to store.
   // `scratch` may receive the bytes; the image is valid while mem and
-  // scratch are.
+  // scratch are. An empty image means there is nothing to store (a sparse
+  // chunk with no defined element): the chunk is freed.
   virtual FileImage MemToFile(const char* mem, uint64_t n, std::string* scratch) const = 0;
 
-  // The selected elements between a memory chunk and the caller's buffer.
+  // The selected elements between a memory chunk of n elements and the
+  // caller's buffer. Writing defines the elements.
   void MemRead(const char* mem, const ChunkCursor& cur, char* buf) const;
-  void MemWrite(char* mem, const ChunkCursor& cur, const char* buf) const;
+  virtual void MemWrite(char* mem, uint64_t n, const ChunkCursor& cur, const char* buf) const;
+  // Makes the selected elements (or the chunk offsets [first, first+count))
+  // undefined: they read as the fill value.
+  virtual void MemErase(char* mem, uint64_t n, const ChunkCursor& cur) const;
+  virtual void MemEraseRange(char* mem, uint64_t n, uint64_t first, uint64_t count) const;
+  // Defined elements of a memory chunk: how many, and the runs of them
+  // among the chunk offsets [first, end).
+  virtual uint64_t MemDefined(const char* mem, uint64_t n) const;
+  virtual void MemDefinedRuns(const char* mem, uint64_t n, uint64_t first, uint64_t end,
+                              const std::function<void(uint64_t, uint64_t)>& f) const;
+  // Defined elements of a stored chunk, without decoding its values.
+  virtual Result<uint64_t> StoredDefined(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint64_t n) const;
 
   // Direct I/O between the caller's buffer and the selected elements of a
   // stored chunk, without loading it. Only where direct_io().
   virtual Status FileRead(const ChunkIo& io, uint64_t addr, const ChunkCursor& cur, char* buf) const;
   virtual Status FileWrite(const ChunkIo& io, uint64_t addr, const ChunkCursor& cur, const char* buf) const;
 
-  // Sparse formats keep a set of defined elements per chunk (Defined and
-  // Erase); in dense formats every element of a stored chunk is defined.
-  virtual bool tracks_defined() const { return false; }
-
  protected:
   ChunkFormat(size_t item_size, std::string fill);
+  const std::string& fill() const { return fill_; }
 
  private:
   const size_t item_size_;

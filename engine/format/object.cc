@@ -92,6 +92,7 @@ std::string EncodeObject(const ObjectRecord& o) {
         PutU8(&s, f.level);
       }
     }
+    if (d.flags & kDatasetFlagSparse) PutU64(&s, d.defined_elements);
     PutU64(&s, d.allocated_chunks);
     PutU64(&s, d.stored_bytes);
     PutLongString(&s, d.index_root);
@@ -183,6 +184,8 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
       if (!p) return Err(Bad(o.id, "bad filter pipeline: " + p.error().message()));
       d.filters = std::move(*p);
     }
+    if ((d.flags & kDatasetFlagSparse) && !r.U64(&d.defined_elements))
+      return Err(Bad(o.id, "dataset header is truncated"));
     if (!r.U64(&d.allocated_chunks) || !r.U64(&d.stored_bytes) ||
         !r.LongString(&root, kMaxIndexRootBytes))
       return Err(Bad(o.id, "dataset header is truncated"));

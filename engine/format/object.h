@@ -35,7 +35,10 @@ constexpr uint8_t kDatasetFlagLengthResizable = 1;
 // The dataset has a filter pipeline: its list follows the fill value, and
 // chunk records hold each chunk's stored size and filter mask.
 constexpr uint8_t kDatasetFlagFiltered = 2;
-constexpr uint8_t kDatasetKnownFlags = kDatasetFlagLengthResizable | kDatasetFlagFiltered;
+// Sparse: chunks keep a set of defined elements (sparse_chunk.h); the
+// defined count follows the filter list, and chunk records are 16 bytes.
+constexpr uint8_t kDatasetFlagSparse = 4;
+constexpr uint8_t kDatasetKnownFlags = kDatasetFlagLengthResizable | kDatasetFlagFiltered | kDatasetFlagSparse;
 
 struct DatasetRecord {
   DType dtype = DType::kU1;
@@ -47,6 +50,7 @@ struct DatasetRecord {
   std::string index_root;  // the index's own encoding of its root
   uint64_t allocated_chunks = 0;
   uint64_t stored_bytes = 0;
+  uint64_t defined_elements = 0;  // sparse datasets
 };
 
 struct ObjectRecord {

@@ -120,6 +120,32 @@ class Reader {
   bool failed_ = false;
 };
 
+// LEB128: 7 bits a byte, low bits first.
+inline void PutVarint(std::string* dst, uint64_t v) {
+  while (v >= 0x80) {
+    dst->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  dst->push_back(static_cast<char>(v));
+}
+
+// At most 10 bytes, and the 10th may only carry bit 63: anything longer or
+// larger does not fit a u64 and is refused rather than truncated.
+inline bool GetVarint(Reader* r, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    uint8_t b;
+    if (!r->U8(&b)) return false;
+    if (shift == 63 && b > 1) return false;
+    result |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace slabfs::engine
 
 #endif  // SLABFS_ENGINE_UTIL_CODING_H_

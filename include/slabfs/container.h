@@ -113,6 +113,26 @@ class Dataset {
   // and fsync as EIO.
   Status TakeLostWrites();
 
+  // ---- defined elements (see DatasetOptions::sparse)
+  // The defined elements inside a box selection (no strides), as disjoint
+  // boxes sorted in C order of their first element: for a sparse dataset
+  // the elements written and not erased, for a dense one the elements of
+  // its stored chunks. Reads no values of dense chunks; its cost follows
+  // the stored chunks inside the box, not the box's volume. Cached changes
+  // are written back first.
+  Result<std::vector<Box>> Defined(const Slab& sel) const;
+  // The same for elements [first, first + count) in C order, as sorted,
+  // merged runs (for lseek's SEEK_DATA and SEEK_HOLE).
+  Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count) const;
+  // How many elements are defined (sparse: a counter; dense: a walk of the
+  // stored chunks).
+  Result<uint64_t> CountDefined() const;
+  // Makes the selected elements undefined: they read as the fill value.
+  // Chunks wholly inside the selection are freed unread; in the others a
+  // sparse dataset forgets the elements (a chunk left with none is freed
+  // when written back) and a dense one stores the fill value.
+  Status Erase(const Slab& sel);
+
   bool valid() const { return state_ != nullptr; }
 
  private:

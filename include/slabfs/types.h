@@ -128,6 +128,9 @@ struct DatasetOptions {
   // length_resizable); unset: when max_shape[0] differs from shape[0].
   // Copies set it from the source, whose shapes alone may not tell.
   std::optional<bool> length_resizable;
+  // Sparse: only elements written (and not erased) are defined; the others
+  // read as the fill value and take no space (see Dataset::Defined, Erase).
+  bool sparse = false;
 };
 
 struct DatasetInfo {
@@ -150,6 +153,25 @@ struct DatasetInfo {
   // The filter pipeline in the canonical form of DatasetOptions::filters
   // ("shuffle,deflate=6,checksum"); empty when the dataset has none.
   std::string filters;
+  bool sparse = false;
+  // Sparse datasets: elements defined (written and not erased), counting
+  // cached changes once they are written back (at the latest at a commit).
+  // 0 for dense datasets; Dataset::CountDefined counts for both.
+  uint64_t defined_elements = 0;
+};
+
+// Elements [first, first + count) in C order.
+struct ElementRun {
+  uint64_t first = 0;
+  uint64_t count = 0;
+  bool operator==(const ElementRun&) const = default;
+};
+
+// A box of elements: start[d] .. start[d]+count[d]-1 in every dimension.
+struct Box {
+  Dims start;
+  Dims count;
+  bool operator==(const Box&) const = default;
 };
 
 // Where one chunk is stored, for tools and tests (see Dataset::StoredChunks).

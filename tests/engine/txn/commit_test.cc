@@ -34,6 +34,13 @@ std::string Dump(Container& c, ObjectId id, const std::string& path) {
     Status s = d->ReadElements(0, d->num_elements(), data.data());
     if (!s.ok()) return "ERROR " + s.ToString();
     out += path + " = " + FormatDims(d->info().shape) + " " + std::to_string(std::hash<std::string>()(data)) + "\n";
+    if (d->info().sparse) {
+      auto boxes = d->Defined(Slab::All(d->info().shape));
+      if (!boxes) return "ERROR " + boxes.error().ToString();
+      out += path + " defined " + std::to_string(d->info().defined_elements) + " in";
+      for (const Box& b : *boxes) out += " " + FormatDims(b.start) + "+" + FormatDims(b.count);
+      out += "\n";
+    }
     return out;
   }
   out += path + "/\n";
@@ -76,6 +83,13 @@ void BuildA(Container& c) {
       {"fixed_filtered", {50, 60}, {}, {8, 8}, "shuffle,deflate=6,checksum"},
       {"extensible_filtered", {70, 30}, {kUnlimited, 30}, {4, 30}, "deflate=1"},
   };
+  // A sparse dataset, filtered: defined regions in a few chunks.
+  ASSERT_OK_AND_ASSIGN(Dataset sp, c.CreateDataset("/sparse", {.dtype = DType::kU2, .shape = {40, 40},
+                                                               .chunks = {8, 8}, .filters = "deflate=1",
+                                                               .sparse = true}));
+  std::vector<uint16_t> patch(10 * 12, 5);
+  ASSERT_OK(sp.Write(Slab::Box({3, 4}, {10, 12}), patch.data()));
+  ASSERT_OK(sp.Write(Slab::Box({30, 30}, {2, 2}), patch.data()));
   for (const Kind& k : kinds) {
     ASSERT_OK_AND_ASSIGN(Dataset x, c.CreateDataset(std::string("/idx/") + k.name,
                                                     {.dtype = DType::kU2, .shape = k.shape,
@@ -131,6 +145,12 @@ void ApplyB(Container& c) {
   for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<uint16_t>(i * 2654435761u >> 13);
   ASSERT_OK(ff.Write(Slab::Box({8, 8}, {8, 8}), noise.data()));
   ASSERT_OK(ff.Write(Slab::Box({40, 50}, {3, 5}), noise.data()));
+  // Sparse: erase part of a region, free a chunk by erasing all it held,
+  // define new elements.
+  ASSERT_OK_AND_ASSIGN(Dataset sp, c.OpenDataset("/sparse"));
+  ASSERT_OK(sp.Erase(Slab::Box({5, 4}, {3, 12})));
+  ASSERT_OK(sp.Erase(Slab::Box({30, 30}, {2, 2})));
+  ASSERT_OK(sp.Write(Slab::Box({20, 0}, {1, 40}), noise.data()));
   ASSERT_OK_AND_ASSIGN(Dataset ef, c.OpenDataset("/idx/extensible_filtered"));
   ASSERT_OK(ef.Resize({90, 30}));
   ASSERT_OK(ef.Write(Slab::Box({72, 0}, {2, 30}), noise.data()));
