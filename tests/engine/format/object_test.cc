@@ -69,6 +69,8 @@ void ExpectSameObject(const ObjectRecord& a, const ObjectRecord& b) {
     EXPECT_EQ(x.index_root, y.index_root);
     EXPECT_EQ(x.allocated_chunks, y.allocated_chunks);
     EXPECT_EQ(x.stored_bytes, y.stored_bytes);
+    EXPECT_EQ(x.filters.filters(), y.filters.filters());
+    EXPECT_EQ(x.defined_elements, y.defined_elements);
   }
 }
 
@@ -194,6 +196,29 @@ TEST(ObjectTest, RoundTripsDatasetsOfEveryDTypeAndSeveralRanks) {
       ExpectSameObject(o, back);
     }
   }
+}
+
+TEST(ObjectTest, RoundTripsFilterListsAndTheDefinedCount) {
+  ObjectRecord o = SampleDataset(DType::kU2, {10, 10}, {kUnlimited, 10}, {4, 4});
+  o.dataset.flags = kDatasetFlagFiltered | kDatasetFlagSparse;
+  o.dataset.filters = *FilterPipeline::Parse("checksum,shuffle,deflate=3");
+  o.dataset.defined_elements = 77;
+  ASSERT_OK_AND_ASSIGN(ObjectRecord back, RoundTrip(o));
+  ExpectSameObject(o, back);
+  // Sparse without filters: the defined count alone follows the fill.
+  o.dataset.flags = kDatasetFlagSparse;
+  o.dataset.filters = FilterPipeline();
+  ASSERT_OK_AND_ASSIGN(back, RoundTrip(o));
+  ExpectSameObject(o, back);
+  // A filter list that is not a valid pipeline is Corruption.
+  std::string payload = EncodeObject(o);
+  o.dataset.flags = kDatasetFlagFiltered;
+  o.dataset.filters = *FilterPipeline::Parse("deflate=3");
+  payload = EncodeObject(o);
+  const size_t level_at = payload.find(std::string("\x02\x03", 2));
+  ASSERT_NE(level_at, std::string::npos);
+  payload[level_at + 1] = 12;  // deflate level 12
+  EXPECT_CODE(DecodeObject(payload, BlockType::kDataset, 1 << 30), Code::kCorruption);
 }
 
 TEST(ObjectTest, RoundTripsFillValuesAndIndexRoots) {
@@ -654,7 +679,9 @@ TEST(ObjectTest, RejectsBadDTypeRankIndexAndFlags) {
       {"rank smaller than the dims present", [](RawDataset& d) { d.rank = 1; }},
       {"index kind 0 (auto)", [](RawDataset& d) { d.index = 0; }},
       {"index kind 6", [](RawDataset& d) { d.index = 6; }},
-      {"unknown flag 2", [](RawDataset& d) { d.flags = 2; }},
+      {"filtered flag without a filter list", [](RawDataset& d) { d.flags = 2; }},
+      {"sparse flag without a defined count", [](RawDataset& d) { d.flags = 4; }},
+      {"unknown flag 8", [](RawDataset& d) { d.flags = 8; }},
       {"flags 0x80", [](RawDataset& d) { d.flags = 0x80; }},
   });
 }
