@@ -110,7 +110,8 @@ LayoutText LayoutOf(const ImportOptions& o) {
           .fill = o.fill,
           .max_shape = o.max_shape,
           .index = o.index,
-          .filters = o.filters};
+          .filters = o.filters,
+          .sparse = o.sparse};
 }
 
 // The DatasetOptions for `import --create`, from the .npy header or from
@@ -206,10 +207,10 @@ Status RunImport(const ImportOptions& o, std::ostream& /*out*/) {
   if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
   if (!o.create && (!o.dtype.empty() || !o.shape.empty() || !o.chunks.empty() ||
                     !o.fill.empty() || !o.max_shape.empty() || !o.index.empty() || o.parents ||
-                    o.filters.given())) {
+                    o.sparse || o.filters.given())) {
     return Status::InvalidArgument(
-        "--dtype, --shape, --chunks, --fill, --maxshape, --index, --parents and the filter "
-        "options only apply with --create");
+        "--dtype, --shape, --chunks, --fill, --maxshape, --index, --sparse, --parents and the "
+        "filter options only apply with --create");
   }
   if (o.input != kStdStreamName && IsSameFile(o.input, o.file)) {
     return Status::InvalidArgument(fmt::format("{}: the input is the container itself", o.input));
@@ -299,6 +300,9 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
         ->needs(create);
     sub->add_option("--index", o->index, "chunk index (default: auto)")->needs(create);
     AddFilterOptions(sub, &o->filters, create);
+    sub->add_flag("--sparse", o->sparse,
+                  "sparse dataset (every imported element is then defined)")
+        ->needs(create);
     table.Add(sub, [o](std::ostream& out) { return RunImport(*o, out); });
   }
   {

@@ -32,6 +32,7 @@ struct ImportOptions {
   std::string max_shape;  // with create
   std::string index;      // with create
   FilterArgs filters;     // with create
+  bool sparse = false;    // with create
 };
 Status RunImport(const ImportOptions& o, std::ostream& out);
 

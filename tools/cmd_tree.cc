@@ -61,7 +61,8 @@ Status RunMkdset(const MkdsetOptions& o, std::ostream& /*out*/) {
                                               .fill = o.fill,
                                               .max_shape = o.max_shape,
                                               .index = o.index,
-                                              .filters = o.filters}));
+                                              .filters = o.filters,
+                                              .sparse = o.sparse}));
 
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "mkdset"));
   Container& c = session.container();
@@ -159,6 +160,9 @@ void AddTreeCommands(CLI::App& app, CommandTable& table) {
     sub->add_option("--index", o->index,
                     "chunk index: auto (default), single, compact, fixed, extensible or btree");
     AddFilterOptions(sub, &o->filters);
+    sub->add_flag("--sparse", o->sparse,
+                  "sparse: only elements written (and not erased) are defined and take space; "
+                  "the rest read as the fill value (see slab defined, slab erase)");
     sub->add_flag("-p,--parents", o->parents, "create missing parent groups");
     table.Add(sub, [o](std::ostream& out) { return RunMkdset(*o, out); });
   }

@@ -37,6 +37,7 @@ struct MkdsetOptions {
   std::string max_shape;  // "" is the shape; "unlimited,512,512"
   std::string index;      // "" is auto
   FilterArgs filters;     // none given: no filters
+  bool sparse = false;    // only written elements are defined
   bool parents = false;
 };
 Status RunMkdset(const MkdsetOptions& o, std::ostream& out);

@@ -226,6 +226,7 @@ Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const 
     o.fill = std::move(*bytes);
   }
   SLABFS_ASSIGN_OR_RETURN(o.filters, MakeFilterPipeline(layout.filters));
+  o.sparse = layout.sparse;
   return o;
 }
 

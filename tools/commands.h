@@ -102,6 +102,7 @@ struct LayoutText {
   std::string_view max_shape;  // "unlimited,512,512"
   std::string_view index;      // auto single compact fixed extensible btree
   FilterArgs filters;
+  bool sparse = false;  // only written elements are defined (DatasetOptions::sparse)
 };
 
 // Builds DatasetOptions from command-line text: dtype and shape already

@@ -73,6 +73,13 @@ Result<Description> Describe(const Container& c, std::string_view path) {
     auto ds = c.OpenDataset(*id);
     if (!ds) return Err(AddContext(ds.error(), d.path));
     d.dataset = ds->info();
+    if (!d.dataset->sparse) {
+      // DatasetInfo counts defined elements for sparse datasets only; for a
+      // dense one they are those of its stored chunks.
+      auto defined = ds->CountDefined();
+      if (!defined) return Err(AddContext(defined.error(), d.path));
+      d.dataset->defined_elements = *defined;
+    }
   }
   auto names = c.ListAttributes(*id);
   if (!names) return Err(AddContext(names.error(), d.path));
@@ -99,7 +106,9 @@ Json DescriptionToJson(const Description& d) {
                                                     : Json(nullptr);
     j["index"] = IndexKindName(i.index);
     j["filters"] = FiltersText(i);
+    j["sparse"] = i.sparse;
     j["num_elements"] = i.num_elements;
+    j["defined_elements"] = i.defined_elements;
     j["size_bytes"] = i.size_bytes;
     j["num_chunks"] = i.num_chunks;
     j["allocated_chunks"] = i.allocated_chunks;
@@ -136,7 +145,9 @@ std::string DescriptionToText(const Description& d) {
                                                     : std::string("?"));
     line("index", IndexKindName(i.index));
     line("filters", FiltersText(i));
+    line("sparse", i.sparse ? "yes" : "no");
     line("num_elements", i.num_elements);
+    line("defined_elements", i.defined_elements);
     line("size_bytes", i.size_bytes);
     line("num_chunks", i.num_chunks);
     line("allocated_chunks", i.allocated_chunks);

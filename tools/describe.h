@@ -4,6 +4,9 @@
 // JSON keys are the field names of ObjectInfo and DatasetInfo, plus
 // compression_ratio (size_bytes / stored_bytes; null, "-" in text, when
 // nothing is stored). filters is "none" for a dataset without filters.
+// sparse is true or false ("yes" or "no" in text); defined_elements counts
+// for dense datasets too: the elements of their stored chunks
+// (Dataset::CountDefined).
 // Numbers stay numbers where JSON can hold them: an unlimited max_shape
 // dimension is null, and a non-finite float (nan, inf, -inf) is a string.
 #ifndef SLABFS_TOOLS_DESCRIBE_H_

@@ -12,6 +12,7 @@
 #include "tools/cmd_attr.h"
 #include "tools/cmd_list.h"
 #include "tools/cmd_repack.h"
+#include "tools/cmd_sparse.h"
 #include "tools/cmd_transfer.h"
 #include "tools/cmd_tree.h"
 #include "tools/commands.h"
@@ -44,6 +45,7 @@ int RunSlab(int argc, char** argv) {
   AddTransferCommands(app, table);
   AddAttrCommand(app, table);
   AddRepackCommand(app, table);
+  AddSparseCommands(app, table);
 
   try {
     app.parse(argc, argv);

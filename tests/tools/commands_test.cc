@@ -212,6 +212,15 @@ TEST(MakeDatasetOptionsTest, CarriesTheFilterPipeline) {
   EXPECT_TRUE(Mentions(bad.error(), "--deflate")) << bad.error().message();
 }
 
+TEST(MakeDatasetOptionsTest, CarriesSparse) {
+  auto sparse = MakeDatasetOptions(DType::kU2, {10, 10}, {.sparse = true});
+  ASSERT_TRUE(sparse.has_value()) << sparse.error().ToString();
+  EXPECT_TRUE(sparse->sparse);
+  auto dense = MakeDatasetOptions(DType::kU2, {10, 10}, {});
+  ASSERT_TRUE(dense.has_value());
+  EXPECT_FALSE(dense->sparse);
+}
+
 TEST(FormatRatioTest, TwoDecimalsOrADash) {
   EXPECT_EQ(FormatRatio(1000, 0), "-");
   EXPECT_EQ(FormatRatio(0, 0), "-");

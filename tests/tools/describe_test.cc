@@ -123,6 +123,22 @@ TEST(DescriptionTest, ShowsThePipelineAndTheRatio) {
   EXPECT_NE(DescriptionToText(d).find("filters: none\n"), std::string::npos);
 }
 
+TEST(DescriptionTest, ShowsSparseAndDefinedElements) {
+  Description d = SampleDataset();
+  Json j = DescriptionToJson(d);
+  EXPECT_EQ(j["sparse"], false);
+  EXPECT_EQ(j["defined_elements"], 0);
+  EXPECT_NE(DescriptionToText(d).find("sparse: no\n"), std::string::npos);
+  d.dataset->sparse = true;
+  d.dataset->defined_elements = 1234;
+  j = DescriptionToJson(d);
+  EXPECT_EQ(j["sparse"], true);
+  EXPECT_EQ(j["defined_elements"], 1234);
+  std::string text = DescriptionToText(d);
+  EXPECT_NE(text.find("sparse: yes\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("defined_elements: 1234\n"), std::string::npos) << text;
+}
+
 TEST(DescriptionTest, UnlimitedDimensionIsNull) {
   Description d = SampleDataset();
   d.dataset->max_shape = {kUnlimited, 2000};
