@@ -149,6 +149,7 @@ class Copier {
     o.fill = info.fill;
     o.chunks = info.chunks;
     o.length_resizable = info.length_resizable;
+    o.sparse = info.sparse;
     if (chunks_ && chunks_->size() == info.shape.size()) {
       o.chunks = *chunks_;
     } else if (chunks_) {
@@ -245,6 +246,20 @@ class Copier {
       buf.resize(static_cast<size_t>(elements) * item);
       const Slab block = Slab::Box(start, count);
       SLABFS_RETURN_IF_ERROR(AddContext(from.Read(block, buf.data()), path));
+
+      if (info.sparse) {
+        // Only the defined elements are written, so they stay the only
+        // defined ones.
+        auto boxes = from.Defined(block);
+        if (!boxes) return AddContext(boxes.error(), path);
+        for (const Box& box : *boxes) {
+          Dims offset(rank);
+          for (size_t d = 0; d < rank; ++d) offset[d] = box.start[d] - start[d];
+          MemSpace mem{count, Slab::Box(offset, box.count)};
+          SLABFS_RETURN_IF_ERROR(AddContext(to.Write(Slab::Box(box.start, box.count), buf.data(), &mem), path));
+        }
+        continue;
+      }
 
       std::vector<Dims> parts;
       bool all = true;

@@ -253,6 +253,31 @@ TEST_F(RepackTest, KeepsWhetherTheLengthCanChange) {
   EXPECT_EQ(Info(*out, "/shrunk").shape, (Dims{3, 8}));
 }
 
+// A sparse dataset stays sparse: the same defined elements, nothing more.
+TEST_F(RepackTest, KeepsSparseDatasetsSparse) {
+  std::vector<Box> before;
+  {
+    auto c = Create(Path("in.slab"));
+    ASSERT_NE(c, nullptr);
+    ASSERT_OK_AND_ASSIGN(Dataset s, c->CreateDataset("/s", {.dtype = DType::kU2, .shape = {50, 60},
+                                                            .chunks = {8, 8}, .sparse = true}));
+    std::vector<uint16_t> v(20 * 30, 9);
+    ASSERT_OK(s.Write(Slab::Box({5, 7}, {20, 30}), v.data()));
+    ASSERT_OK(s.Erase(Slab::Box({10, 10}, {4, 4})));
+    ASSERT_OK(s.Write(Slab::Box({49, 59}, {1, 1}), v.data()));
+    ASSERT_OK_AND_ASSIGN(before, s.Defined(Slab::All({50, 60})));
+    ASSERT_OK(c->Close());
+  }
+  ASSERT_OK(Repack({.file = Path("in.slab"), .output = Path("out.slab")}));
+  auto out = Read(Path("out.slab"));
+  ASSERT_NE(out, nullptr);
+  ASSERT_OK_AND_ASSIGN(Dataset s, out->OpenDataset("/s"));
+  EXPECT_TRUE(s.info().sparse);
+  EXPECT_EQ(s.info().defined_elements, 20u * 30 - 16 + 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<Box> after, s.Defined(Slab::All({50, 60})));
+  EXPECT_EQ(after, before);
+}
+
 // The output is written once, packed (OpenOptions::pack: no alignment
 // gaps), into a container whose empty root was never a block: nothing
 // inside it is free.
