@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "engine/container_impl.h"
+#include "engine/selection/boxes.h"
 #include "engine/util/math.h"
 #include "engine/format/layout.h"
 #include "engine/util/thread_pool.h"
@@ -933,43 +934,6 @@ Result<bool> DatasetState::FlushForCommit() {
 namespace slabfs::engine {
 namespace {
 
-// Merges boxes that differ only in dimension d and touch there, for every
-// d from the innermost but one outwards. Sorted in C order of their first
-// element afterwards.
-void MergeBoxes(std::vector<Box>* boxes) {
-  if (boxes->size() < 2) return;
-  const size_t rank = boxes->front().start.size();
-  for (size_t d = rank; d-- > 0;) {
-    // Order so that boxes mergeable along d are neighbours: by every other
-    // dimension's (start, count), then by start[d].
-    auto key_less = [&](const Box& a, const Box& b) {
-      for (size_t k = 0; k < rank; ++k) {
-        if (k == d) continue;
-        if (a.start[k] != b.start[k]) return a.start[k] < b.start[k];
-        if (a.count[k] != b.count[k]) return a.count[k] < b.count[k];
-      }
-      return a.start[d] < b.start[d];
-    };
-    std::sort(boxes->begin(), boxes->end(), key_less);
-    std::vector<Box> out;
-    for (Box& b : *boxes) {
-      if (!out.empty()) {
-        Box& last = out.back();
-        bool same = true;
-        for (size_t k = 0; k < rank && same; ++k)
-          if (k != d) same = last.start[k] == b.start[k] && last.count[k] == b.count[k];
-        if (same && last.start[d] + last.count[d] == b.start[d]) {
-          last.count[d] += b.count[d];
-          continue;
-        }
-      }
-      out.push_back(std::move(b));
-    }
-    *boxes = std::move(out);
-  }
-  std::sort(boxes->begin(), boxes->end(), [](const Box& a, const Box& b) { return a.start < b.start; });
-}
-
 }  // namespace
 
 Status DatasetState::WriteBackForQuery() {
@@ -1047,8 +1011,7 @@ Status DatasetState::DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Bo
       if (d == static_cast<size_t>(-1)) break;
     }
     if (e) c_->cache().Release(e, 0);
-    MergeBoxes(&boxes);
-    for (Box& b : boxes) out->push_back(std::move(b));
+    for (Box& b : MergeBoxes(std::move(boxes))) out->push_back(std::move(b));
   }
   return Status::OK();
 }
@@ -1075,8 +1038,8 @@ Result<std::vector<Box>> DatasetState::Defined(const Slab& sel) {
   SLABFS_RETURN_IF_ERROR_R(WriteBackForQuery());
   std::vector<Box> out;
   SLABFS_RETURN_IF_ERROR_R(DefinedInBox(lo, hi, &out));
-  std::sort(out.begin(), out.end(), [](const Box& a, const Box& b) { return a.start < b.start; });
-  return out;
+  // Chunk by chunk so far: a region spanning chunks becomes one box.
+  return MergeBoxes(std::move(out));
 }
 
 Result<std::vector<ElementRun>> DatasetState::DefinedRuns(uint64_t first, uint64_t count) {

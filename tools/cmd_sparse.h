@@ -34,7 +34,7 @@ struct DefinedOptions {
   bool json = false;
 };
 // Prints the defined elements inside the selection as disjoint boxes in C
-// order of their first element (neighbouring boxes merged, MergeBoxes), one per line as a half-open numpy slice
+// order of their first element (a region across chunks is one box), one per line as a half-open numpy slice
 // ("[10:20, 0:5]"), then "N elements defined in M boxes". With json, one
 // object {"boxes":[{"start":[...],"count":[...]},...],"elements":N}.
 //

@@ -243,47 +243,5 @@ std::optional<Slab> IntersectBox(const Slab& sel, const Dims& start, const Dims&
   return out;
 }
 
-std::vector<Box> MergeBoxes(std::vector<Box> boxes) {
-  if (boxes.empty()) return boxes;
-  const size_t rank = boxes.front().start.size();
-  // Merging along one dimension can line boxes up along another, so passes
-  // repeat until one merges nothing; each merge removes a box.
-  for (bool merged = true; merged;) {
-    merged = false;
-    for (size_t d = rank; d-- > 0;) {
-      // Sorted by everything but dimension d, then by start in d: boxes that
-      // can merge along d end up next to each other.
-      auto key_less = [d, rank](const Box& a, const Box& b) {
-        for (size_t k = 0; k < rank; ++k) {
-          if (k == d) continue;
-          if (a.start[k] != b.start[k]) return a.start[k] < b.start[k];
-          if (a.count[k] != b.count[k]) return a.count[k] < b.count[k];
-        }
-        return false;
-      };
-      std::sort(boxes.begin(), boxes.end(), [&key_less, d](const Box& a, const Box& b) {
-        if (key_less(a, b)) return true;
-        if (key_less(b, a)) return false;
-        return a.start[d] < b.start[d];
-      });
-      size_t out = 0;
-      for (size_t i = 1; i < boxes.size(); ++i) {
-        Box& last = boxes[out];
-        const Box& next = boxes[i];
-        if (!key_less(last, next) && !key_less(next, last) &&
-            last.start[d] + last.count[d] == next.start[d]) {
-          last.count[d] += next.count[d];
-          merged = true;
-        } else if (++out != i) {
-          boxes[out] = std::move(boxes[i]);
-        }
-      }
-      boxes.resize(out + 1);
-    }
-  }
-  std::sort(boxes.begin(), boxes.end(),
-            [](const Box& a, const Box& b) { return a.start < b.start; });
-  return boxes;
-}
 
 }  // namespace slabfs::tools

@@ -76,12 +76,6 @@ Slab BoundingBox(const Slab& sel);
 // when they do not meet. The ranks must match.
 std::optional<Slab> IntersectBox(const Slab& sel, const Dims& start, const Dims& count);
 
-// The same elements in as few boxes as merging neighbours finds: two boxes
-// merge when they have the same start and count in every dimension but one
-// and touch in that one (the per-chunk boxes of a wholly written region
-// become one box). Disjoint boxes stay disjoint; the result is sorted in C
-// order of the first element.
-std::vector<Box> MergeBoxes(std::vector<Box> boxes);
 
 }  // namespace slabfs::tools
 
