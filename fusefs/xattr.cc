@@ -19,12 +19,13 @@ XattrName ClassifyXattr(std::string_view full_name) {
 const std::vector<std::string>& SlabXattrNames() {
   static const std::vector<std::string> names = {
       "user.slab.dtype",   "user.slab.shape", "user.slab.chunks", "user.slab.fill",
-      "user.slab.filters", "user.slab.index", "user.slab.stored",
+      "user.slab.filters", "user.slab.index", "user.slab.stored", "user.slab.defined",
   };
   return names;
 }
 
-Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name) {
+Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name,
+                                   const CountDefinedFn& count_defined) {
   if (name == "dtype") return std::string(DTypeName(info.dtype));
   if (name == "shape") return FormatDims(info.shape);
   if (name == "chunks") return FormatDims(info.chunks);
@@ -38,6 +39,11 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
   if (name == "filters") return info.filters.empty() ? std::string("none") : info.filters;
   if (name == "index") return std::string(IndexKindName(info.index));
   if (name == "stored") return std::to_string(info.stored_bytes);
+  if (name == "defined") {
+    if (!count_defined) return Err(Status::InvalidArgument("no count of defined elements"));
+    SLABFS_ASSIGN_OR_RETURN(uint64_t n, count_defined());
+    return std::to_string(n);
+  }
   return Err(Status::NotFound(fmt::format("no attribute user.slab.{}", name)));
 }
 

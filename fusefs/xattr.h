@@ -1,8 +1,8 @@
 // The extended-attribute view of an object.
 //
 //   user.slab.NAME  read-only facts about a dataset (dtype, shape, chunks,
-//                   fill, filters, index, stored); setting or removing one
-//                   is EPERM.
+//                   fill, filters, index, stored, defined); setting or
+//                   removing one is EPERM.
 //   user.NAME       the object's slabfs attribute NAME, as text.
 //   anything else   not supported (security.*, system.*, trusted.*).
 //
@@ -10,6 +10,8 @@
 #ifndef SLABFS_FUSEFS_XATTR_H_
 #define SLABFS_FUSEFS_XATTR_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +40,18 @@ XattrName ClassifyXattr(std::string_view full_name);
 // The user.slab.* names a dataset has, in listing order.
 const std::vector<std::string>& SlabXattrNames();
 
+// Counts the dataset's defined elements (Dataset::CountDefined: for a dense
+// dataset a walk of its stored chunks, so it is asked only for "defined").
+using CountDefinedFn = std::function<Result<uint64_t>()>;
+
 // The text of user.slab.<name> for a dataset, or NotFound for a name that
 // is not one of SlabXattrNames(). "filters" is the canonical pipeline
 // ("shuffle,deflate=6,checksum"), or "none" for a dataset without one;
-// "stored" is the chunk bytes stored, after the filters.
-Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name);
+// "stored" is the chunk bytes stored, after the filters; "defined" is
+// count_defined's answer (InvalidArgument without one), its errors passed
+// on.
+Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name,
+                                   const CountDefinedFn& count_defined = {});
 
 // A listxattr reply: each name followed by a NUL.
 std::string JoinXattrNames(const std::vector<std::string>& names);

@@ -51,7 +51,7 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
         }
         auto ds = fs.container.OpenDataset(ino);
         if (!ds) return Refuse(op, where(), ds.error());
-        auto value = SlabXattrValue(ds->info(), x.name);
+        auto value = SlabXattrValue(ds->info(), x.name, [&] { return ds->CountDefined(); });
         if (!value) {
           if (value.error().code() == Code::kNotFound) {
             return QuietRefuseErrno(op, where, ENODATA, value.error().message());

@@ -87,8 +87,46 @@ TEST(XattrTest, EveryListedNameHasAValue) {
   for (const std::string& full : SlabXattrNames()) {
     XattrName x = ClassifyXattr(full);
     ASSERT_EQ(x.space, XattrSpace::kSlab) << full;
-    EXPECT_TRUE(SlabXattrValue(info, x.name).has_value()) << full;
+    EXPECT_TRUE(SlabXattrValue(info, x.name, [] { return Result<uint64_t>(7); }).has_value())
+        << full;
   }
+}
+
+TEST(XattrTest, DefinedIsTheCountOfDefinedElements) {
+  DatasetInfo info = SampleInfo();
+  info.sparse = true;
+  info.defined_elements = 3;  // as of the last write-back: the counter is asked
+  int asked = 0;
+  auto count = [&] {
+    ++asked;
+    return Result<uint64_t>(60000);
+  };
+  EXPECT_EQ(SlabXattrValue(info, "defined", count).value(), "60000");
+  EXPECT_EQ(asked, 1);
+}
+
+TEST(XattrTest, DefinedIsCountedOnlyWhenAsked) {
+  int asked = 0;
+  auto count = [&] {
+    ++asked;
+    return Result<uint64_t>(1);
+  };
+  for (const char* name : {"dtype", "shape", "stored", "fill", "filters", "index", "chunks"}) {
+    EXPECT_TRUE(SlabXattrValue(SampleInfo(), name, count).has_value()) << name;
+  }
+  EXPECT_EQ(asked, 0);
+}
+
+TEST(XattrTest, DefinedPassesCountErrorsOn) {
+  auto v = SlabXattrValue(SampleInfo(), "defined",
+                          [] { return Result<uint64_t>(Err(Status::Corruption("chunk [1,2]"))); });
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().code(), Code::kCorruption);
+}
+
+TEST(XattrTest, ListsDefinedWithTheOtherSlabNames) {
+  const std::vector<std::string>& names = SlabXattrNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "user.slab.defined"), names.end());
 }
 
 TEST(XattrTest, JoinsNamesWithNuls) {
