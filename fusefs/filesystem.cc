@@ -18,6 +18,7 @@
 #include "fusefs/log.h"
 #include "fusefs/readahead.h"
 #include "fusefs/request.h"
+#include "fusefs/sparse_ops.h"
 #include "fusefs/xattr_ops.h"
 
 namespace slabfs::fusefs {
@@ -116,6 +117,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   try {
     fs.committer.Start();
+    fs.invalidator.Start();
   } catch (const std::exception& e) {
     LogUnexpected("init", e.what());
   }
@@ -128,6 +130,7 @@ void Destroy(void* userdata) {
   auto& fs = *static_cast<Filesystem*>(userdata);
   try {
     fs.committer.Stop();
+    fs.invalidator.Stop();
     fs.final_commit = Commit(fs);
     if (!fs.final_commit.ok()) {
       Log().error("commit at unmount failed: {}", fs.final_commit.ToString());
@@ -640,7 +643,11 @@ Filesystem::Filesystem(Container* c, const FsOptions& o)
       mount_time(FileMTime(c->path())),
       committer(
           o.read_only ? std::chrono::milliseconds(0) : o.commit_interval,
-          [c] { return c->dirty(); }, [c] { return c->Commit(); }) {}
+          [c] { return c->dirty(); }, [c] { return c->Commit(); }),
+      invalidator([this](uint64_t ino, int64_t offset, int64_t length) {
+        return session != nullptr ? fuse_lowlevel_notify_inval_inode(session, ino, offset, length)
+                                  : -ENOTCONN;
+      }) {}
 
 timespec Filesystem::MTime(ObjectId id) {
   std::lock_guard lock(notes_mu);
@@ -772,6 +779,8 @@ const fuse_lowlevel_ops& Operations() {
     o.getxattr = GetXattr;
     o.listxattr = ListXattr;
     o.removexattr = RemoveXattr;
+    o.fallocate = Fallocate;
+    o.lseek = Lseek;
     return o;
   }();
   return ops;

@@ -26,6 +26,7 @@
 
 #include "fusefs/committer.h"
 #include "fusefs/file_attr.h"
+#include "fusefs/invalidator.h"
 #include "slabfs/container.h"
 
 namespace slabfs::fusefs {
@@ -96,6 +97,9 @@ struct Filesystem {
   const StatContext stat_ctx;
   const timespec mount_time;
   Committer committer;  // started by init, stopped by destroy
+  // Drops ranges of the kernel's page cache (fallocate); started by init,
+  // stopped by destroy.
+  Invalidator invalidator;
   Status final_commit;  // the commit made by destroy, for the exit status
   std::once_flag readahead_once;
 
