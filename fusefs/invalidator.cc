@@ -40,10 +40,28 @@ int Invalidator::Invalidate(uint64_t ino, int64_t offset, int64_t length,
   return notice->result;
 }
 
+void Invalidator::Post(uint64_t ino, int64_t offset, int64_t length,
+                       std::chrono::milliseconds delay) {
+  auto notice = std::make_shared<Notice>(
+      Notice{.ino = ino, .offset = offset, .length = length,
+             .not_before = std::chrono::steady_clock::now() + delay});
+  std::lock_guard lock(mu_);
+  if (!running_) return;
+  queue_.push_back(std::move(notice));
+  work_.notify_one();
+}
+
 void Invalidator::Run(std::stop_token stop) {
   std::unique_lock lock(mu_);
   for (;;) {
     if (!work_.wait(lock, stop, [&] { return !queue_.empty(); })) return;  // stopped
+    // Notices run in order; a delayed one holds back those queued after it.
+    const auto not_before = queue_.front()->not_before;
+    if (std::chrono::steady_clock::now() < not_before) {
+      work_.wait_until(lock, stop, not_before, [] { return false; });
+      if (stop.stop_requested()) return;
+      continue;
+    }
     std::shared_ptr<Notice> notice = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();

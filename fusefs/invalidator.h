@@ -49,6 +49,12 @@ class Invalidator {
   // running.
   int Invalidate(uint64_t ino, int64_t offset, int64_t length, std::chrono::milliseconds wait);
 
+  // Queues the invalidation of bytes [offset, offset + length) of ino, to
+  // be sent no earlier than `delay` from now, and returns at once (nothing
+  // if the thread is not running). For the kernel's own cache changes that
+  // follow the daemon's answer (see sparse_ops.cc).
+  void Post(uint64_t ino, int64_t offset, int64_t length, std::chrono::milliseconds delay);
+
   Invalidator(const Invalidator&) = delete;
   Invalidator& operator=(const Invalidator&) = delete;
 
@@ -57,6 +63,7 @@ class Invalidator {
     uint64_t ino;
     int64_t offset;
     int64_t length;
+    std::chrono::steady_clock::time_point not_before{};
     bool done = false;
     int result = 0;
   };

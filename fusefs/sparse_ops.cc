@@ -28,6 +28,9 @@ using namespace std::chrono_literals;
 // it answers anyway (see invalidator.h).
 constexpr std::chrono::milliseconds kInvalidateWait = 1000ms;
 
+// How long after its answer fallocate drops the cut end pages once more.
+constexpr std::chrono::milliseconds kRedropDelay = 20ms;
+
 // Zero-range writes the fill value in pieces of at most this many bytes.
 constexpr uint64_t kFillPieceBytes = 1 << 20;
 
@@ -91,6 +94,17 @@ void DropCachedRange(Filesystem& fs, fuse_ino_t ino, uint64_t offset, uint64_t e
     Log().info("cache invalidation of {} [{}, {}) not confirmed: {}", Describe(fs, ino), offset,
                end, std::strerror(-err));
   }
+}
+
+// A read by another thread between that drop and the kernel's zeroing
+// brings a cut end page back just in time to be zeroed. Once the answer is
+// out, the end pages are dropped again, a little later (after the kernel's
+// own step), so that such a page is not kept.
+void DropCutPagesLater(Filesystem& fs, fuse_ino_t ino, uint64_t offset, uint64_t end) {
+  static const auto kPage = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (end <= offset) return;
+  if (offset % kPage != 0) fs.invalidator.Post(ino, static_cast<int64_t>(offset), 1, kRedropDelay);
+  if (end % kPage != 0) fs.invalidator.Post(ino, static_cast<int64_t>(end - 1), 1, kRedropDelay);
 }
 
 }  // namespace
@@ -173,9 +187,11 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
     // Even a failure may have changed part of the range.
     if (FileHandle* fh = AsFile(fi)) fh->written.store(true, std::memory_order_relaxed);
     fs.Touch(ino);
-    DropCachedRange(fs, ino, off, std::min(end, info.size_bytes));
+    const uint64_t changed_end = std::min(end, info.size_bytes);
+    DropCachedRange(fs, ino, off, changed_end);
     if (!s.ok()) return Refuse(op, where(), s);
     fuse_reply_err(req, 0);
+    DropCutPagesLater(fs, ino, off, changed_end);
     return 0;
   });
 }

@@ -71,6 +71,38 @@ TEST(InvalidatorTest, ACallerStopsWaitingForAStuckNotice) {
   inv.Stop();
 }
 
+TEST(InvalidatorTest, PostSendsLaterWithoutWaiting) {
+  std::mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> sent;
+  Invalidator inv([&](uint64_t, int64_t, int64_t) {
+    std::lock_guard lock(mu);
+    sent.push_back(std::chrono::steady_clock::now());
+    return 0;
+  });
+  inv.Start();
+  const auto start = std::chrono::steady_clock::now();
+  inv.Post(5, 0, 1, 100ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 50ms);
+  // A notice queued after a delayed one runs after it.
+  EXPECT_EQ(inv.Invalidate(5, 4096, 1, 5s), 0);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_GE(sent[0] - start, 100ms);
+  inv.Stop();
+}
+
+TEST(InvalidatorTest, StopDropsDelayedNotices) {
+  std::atomic<int> calls{0};
+  Invalidator inv([&](uint64_t, int64_t, int64_t) { return ++calls, 0; });
+  inv.Start();
+  inv.Post(5, 0, 1, std::chrono::hours(1));
+  const auto start = std::chrono::steady_clock::now();
+  inv.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(calls.load(), 0);
+  inv.Post(5, 0, 1, 0ms);  // not running: nothing
+}
+
 TEST(InvalidatorTest, StartAndStopAreIdempotent) {
   Invalidator inv([](uint64_t, int64_t, int64_t) { return 0; });
   inv.Stop();
