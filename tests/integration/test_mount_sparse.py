@@ -415,6 +415,23 @@ def test_plain_fallocate_inside_the_file_changes_nothing(container, mounter):
     assert os.path.getsize(ds) == 8192
 
 
+def test_posix_fallocate_grows_a_growable_dataset_by_writing(container, mounter):
+    # fallocate refuses to grow (EOPNOTSUPP); glibc then writes zero bytes
+    # past the end, and the dataset grows by whole rows as for any write.
+    mkdset(container, "/s/rows", "u2", (4, 1000), (2, 1000), "--sparse",
+           "--maxshape", "unlimited,1000")
+    m = mounter(container)
+    ds = mpath(m, "/s/rows")
+    fd = os.open(ds, os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 8000, 5000)
+    finally:
+        os.close(fd)
+    assert os.path.getsize(ds) == 7 * 2000
+    with open(ds, "rb") as f:
+        assert f.read() == bytes(7 * 2000)
+
+
 def test_other_fallocate_modes_are_not_supported(container, mounter):
     mkdset(container, "/s/o", "u1", (4096,), (512,), "--sparse")
     m = mounter(container)
