@@ -44,31 +44,34 @@
 // stored <= 1.25 x (defined bytes + 8 x defined runs), and no stored chunk
 // without a defined element.
 //
-// Chunk shape: default 1x256x256. Figures of the unfiltered sparse rows at
-// full size (1000 frames of 2048^2; 2 cores, load average 2.8-3.1 from
-// other builds, so ingest is noisy to +-20%):
+// Chunk shape: default 1x256x256. The unfiltered sparse rows at full size
+// (1000 frames of 2048^2; engine at 1492251; 2 cores shared with other
+// builds, load average 1.4-3.1: fps from two sweeps, noisy to +-30%; the
+// query times agree within ~15%):
 //
-//   chunks       a: fps  stored/def  defined s  ROI s | b: fps  stored/def*  defined s  ROI s  index MB
-//   1x128x128       196       1.003        1.9    1.3 |    380       1.81          4.8    4.9      4.1
-//   1x256x256       334       1.004        2.2    1.7 |    355       1.64         11.1   13.1      1.0
-//   1x512x512       355       1.005        3.2    3.5 |    223       1.39         16.5   17.9      0.26
-//   1x1024x1024     355       1.004        5.5    5.3 |    305       1.29         15.5   16.8      0.06
-//   1x2048x2048     273       1.003       14.3   13.5 |    323       1.26         17.9   17.2      0.02
-//   4x256x256       393       1.004        3.0    2.0 |    180       1.39         17.0   18.7      0.26
-//   (* b without the chunk rows holding a full frame: the groups alone)
+//   chunks       a: fps      defined s  ROI s | b: fps      stored/def*  defined s  ROI s | index MB
+//   1x128x128       196, 262      1.9    1.3  |    380, 308     1.81          4.8    4.9  |  4.1
+//   1x256x256       334, 657      2.2    1.7  |    355, 369     1.64         11.1   13.1  |  1.0
+//   1x512x512       355, 501      3.2    3.5  |    223, 247     1.39         16.5   17.9  |  0.26
+//   1x1024x1024     355, 501      5.5    5.3  |    305, 299     1.29         15.5   16.8  |  0.06
+//   1x2048x2048     273, 355     14.3   13.5  |    323, 364     1.26         17.9   17.2  |  0.02
+//   4x256x256       393, 480      3.0    2.0  |    180, 287     1.39         17.0   18.7  |  0.26
+//   (* b without the chunk rows holding a full frame: the groups alone;
+//   stored/def of a is 1.003-1.005 for every shape)
 //
 // Space does not choose: every shape passes the target with room (b's
 // groups: 0.82-1.18 of defined + 8/run; bigger chunks pay fewer 8-byte
-// headers). Queries do: the engine decodes a sparse chunk into its dense
-// memory form, at a cost that follows the chunk's volume, not what it
-// defines (DecodeSparse writes the fill value one element at a time), and
-// Defined() and every read of an uncached chunk decode, so the time grows
-// with the stored chunks' total volume: ~4 ns per element. 1x128x128 is
-// the fastest to query but the slowest to ingest ROIs (39 chunks per
-// frame) and needs 4x the chunk index; 4x256x256 ingests ROIs fastest but
-// each chunk is rewritten by 4 frames and decodes 4 frames' volume, worst
-// for b. 1x256x256 is within ~15% of the best ingest in both variants and
-// second-fastest to query.
+// headers). Ingest and queries do. A read of an uncached chunk and
+// Defined() decode a sparse chunk into its dense memory form, and the
+// decoder writes the fill value one element at a time (~4 ns per element
+// of the chunk's volume, whatever it defines), so query time follows the
+// total volume of the stored chunks. 1x128x128 queries fastest but
+// ingests ROIs slowest (up to 49 chunks per ROI) with 4x the chunk index;
+// 4x256x256 is rewritten by 4 frames per chunk and decodes 4 frames'
+// volume, worst for b; 1x256x256 ingests fastest or within noise of it in
+// both variants and is second-fastest to query. (With the fill written
+// by memset instead, queries drop 3-20x and 1x512x512 to 1x1024x1024
+// become as good, storing b's groups in 1.3-1.4x instead of 1.64x.)
 //
 //   bench_sparse [--frames 1000] [--size 2048] [--chunk '1x256x256;...']
 //                [--variant a|b|both] [--sparse-filters 'none;shuffle,deflate=1']
