@@ -423,7 +423,7 @@ Status DatasetState::StoreImage(ChunkCache::Entry* e, const FileImage& img) {
   }
   SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(c, rec, img.bytes.size(), img.filter_mask));
   if (format_->tracks_defined()) {
-    defined_ += format_->MemDefined(e->data.get(), BytesOfChunk(c) / item_size_) - before;
+    defined_ += img.defined - before;
     header_dirty_ = true;
   }
   Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
@@ -873,7 +873,7 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
     FreeChunk(coords, rec, before);
     return Status::OK();
   }
-  if (format_->tracks_defined()) defined_ += format_->MemDefined(data.get(), bytes / isz) - before;
+  if (format_->tracks_defined()) defined_ += img.defined - before;
   SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(coords, rec, img.bytes.size(), img.filter_mask));
   Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
   if (!s.ok()) return s.WithContext(ChunkWhat(coords));

@@ -202,7 +202,7 @@ class SparseFormat final : public ChunkFormat {
       filters_.Encode(raw.data(), raw.size(), item_size(), &enc, &mask);
       scratch->append(enc);
     }
-    return FileImage{*scratch, mask};
+    return FileImage{*scratch, mask, defined};
   }
 
  private:

@@ -54,6 +54,7 @@ struct ChunkIo {
 struct FileImage {
   std::string_view bytes;
   uint32_t filter_mask = 0;
+  uint64_t defined = 0;  // formats that track defined elements: how many
 };
 
 class ChunkFormat {

@@ -122,8 +122,22 @@ Status DecodeSparse(std::string_view enc, uint64_t n, size_t item_size, std::str
   if (!r.done()) return bad("bytes between the structure and the values");
   // Values go to the defined elements, the fill value everywhere else.
   uint64_t next = 0, v = 0;
+  const bool zero_fill = std::all_of(fill.begin(), fill.end(), [](char ch) { return ch == 0; });
   auto fill_range = [&](uint64_t from, uint64_t to) {
-    for (uint64_t i = from; i < to; ++i) std::memcpy(mem + i * item_size, fill.data(), item_size);
+    if (from >= to) return;
+    char* dst = mem + from * item_size;
+    const uint64_t total = (to - from) * item_size;
+    if (zero_fill) {
+      std::memset(dst, 0, total);
+      return;
+    }
+    // One element, then doubling copies of what is already there.
+    std::memcpy(dst, fill.data(), item_size);
+    for (uint64_t done = item_size; done < total;) {
+      const uint64_t k = std::min(done, total - done);
+      std::memcpy(dst + done, dst, k);
+      done += k;
+    }
   };
   ForEachSetRun(bits, 0, n, [&](uint64_t start, uint64_t len) {
     fill_range(next, start);
