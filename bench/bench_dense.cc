@@ -64,16 +64,6 @@ struct Row {
   std::exit(2);
 }
 
-std::vector<std::string> SplitList(std::string_view text) {
-  std::vector<std::string> out;
-  for (;;) {
-    size_t semi = text.find(';');
-    if (semi != 0 && !text.empty()) out.emplace_back(text.substr(0, semi));
-    if (semi == std::string_view::npos) return out;
-    text.remove_prefix(semi + 1);
-  }
-}
-
 // The data: element (i, j) is row_part[i] + col_part[j], so that filling a
 // block costs one add per element and the reads can check any value.
 struct Smooth {
@@ -191,35 +181,18 @@ Row RunOne(const Config& cfg, const std::string& filters, const std::string& pat
 int main(int argc, char** argv) {
   Config cfg;
   std::string filters_text = "none;shuffle,deflate=1;shuffle,deflate=6";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_dense: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto number = [&]() -> uint64_t {
-      std::string v = next();
-      char* end = nullptr;
-      uint64_t x = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || x == 0) {
-        std::fprintf(stderr, "bench_dense: %s wants a positive number, not '%s'\n", a.c_str(), v.c_str());
-        std::exit(2);
-      }
-      return x;
-    };
-    if (a == "--path") cfg.path = next();
-    else if (a == "--n") cfg.n = number();
-    else if (a == "--chunk") cfg.chunk = number();
-    else if (a == "--cache-mb") cfg.cache_mb = number();
-    else if (a == "--windows") cfg.windows = number();
-    else if (a == "--filters") filters_text = next();
-    else if (a == "--keep") cfg.keep = true;
-    else Usage();
+  bench::Args args(argc, argv, "bench_dense", Usage);
+  while (args.Next()) {
+    if (args.Is("--path")) cfg.path = args.Value();
+    else if (args.Is("--n")) cfg.n = args.Number();
+    else if (args.Is("--chunk")) cfg.chunk = args.Number();
+    else if (args.Is("--cache-mb")) cfg.cache_mb = args.Number();
+    else if (args.Is("--windows")) cfg.windows = args.Number();
+    else if (args.Is("--filters")) filters_text = args.Value();
+    else if (args.Is("--keep")) cfg.keep = true;
+    else args.Bad();
   }
-  cfg.filters = SplitList(filters_text);
+  cfg.filters = bench::SplitList(filters_text);
   if (cfg.filters.empty()) Usage();
 
   bench::PrintMachine("bench_dense");

@@ -132,16 +132,6 @@ struct Config {
   std::exit(2);
 }
 
-std::vector<std::string> SplitList(std::string_view text) {
-  std::vector<std::string> out;
-  for (;;) {
-    size_t semi = text.find(';');
-    if (semi != 0 && !text.empty()) out.emplace_back(text.substr(0, semi));
-    if (semi == std::string_view::npos) return out;
-    text.remove_prefix(semi + 1);
-  }
-}
-
 // "1x256x256" -> {1, 256, 256}.
 Dims ParseChunk(const std::string& text) {
   Dims out;
@@ -639,41 +629,24 @@ int main(int argc, char** argv) {
   Config cfg;
   std::string chunks_text = "1x256x256", sparse_text = "none;shuffle,deflate=1",
               dense_text = "shuffle,deflate=6;shuffle,deflate=1", variant = "both";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_sparse: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto number = [&]() -> uint64_t {
-      std::string v = next();
-      char* end = nullptr;
-      uint64_t x = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || x == 0) {
-        std::fprintf(stderr, "bench_sparse: %s wants a positive number, not '%s'\n", a.c_str(), v.c_str());
-        std::exit(2);
-      }
-      return x;
-    };
-    if (a == "--frames") cfg.frames = number();
-    else if (a == "--size") cfg.size = number();
-    else if (a == "--chunk") chunks_text = next();
-    else if (a == "--variant") variant = next();
-    else if (a == "--sparse-filters") sparse_text = next();
-    else if (a == "--dense-filters") dense_text = next();
-    else if (a == "--dense-frames") cfg.dense_frames = number();
-    else if (a == "--commit-every") cfg.commit_every = number();
-    else if (a == "--cache-mb") cfg.cache_mb = number();
-    else if (a == "--path") cfg.path = next();
-    else if (a == "--keep") cfg.keep = true;
-    else Usage();
+  bench::Args args(argc, argv, "bench_sparse", Usage);
+  while (args.Next()) {
+    if (args.Is("--frames")) cfg.frames = args.Number();
+    else if (args.Is("--size")) cfg.size = args.Number();
+    else if (args.Is("--chunk")) chunks_text = args.Value();
+    else if (args.Is("--variant")) variant = args.Value();
+    else if (args.Is("--sparse-filters")) sparse_text = args.Value();
+    else if (args.Is("--dense-filters")) dense_text = args.Value();
+    else if (args.Is("--dense-frames")) cfg.dense_frames = args.Number();
+    else if (args.Is("--commit-every")) cfg.commit_every = args.Number();
+    else if (args.Is("--cache-mb")) cfg.cache_mb = args.Number();
+    else if (args.Is("--path")) cfg.path = args.Value();
+    else if (args.Is("--keep")) cfg.keep = true;
+    else args.Bad();
   }
-  for (const std::string& c : SplitList(chunks_text)) cfg.chunks.push_back(ParseChunk(c));
-  cfg.sparse_filters = SplitList(sparse_text);
-  cfg.dense_filters = SplitList(dense_text);
+  for (const std::string& c : bench::SplitList(chunks_text)) cfg.chunks.push_back(ParseChunk(c));
+  cfg.sparse_filters = bench::SplitList(sparse_text);
+  cfg.dense_filters = bench::SplitList(dense_text);
   if (variant == "a" || variant == "b") cfg.variants = variant;
   else if (variant != "both") Usage();
   if (cfg.chunks.empty() || cfg.size < 10) Usage();

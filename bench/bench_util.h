@@ -7,9 +7,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace slabfs::bench {
 
@@ -34,6 +38,64 @@ inline void PrintMachine(const char* name) {
   std::printf("# %s  machine: %s, %ld cores, kernel %s\n", name, CpuModel().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
               u.release);
 }
+
+// "a;b;;c" -> {"a", "b", "c"}: the lists of pipelines and chunk shapes the
+// benchmarks take.
+inline std::vector<std::string> SplitList(std::string_view text) {
+  std::vector<std::string> out;
+  for (;;) {
+    size_t semi = text.find(';');
+    if (semi != 0 && !text.empty()) out.emplace_back(text.substr(0, semi));
+    if (semi == std::string_view::npos) return out;
+    text.remove_prefix(semi + 1);
+  }
+}
+
+// The command line of a benchmark, flag by flag:
+//   Args args(argc, argv, "bench_x", Usage);
+//   while (args.Next()) {
+//     if (args.Is("--n")) n = args.Number();
+//     else if (args.Is("--keep")) keep = true;
+//     else args.Bad();
+//   }
+// A missing or bad value prints one line naming the flag and exits 2.
+class Args {
+ public:
+  Args(int argc, char** argv, const char* program, void (*usage)()) : argc_(argc), argv_(argv), program_(program),
+                                                                       usage_(usage) {}
+  bool Next() { return ++i_ < argc_; }
+  bool Is(std::string_view flag) const { return flag == argv_[i_]; }
+  std::string Value() {
+    if (i_ + 1 >= argc_) {
+      std::fprintf(stderr, "%s: %s needs a value\n", program_, argv_[i_]);
+      std::exit(2);
+    }
+    return argv_[++i_];
+  }
+  // A positive integer.
+  uint64_t Number() {
+    const char* flag = argv_[i_];
+    const std::string v = Value();
+    char* end = nullptr;
+    const uint64_t x = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || x == 0) {
+      std::fprintf(stderr, "%s: %s wants a positive number, not '%s'\n", program_, flag, v.c_str());
+      std::exit(2);
+    }
+    return x;
+  }
+  [[noreturn]] void Bad() {
+    usage_();
+    std::exit(2);
+  }
+
+ private:
+  int argc_;
+  char** argv_;
+  int i_ = 0;
+  const char* program_;
+  void (*usage_)();
+};
 
 }  // namespace slabfs::bench
 
