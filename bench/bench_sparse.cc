@@ -44,36 +44,27 @@
 // stored <= 1.25 x (defined bytes + 8 x defined runs), and no stored chunk
 // without a defined element.
 //
-// Chunk shape: default 1x256x256. The unfiltered sparse rows at full size
-// (1000 frames of 2048^2; engine at 1492251; 2 cores shared with other
-// builds, load average 1.4-3.1: fps from two sweeps, noisy to +-30%; the
-// query times agree within ~15%):
+// Chunk shape: default 1x1024x1024. The unfiltered sparse rows at full size
+// (1000 frames of 2048^2; 2 cores, load average 1.1-1.2; noisy to +-30%):
 //
-//   chunks       a: fps      defined s  ROI s | b: fps      stored/def*  defined s  ROI s | index MB
-//   1x128x128       196, 262      1.9    1.3  |    380, 308     1.81          4.8    4.9  |  4.1
-//   1x256x256       334, 657      2.2    1.7  |    355, 369     1.64         11.1   13.1  |  1.0
-//   1x512x512       355, 501      3.2    3.5  |    223, 247     1.39         16.5   17.9  |  0.26
-//   1x1024x1024     355, 501      5.5    5.3  |    305, 299     1.29         15.5   16.8  |  0.06
-//   1x2048x2048     273, 355     14.3   13.5  |    323, 364     1.26         17.9   17.2  |  0.02
-//   4x256x256       393, 480      3.0    2.0  |    180, 287     1.39         17.0   18.7  |  0.26
+//   chunks       a: fps  defined s  ROI s | b: fps  stored/def*  defined s  ROI s | chunks a, b
+//   1x256x256       556    0.87     0.64  |    447     1.64         0.72   0.79  | 11930, 44666
+//   1x512x512       676    0.72     0.55  |    356     1.39         0.65   0.82  |  4679, 15842
+//   1x1024x1024     685    0.53     0.56  |    546     1.29         0.49   0.70  |  1739,  4000
 //   (* b without the chunk rows holding a full frame: the groups alone;
-//   stored/def of a is 1.003-1.005 for every shape)
+//   stored/def of a is 1.004-1.005 for every shape)
 //
-// Space does not choose: every shape passes the target with room (b's
-// groups: 0.82-1.18 of defined + 8/run; bigger chunks pay fewer 8-byte
-// headers). Ingest and queries do. A read of an uncached chunk and
-// Defined() decode a sparse chunk into its dense memory form, and the
-// decoder writes the fill value one element at a time (~4 ns per element
-// of the chunk's volume, whatever it defines), so query time follows the
-// total volume of the stored chunks. 1x128x128 queries fastest but
-// ingests ROIs slowest (up to 49 chunks per ROI) with 4x the chunk index;
-// 4x256x256 is rewritten by 4 frames per chunk and decodes 4 frames'
-// volume, worst for b; 1x256x256 ingests fastest or within noise of it in
-// both variants and is second-fastest to query. (With the fill written
-// by memset instead, queries drop 3-20x and 1x512x512 to 1x1024x1024
-// become as good, storing b's groups in 1.3-1.4x instead of 1.64x.)
+// Space does not choose by much: every shape passes the target with room,
+// and bigger chunks pay fewer 8-byte headers and runs split at chunk edges.
+// A first sweep (engine before 2026-11-22 01:20) had 1x256x256 ahead,
+// because the sparse decoder then wrote the fill value one element at a
+// time, so every query cost the whole volume of the chunks it touched;
+// with that fixed, 1x1024x1024 ingests fastest, answers Defined() fastest,
+// stores least and needs the smallest index (1000 frames x 4 chunks).
+// Smaller chunks still suit reads of small windows in cold frames: a read
+// of an uncached chunk decodes all of it (2 MiB here).
 //
-//   bench_sparse [--frames 1000] [--size 2048] [--chunk '1x256x256;...']
+//   bench_sparse [--frames 1000] [--size 2048] [--chunk '1x1024x1024;...']
 //                [--variant a|b|both] [--sparse-filters 'none;shuffle,deflate=1']
 //                [--dense-filters 'shuffle,deflate=6;shuffle,deflate=1']
 //                [--dense-frames N] [--commit-every 100] [--cache-mb 64]
@@ -126,7 +117,7 @@ struct Config {
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: bench_sparse [--frames N] [--size S] [--chunk '1x256x256;...'] [--variant a|b|both]\n"
+               "usage: bench_sparse [--frames N] [--size S] [--chunk '1x1024x1024;...'] [--variant a|b|both]\n"
                "                    [--sparse-filters 'none;shuffle,deflate=1'] [--dense-filters 'shuffle,deflate=6']\n"
                "                    [--dense-frames N] [--commit-every K] [--cache-mb M] [--path P] [--keep]\n");
   std::exit(2);
@@ -627,7 +618,7 @@ void RunVariant(const Config& cfg, char variant, int* failures) {
 
 int main(int argc, char** argv) {
   Config cfg;
-  std::string chunks_text = "1x256x256", sparse_text = "none;shuffle,deflate=1",
+  std::string chunks_text = "1x1024x1024", sparse_text = "none;shuffle,deflate=1",
               dense_text = "shuffle,deflate=6;shuffle,deflate=1", variant = "both";
   bench::Args args(argc, argv, "bench_sparse", Usage);
   while (args.Next()) {
