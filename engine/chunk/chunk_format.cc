@@ -186,6 +186,26 @@ class SparseFormat final : public ChunkFormat {
     return DecodeSparse(raw, n, item_size(), fill(), defined, mem);
   }
 
+  Status LoadDefined(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t filter_mask, char* mem,
+                     uint64_t n) const override {
+    // With filters the set is inside the filtered stream: decode it all.
+    if (!filters_.empty()) return Load(io, addr, file_bytes, filter_mask, mem, n);
+    if (file_bytes < kHeaderBytes + 1 || file_bytes > MaxFileBytes(n))
+      return Status::Corruption("record claims " + std::to_string(file_bytes) + " stored bytes, not possible for a "
+                                "sparse chunk of " + std::to_string(n) + " elements");
+    char header[kHeaderBytes];
+    SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr, header, sizeof header));
+    const uint64_t raw_size = LoadU32(header), defined = LoadU32(header + 4);
+    if (raw_size != file_bytes - kHeaderBytes) return Status::Corruption("sparse chunk is not the size its header says");
+    if (defined == 0 || defined > n || raw_size < 1 + defined * item_size())
+      return Status::Corruption("sparse chunk claims " + std::to_string(defined) + " defined elements");
+    // The values are at the end of the encoding: read only what is before.
+    std::string structure(raw_size - defined * item_size(), '\0');
+    SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr + kHeaderBytes, structure.data(), structure.size()));
+    io.cache->CountBytesRead(kHeaderBytes + structure.size());
+    return DecodeSparseSet(structure, n, defined, SparseBits(mem, n, item_size()));
+  }
+
   FileImage MemToFile(const char* mem, uint64_t n, std::string* scratch) const override {
     const uint64_t defined = MemDefined(mem, n);
     if (defined == 0) return FileImage{};

@@ -116,6 +116,14 @@ class ChunkFormat {
   virtual uint64_t MemDefined(const char* mem, uint64_t n) const;
   virtual void MemDefinedRuns(const char* mem, uint64_t n, uint64_t first, uint64_t end,
                               const std::function<void(uint64_t, uint64_t)>& f) const;
+  // Loads only what MemDefined and MemDefinedRuns look at (the defined
+  // set; other bytes of mem are left as they are), reading no element
+  // values where the format can (sparse without filters). The other
+  // formats load the whole chunk.
+  virtual Status LoadDefined(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t filter_mask, char* mem,
+                             uint64_t n) const {
+    return Load(io, addr, file_bytes, filter_mask, mem, n);
+  }
   // Defined elements of a stored chunk, without decoding its values.
   virtual Result<uint64_t> StoredDefined(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint64_t n) const;
 

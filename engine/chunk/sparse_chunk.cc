@@ -83,17 +83,12 @@ void EncodeSparse(const char* mem, uint64_t n, size_t item_size, std::string* ou
   });
 }
 
-Status DecodeSparse(std::string_view enc, uint64_t n, size_t item_size, std::string_view fill, uint64_t defined,
-                    char* mem) {
+Status DecodeSparseSet(std::string_view structure, uint64_t n, uint64_t defined, uint64_t* bits) {
   auto bad = [](std::string_view why) { return Status::Corruption("sparse chunk: " + std::string(why)); };
   if (defined == 0 || defined > n) return bad("claims " + std::to_string(defined) + " defined elements");
-  // The values take the end of the encoding: the structure is what is left.
-  if (enc.size() < 1 + defined * item_size) return bad("too short for its values");
-  const char* values = enc.data() + enc.size() - defined * item_size;
-  Reader r(enc.substr(0, enc.size() - defined * item_size));
+  Reader r(structure);
   uint8_t layout;
   if (!r.U8(&layout)) return bad("no layout");
-  uint64_t* bits = SparseBits(mem, n, item_size);
   std::memset(bits, 0, SparseBitmapWords(n) * 8);
   if (layout == kLayoutRuns) {
     uint64_t runs, pos = 0, total = 0;
@@ -120,6 +115,18 @@ Status DecodeSparse(std::string_view enc, uint64_t n, size_t item_size, std::str
     return bad("unknown layout " + std::to_string(layout));
   }
   if (!r.done()) return bad("bytes between the structure and the values");
+  return Status::OK();
+}
+
+Status DecodeSparse(std::string_view enc, uint64_t n, size_t item_size, std::string_view fill, uint64_t defined,
+                    char* mem) {
+  if (defined == 0 || defined > n)
+    return Status::Corruption("sparse chunk: claims " + std::to_string(defined) + " defined elements");
+  // The values take the end of the encoding: the structure is what is left.
+  if (enc.size() < 1 + defined * item_size) return Status::Corruption("sparse chunk: too short for its values");
+  const char* values = enc.data() + enc.size() - defined * item_size;
+  uint64_t* bits = SparseBits(mem, n, item_size);
+  SLABFS_RETURN_IF_ERROR(DecodeSparseSet(enc.substr(0, enc.size() - defined * item_size), n, defined, bits));
   // Values go to the defined elements, the fill value everywhere else.
   uint64_t next = 0, v = 0;
   const bool zero_fill = std::all_of(fill.begin(), fill.end(), [](char ch) { return ch == 0; });

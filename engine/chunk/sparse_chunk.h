@@ -48,6 +48,9 @@ void ForEachSetRun(const uint64_t* bits, uint64_t first, uint64_t end, F&& f);
 uint64_t MaxEncodedSparseBytes(uint64_t n, size_t item_size);
 // Encodes a memory chunk (with at least one defined element).
 void EncodeSparse(const char* mem, uint64_t n, size_t item_size, std::string* out);
+// Decodes only the defined set (the encoding without its values) into the
+// bitmap `bits` of a chunk of n elements, checked as DecodeSparse does.
+Status DecodeSparseSet(std::string_view structure, uint64_t n, uint64_t defined, uint64_t* bits);
 // Decodes into a memory chunk of n elements; `fill` is one element. Every
 // count, run and length is checked: Corruption for anything that does not
 // describe exactly `defined` elements (1 to n) of a chunk of n.

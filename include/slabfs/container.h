@@ -117,9 +117,10 @@ class Dataset {
   // The defined elements inside a box selection (no strides), as disjoint
   // boxes sorted in C order of their first element: for a sparse dataset
   // the elements written and not erased, for a dense one the elements of
-  // its stored chunks. Reads no values of dense chunks; its cost follows
-  // the stored chunks inside the box, not the box's volume. Cached changes
-  // are written back first.
+  // its stored chunks. Reads no element values, except that a sparse
+  // dataset with filters decodes each chunk (its defined set is inside the
+  // filtered stream); the cost follows the stored chunks inside the box,
+  // not the box's volume. Cached changes are written back first.
   Result<std::vector<Box>> Defined(const Slab& sel) const;
   // The same for elements [first, first + count) in C order, as sorted,
   // merged runs (for lseek's SEEK_DATA and SEEK_HOLE).

@@ -342,6 +342,60 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"rank1_long_chunks", {300}, {300}, {128}, ""}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
 
+TEST(SparseDefinedTest, DefinedReadsNoValuesOfUnfilteredChunks) {
+  auto disk = NewDisk();
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/s", {.dtype = DType::kU4, .shape = {64, 64},
+                                                             .chunks = {64, 64}, .sparse = true}));
+    std::vector<uint32_t> v(32 * 32, 6);
+    ASSERT_OK(ds.Write(Slab::Box({16, 16}, {32, 32}), v.data()));
+    ASSERT_OK(c->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.read_only = true}));
+  ASSERT_OK_AND_ASSIGN(Dataset ds, c->OpenDataset("/s"));
+  ASSERT_GT(ds.info().stored_bytes, 32u * 32 * 4);
+  const uint64_t before = c->cache_stats().bytes_read;
+  ASSERT_OK_AND_ASSIGN(std::vector<Box> boxes, ds.Defined(Slab::All({64, 64})));
+  EXPECT_EQ(boxes, (std::vector<Box>{{{16, 16}, {32, 32}}}));
+  // The header and the runs, not the 4 KiB of values.
+  EXPECT_LT(c->cache_stats().bytes_read - before, 200u);
+}
+
+TEST(SparseDefinedTest, ADamagedDefinedSetIsCorruption) {
+  auto disk = NewDisk();
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/s", {.dtype = DType::kU2, .shape = {100},
+                                                             .chunks = {100}, .sparse = true}));
+    std::vector<uint16_t> v(10, 6);
+    ASSERT_OK(ds.Write(Slab::Box({5}, {10}), v.data()));
+    ASSERT_OK(ds.Write(Slab::Box({50}, {10}), v.data()));
+    ASSERT_OK(c->Close());
+  }
+  StoredChunk sc;
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.read_only = true}));
+    ASSERT_OK_AND_ASSIGN(Dataset ds, c->OpenDataset("/s"));
+    ASSERT_OK_AND_ASSIGN(std::vector<StoredChunk> chunks, ds.StoredChunks());
+    ASSERT_EQ(chunks.size(), 1u);
+    sc = chunks[0];
+  }
+  {
+    // The second run's length (after header 8, layout, run count, gap 5,
+    // length 10, gap 35): 10 -> 90 reaches past the chunk.
+    std::lock_guard lock(disk->mu);
+    ASSERT_EQ(disk->durable[sc.addr + 8 + 5], 10);
+    disk->durable[sc.addr + 8 + 5] = 90;
+    disk->current = disk->durable;
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.read_only = true}));
+  ASSERT_OK_AND_ASSIGN(Dataset ds, c->OpenDataset("/s"));
+  EXPECT_EQ(ds.Defined(Slab::All({100})).error().code(), Code::kCorruption);
+  std::vector<uint16_t> got(100);
+  EXPECT_EQ(ds.ReadElements(0, 100, got.data()).code(), Code::kCorruption);
+}
+
 TEST(DenseDefinedTest, StoredChunksAreDefinedAndEraseFreesWholeChunks) {
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
