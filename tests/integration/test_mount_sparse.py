@@ -2,7 +2,8 @@
 lseek SEEK_DATA/SEEK_HOLE walked from Python and compared with `slab defined
 --json` (sparse: undefined elements are holes) and with `slab chunks --json`
 (dense: chunks not stored are holes); `cp --sparse=always` and `tar -S` copy
-only the data regions and give the same bytes; `fallocate --punch-hole`
+only the data regions and give the same bytes, and `rsync -S` makes a
+sparse copy; `fallocate --punch-hole`
 erases the elements wholly inside the range (user.slab.defined drops by
 exactly that many, reads give the fill value, a dense dataset frees whole
 chunks and fills the rest); `fallocate --zero-range` defines elements with
@@ -243,6 +244,18 @@ def test_tar_sparse_archives_only_the_data(frame, mounter, tmp_path):
     out.mkdir()
     run("tar", "-C", out, "-xf", archive)
     assert (out / "frame").read_bytes() == ref.tobytes()
+
+
+def test_rsync_sparse_makes_a_sparse_copy(frame, mounter, tmp_path):
+    # rsync -S reads every byte and turns runs of zeros into holes: the
+    # undefined elements read as the fill value 0.
+    c, ref, mask, regions = frame
+    m = mounter(c)
+    fill_frame(m, ref, mask, regions)
+    copy = tmp_path / "frame.bin"
+    run("rsync", "-S", mpath(m, "/s/frame"), copy)
+    assert copy.read_bytes() == ref.tobytes()
+    assert du(copy) <= SHAPE[0] * SHAPE[1] * 2 // 4, du(copy)
 
 
 def test_nonzero_fill_has_no_holes_so_copies_keep_it(container, mounter, tmp_path):
