@@ -139,14 +139,6 @@ class SparseFormat final : public ChunkFormat {
     SetBitRange(SparseBits(mem, n, item_size()), first, count, false);
   }
 
-  void MemErase(char* mem, uint64_t n, const ChunkCursor& cur) const override {
-    cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t k) { MemEraseRange(mem, n, co, k); });
-  }
-
-  uint64_t MemDefined(const char* mem, uint64_t n) const override {
-    return CountBits(SparseBits(mem, n, item_size()), n);
-  }
-
   void MemDefinedRuns(const char* mem, uint64_t n, uint64_t first, uint64_t end,
                       const std::function<void(uint64_t, uint64_t)>& f) const override {
     ForEachSetRun(SparseBits(mem, n, item_size()), first, end, f);
@@ -207,7 +199,7 @@ class SparseFormat final : public ChunkFormat {
   }
 
   FileImage MemToFile(const char* mem, uint64_t n, std::string* scratch) const override {
-    const uint64_t defined = MemDefined(mem, n);
+    const uint64_t defined = CountBits(SparseBits(mem, n, item_size()), n);
     if (defined == 0) return FileImage{};
     std::string raw;
     EncodeSparse(mem, n, item_size(), &raw);
@@ -379,8 +371,6 @@ void ChunkFormat::MemEraseRange(char* mem, uint64_t, uint64_t first, uint64_t co
 void ChunkFormat::MemErase(char* mem, uint64_t n, const ChunkCursor& cur) const {
   cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t k) { MemEraseRange(mem, n, co, k); });
 }
-
-uint64_t ChunkFormat::MemDefined(const char*, uint64_t n) const { return n; }
 
 void ChunkFormat::MemDefinedRuns(const char*, uint64_t, uint64_t first, uint64_t end,
                                  const std::function<void(uint64_t, uint64_t)>& f) const {

@@ -109,14 +109,13 @@ class ChunkFormat {
   virtual void MemWrite(char* mem, uint64_t n, const ChunkCursor& cur, const char* buf) const;
   // Makes the selected elements (or the chunk offsets [first, first+count))
   // undefined: they read as the fill value.
-  virtual void MemErase(char* mem, uint64_t n, const ChunkCursor& cur) const;
+  void MemErase(char* mem, uint64_t n, const ChunkCursor& cur) const;
   virtual void MemEraseRange(char* mem, uint64_t n, uint64_t first, uint64_t count) const;
-  // Defined elements of a memory chunk: how many, and the runs of them
-  // among the chunk offsets [first, end).
-  virtual uint64_t MemDefined(const char* mem, uint64_t n) const;
+  // The runs of defined elements of a memory chunk among the chunk offsets
+  // [first, end). (How many a chunk holds comes with its FileImage.)
   virtual void MemDefinedRuns(const char* mem, uint64_t n, uint64_t first, uint64_t end,
                               const std::function<void(uint64_t, uint64_t)>& f) const;
-  // Loads only what MemDefined and MemDefinedRuns look at (the defined
+  // Loads only what MemDefinedRuns looks at (the defined
   // set; other bytes of mem are left as they are), reading no element
   // values where the format can (sparse without filters). The other
   // formats load the whole chunk.

@@ -215,9 +215,15 @@ TEST(ObjectTest, RoundTripsFilterListsAndTheDefinedCount) {
   o.dataset.flags = kDatasetFlagFiltered;
   o.dataset.filters = *FilterPipeline::Parse("deflate=3");
   payload = EncodeObject(o);
-  const size_t level_at = payload.find(std::string("\x02\x03", 2));
-  ASSERT_NE(level_at, std::string::npos);
-  payload[level_at + 1] = 12;  // deflate level 12
+  // The filter list follows the 2-byte fill: count 1, deflate (2), level 3,
+  // then the allocated-chunk counter. Found by its exact place, then
+  // changed to level 12 (the only thing wrong with it).
+  const std::string list("\x01\x02\x03", 3);
+  const size_t at = payload.find(o.dataset.fill + list);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(payload.find(o.dataset.fill + list, at + 1), std::string::npos);
+  ASSERT_OK(DecodeObject(payload, BlockType::kDataset, 1 << 30));
+  payload[at + o.dataset.fill.size() + 2] = 12;
   EXPECT_CODE(DecodeObject(payload, BlockType::kDataset, 1 << 30), Code::kCorruption);
 }
 
