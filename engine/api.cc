@@ -186,6 +186,12 @@ Result<uint64_t> Dataset::CountDefined() const {
 }
 Status Dataset::Erase(const Slab& sel) { return state_ ? state_->Erase(sel) : NoState(); }
 
+Status Dataset::Relayout(const DatasetOptions& options) {
+  if (!state_) return NoState();
+  SLABFS_ASSIGN_OR_RETURN(engine::DatasetRecord rec, engine::MakeDatasetRecord(options));
+  return state_->Relayout(std::move(rec));
+}
+
 Status Dataset::TakeLostWrites() { return state_ ? state_->TakeLostWrites() : NoState(); }
 
 Result<std::vector<StoredChunk>> Dataset::StoredChunks() const {

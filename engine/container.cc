@@ -468,10 +468,7 @@ Result<ObjectId> ContainerImpl::MakeGroups(std::string_view path, bool parents) 
   return cur;
 }
 
-Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId parent, std::string_view name,
-                                                                   const DatasetOptions& o) {
-  SLABFS_RETURN_IF_ERROR_R(CheckWritable());
-  SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
+Result<DatasetRecord> MakeDatasetRecord(const DatasetOptions& o) {
   if (!IsValidDTypeCode(static_cast<unsigned>(o.dtype))) return Err(Status::InvalidArgument("unknown dtype"));
   DatasetRecord rec;
   rec.dtype = o.dtype;
@@ -494,19 +491,30 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
   SLABFS_ASSIGN_OR_RETURN(rec.filters, FilterPipeline::Parse(o.filters));
   if (!rec.filters.empty()) rec.flags |= kDatasetFlagFiltered;
   if (o.sparse) rec.flags |= kDatasetFlagSparse;
-  const IndexGeometry geo = GeometryOf(rec);
-  SLABFS_ASSIGN_OR_RETURN(IndexKind kind, ChooseIndexKind(o.index, geo, o.compact_limit));
-  rec.index = kind;
+  SLABFS_ASSIGN_OR_RETURN(rec.index, ChooseIndexKind(o.index, GeometryOf(rec), o.compact_limit));
   if (o.length_resizable.value_or(rec.max_shape[0] != rec.shape[0])) rec.flags |= kDatasetFlagLengthResizable;
+  return rec;
+}
+
+Result<std::shared_ptr<DatasetState>> ContainerImpl::NewDatasetState(ObjectId id, DatasetRecord rec) {
+  SLABFS_ASSIGN_OR_RETURN(auto index, OpenChunkIndex(rec.index, GeometryOf(rec), "", &store_,
+                                                     "dataset " + std::to_string(id)));
+  return std::make_shared<DatasetState>(this, id, std::move(rec), std::move(index));
+}
+
+Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId parent, std::string_view name,
+                                                                   const DatasetOptions& o) {
+  SLABFS_RETURN_IF_ERROR_R(CheckWritable());
+  SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
+  SLABFS_ASSIGN_OR_RETURN(DatasetRecord rec, MakeDatasetRecord(o));
 
   std::shared_lock cl(commit_mu_);
   std::unique_lock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   SLABFS_RETURN_IF_ERROR_R(CheckNewChildLocked(p, name));
-  ObjectId id = sb_next_id_;
-  SLABFS_ASSIGN_OR_RETURN(auto index, OpenChunkIndex(kind, geo, "", &store_, "dataset " + std::to_string(id)));
+  SLABFS_ASSIGN_OR_RETURN(auto state, NewDatasetState(sb_next_id_, std::move(rec)));
   Node* n = NewNodeLocked(ObjectKind::kDataset, p, std::string(name));
-  n->ds = std::make_shared<DatasetState>(this, n->id, std::move(rec), std::move(index));
+  n->ds = std::move(state);
   return n->ds;
 }
 

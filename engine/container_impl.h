@@ -69,6 +69,9 @@ class DatasetState {
   Status Erase(const Slab& sel);
   // The first write lost since the last call (see Dataset::TakeLostWrites).
   Status TakeLostWrites();
+  // Gives the dataset the layout of `rec` holding the same byte image (see
+  // Dataset::Relayout; engine/relayout.cc).
+  Status Relayout(DatasetRecord rec);
 
   // Commit support; the caller holds commit_mu_ exclusively.
   // Writes back dirty chunks and index pages; true when the header changed.
@@ -150,6 +153,11 @@ class DatasetState {
   // old is freed). Records the size and filter mask where sizes vary.
   Result<uint64_t> PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes, uint32_t filter_mask);
   Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const;
+  // Relayout's steps (engine/relayout.cc), under rw_ held exclusively: the
+  // byte image copied into `to` (a private state), then every field that
+  // describes the contents swapped with it.
+  Status CopyImageLocked(DatasetState& to);
+  void ExchangeContentsLocked(DatasetState& other);
   // Bytes of the chunk as stored: trimmed to the maximum shape.
   uint64_t BytesOfChunk(ChunkCoord coords) const;
   // Bytes a stored chunk takes in the file: its record's size where chunk
@@ -164,10 +172,13 @@ class DatasetState {
 
   ContainerImpl* const c_;
   const ObjectId id_;
+  // The key of this state's chunks in the cache (CacheKey::dataset): unique
+  // per state, and it moves with the contents in ExchangeContentsLocked.
+  uint64_t cache_id_;
   mutable std::shared_mutex rw_;
   DatasetRecord meta_;
   std::unique_ptr<ChunkIndex> index_;
-  const size_t item_size_;
+  size_t item_size_;
   std::atomic<uint64_t> num_elements_{0};
   Dims grid_;  // chunks per dimension at the current shape
   std::unique_ptr<ChunkFormat> format_;
@@ -205,6 +216,10 @@ class ContainerImpl {
   Result<std::shared_ptr<DatasetState>> CreateDataset(ObjectId parent, std::string_view name,
                                                       const DatasetOptions& o);
   Result<std::shared_ptr<DatasetState>> OpenDataset(ObjectId id);
+  // A dataset state for object `id` with the layout of `rec` (checked by
+  // MakeDatasetRecord) and no chunks, linked nowhere: CreateDataset links it
+  // into the tree, Relayout swaps its contents into a live state.
+  Result<std::shared_ptr<DatasetState>> NewDatasetState(ObjectId id, DatasetRecord rec);
   Status Remove(ObjectId parent, std::string_view name);
   Status Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent, std::string_view to_name,
                 bool no_replace);
@@ -279,6 +294,11 @@ class ContainerImpl {
   BlockRef attempt_free_list_;
   bool closed_ = false;
 };
+
+// The on-disk description of a new dataset from creation options: checks
+// rank, shapes, chunks, fill and filters (InvalidArgument naming the
+// problem) and picks the chunks and index kind left to the engine.
+Result<DatasetRecord> MakeDatasetRecord(const DatasetOptions& o);
 
 // Logging for the engine (spdlog behind it).
 void LogWarn(std::string_view msg);

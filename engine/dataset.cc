@@ -14,6 +14,14 @@
 namespace slabfs::engine {
 namespace {
 
+// Cache identities: one per DatasetState, never reused, so that a state
+// built to replace another's contents (Relayout) never shares cache entries
+// with it although both belong to the same object.
+uint64_t NextCacheId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 // A whole-chunk write with more runs than this goes through the cache, where
 // it is one contiguous write, rather than one iovec per run.
 constexpr uint64_t kMaxDirectRuns = 4096;
@@ -83,7 +91,12 @@ void ForEachClearRun(const uint64_t* mask, uint64_t total, F f) {
 }  // namespace
 
 DatasetState::DatasetState(ContainerImpl* c, ObjectId id, DatasetRecord meta, std::unique_ptr<ChunkIndex> index)
-    : c_(c), id_(id), meta_(std::move(meta)), index_(std::move(index)), item_size_(ItemSize(meta_.dtype)) {
+    : c_(c),
+      id_(id),
+      cache_id_(NextCacheId()),
+      meta_(std::move(meta)),
+      index_(std::move(index)),
+      item_size_(ItemSize(meta_.dtype)) {
   SetShape(meta_.shape);
   format_ = ChunkFormat::ForDataset(item_size_, meta_.fill, meta_.filters, (meta_.flags & kDatasetFlagSparse) != 0);
   defined_ = meta_.defined_elements;
@@ -258,7 +271,7 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
   uint64_t ordinal = 0;
   for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ordinal) {
     if (ordinal % width != stripe) continue;
-    const CacheKey key{id_, cur.linear()};
+    const CacheKey key{cache_id_, cur.linear()};
     const uint64_t used = cur.selected() * isz;
     ChunkCache::Entry* e = cache.Lookup(key);
     if (!e) {
@@ -371,7 +384,7 @@ Result<ChunkCache::Entry*> DatasetState::NewEntry(const ChunkCursor& cur, const 
     // A defined set cannot be merged afterwards: load it now.
     SLABFS_RETURN_IF_ERROR_R(LoadChunk(cur.coords(), rec, cur.linear(), n, data.get()));
   }
-  ChunkCache::Entry* e = cache.Insert(CacheKey{id_, cur.linear()}, std::move(data), bytes, true);
+  ChunkCache::Entry* e = cache.Insert(CacheKey{cache_id_, cur.linear()}, std::move(data), bytes, true);
   if (partial) {
     e->written.reset(new uint64_t[(n + 63) / 64]());
     e->unwritten = n;
@@ -506,7 +519,7 @@ Status DatasetState::TakeLostWrites() {
 Status DatasetState::ShedDirty() {
   ChunkCache& cache = c_->cache();
   while (cache.over_budget()) {
-    std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(id_, 16);
+    std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(cache_id_, 16);
     if (dirty.empty()) break;
     SLABFS_RETURN_IF_ERROR(WriteBackEntries(dirty));
     cache.EvictToBudget();
@@ -525,7 +538,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
   bool any_direct = false;
   uint64_t ordinal = 0;
   for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ordinal) {
-    const CacheKey key{id_, cur.linear()};
+    const CacheKey key{cache_id_, cur.linear()};
     const uint64_t used = cur.selected() * isz;
     ChunkCache::Entry* e = cache.Lookup(key);
     if (!e) {
@@ -779,8 +792,8 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
   }
   // Positions in the chunk grid change: bring the stored chunks up to date
   // and start the cache afresh for this dataset.
-  SLABFS_RETURN_IF_ERROR(WriteBackEntries(c_->cache().DirtyEntries(id_)));
-  c_->cache().EraseDataset(id_);
+  SLABFS_RETURN_IF_ERROR(WriteBackEntries(c_->cache().DirtyEntries(cache_id_)));
+  c_->cache().EraseDataset(cache_id_);
   // Chunks wholly outside the new shape are freed; chunks cut by it get the
   // fill value past the new end, so that the elements read as fill if the
   // dataset grows again.
@@ -892,7 +905,7 @@ Status DatasetState::Clear() {
 }
 
 Status DatasetState::Reclaim() {
-  c_->cache().EraseDataset(id_);
+  c_->cache().EraseDataset(cache_id_);
   Allocator& alloc = c_->allocator();
   SLABFS_RETURN_IF_ERROR(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
     alloc.Free(rec.addr, FileBytesOf(c, rec));
@@ -909,7 +922,7 @@ Status DatasetState::Reclaim() {
 Result<std::vector<StoredChunk>> DatasetState::StoredChunks() {
   std::shared_lock cl(c_->commit_mu());
   std::unique_lock lock(rw_);
-  if (!c_->read_only()) SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(id_)));
+  if (!c_->read_only()) SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(cache_id_)));
   std::vector<StoredChunk> out;
   SLABFS_RETURN_IF_ERROR_R(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
     out.push_back(StoredChunk{Dims(c.begin(), c.end()), rec.addr, FileBytesOf(c, rec), rec.filter_mask});
@@ -920,7 +933,7 @@ Result<std::vector<StoredChunk>> DatasetState::StoredChunks() {
 
 Result<bool> DatasetState::FlushForCommit() {
   std::unique_lock lock(rw_);
-  SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(id_)));
+  SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(cache_id_)));
   bool changed = header_dirty_ || index_->dirty();
   SLABFS_RETURN_IF_ERROR_R(index_->Flush());
   header_dirty_ = false;
@@ -938,7 +951,7 @@ namespace {
 
 Status DatasetState::WriteBackForQuery() {
   if (c_->read_only()) return Status::OK();
-  return WriteBackEntries(c_->cache().DirtyEntries(id_));
+  return WriteBackEntries(c_->cache().DirtyEntries(cache_id_));
 }
 
 Status DatasetState::DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Box>* out) {
@@ -978,7 +991,7 @@ Status DatasetState::DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Bo
     // The chunk's defined set: from the cache (clean after the write-back)
     // or loaded into a scratch buffer.
     const char* data;
-    ChunkCache::Entry* e = c_->cache().Lookup(CacheKey{id_, linear});
+    ChunkCache::Entry* e = c_->cache().Lookup(CacheKey{cache_id_, linear});
     if (e) {
       data = e->data.get();
     } else {
@@ -1122,7 +1135,7 @@ Status DatasetState::Erase(const Slab& sel) {
   ChunkCache& cache = c_->cache();
   c_->NoteDirty();
   for (ChunkCursor cur(plan); !cur.done(); cur.Next()) {
-    const CacheKey key{id_, cur.linear()};
+    const CacheKey key{cache_id_, cur.linear()};
     ChunkCache::Entry* e = cache.Lookup(key);
     if (cur.covers_chunk()) {
       // Every element of the chunk goes: the chunk is freed, unread.

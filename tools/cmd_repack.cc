@@ -142,14 +142,7 @@ class Copier {
     if (!from) return AddContext(from.error(), path);
     const DatasetInfo info = from->info();
 
-    DatasetOptions o;
-    o.dtype = info.dtype;
-    o.shape = info.shape;
-    o.max_shape = info.max_shape;
-    o.fill = info.fill;
-    o.chunks = info.chunks;
-    o.length_resizable = info.length_resizable;
-    o.sparse = info.sparse;
+    DatasetOptions o = OptionsOf(info);
     if (chunks_ && chunks_->size() == info.shape.size()) {
       o.chunks = *chunks_;
     } else if (chunks_) {

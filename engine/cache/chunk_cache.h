@@ -35,7 +35,7 @@
 namespace slabfs::engine {
 
 struct CacheKey {
-  uint64_t dataset = 0;  // the dataset's object id
+  uint64_t dataset = 0;  // the dataset state's cache identity (not its object id)
   uint64_t chunk = 0;    // linear position in its chunk grid
   bool operator==(const CacheKey&) const = default;
 };

@@ -247,6 +247,20 @@ Dims Slab::extents() const {
   return e;
 }
 
+DatasetOptions OptionsOf(const DatasetInfo& info) {
+  DatasetOptions o;
+  o.dtype = info.dtype;
+  o.shape = info.shape;
+  o.max_shape = info.max_shape;
+  o.chunks = info.chunks;
+  o.fill = info.fill;
+  o.index = info.index;
+  o.filters = info.filters;
+  o.length_resizable = info.length_resizable;
+  o.sparse = info.sparse;
+  return o;
+}
+
 std::string_view IndexKindName(IndexKind k) {
   switch (k) {
     case IndexKind::kAuto: return "auto";

@@ -98,6 +98,18 @@ class Dataset {
   // maximum). The current size is always accepted.
   Status SetSizeBytes(uint64_t size);
 
+  // Gives the dataset a new layout (every field of `options`: dtype, shape,
+  // max shape, chunks, fill, filters, sparse, index) holding the same byte
+  // image, so its byte view reads exactly as before. `options.shape` must
+  // hold as many bytes as the dataset does now (InvalidArgument otherwise),
+  // except that an empty dataset takes any layout (its elements then read
+  // as the new fill value). The id, name and attributes stay, and every
+  // handle, open before or after, sees the new layout. The data is copied
+  // once through the cache; elements equal to the new fill value are not
+  // stored (in a sparse layout they stay undefined). Like any change it is
+  // durable at the next commit, atomically with the old chunks' release.
+  Status Relayout(const DatasetOptions& options);
+
   // Every stored chunk of the dataset, in no particular order. Cached
   // changes are written back first, so the list is current. For tools that
   // show the layout and for tests that damage one chunk on purpose.

@@ -160,6 +160,11 @@ struct DatasetInfo {
   uint64_t defined_elements = 0;
 };
 
+// The creation options of a dataset with the layout `info` describes (its
+// dtype, shape, max shape, chunks, fill, filters, sparse, index and
+// whether its length can change), to make a copy or to relayout another.
+DatasetOptions OptionsOf(const DatasetInfo& info);
+
 // Elements [first, first + count) in C order.
 struct ElementRun {
   uint64_t first = 0;
