@@ -15,7 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "fusefs/layout_ops.h"
 #include "fusefs/log.h"
+#include "fusefs/namespace_ops.h"
 #include "fusefs/readahead.h"
 #include "fusefs/request.h"
 #include "fusefs/sparse_ops.h"
@@ -63,17 +65,6 @@ Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* 
     }
   }
   return info;
-}
-
-fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info) {
-  fuse_entry_param e{};
-  e.ino = info.id;
-  e.generation = 0;  // ids are never reused
-  e.attr = MakeStat(info, fs.stat_ctx, fs.MTime(info.id));
-  if (info.kind == ObjectKind::kDataset) e.attr.st_size = static_cast<off_t>(fs.ReportedSize(info.id, info.size_bytes));
-  e.attr_timeout = fs.options.attr_timeout;
-  e.entry_timeout = fs.options.entry_timeout;
-  return e;
 }
 
 // A buffer per worker thread for read replies: allocated once at the
@@ -234,9 +225,9 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
       }
       fs.ForgetAppendEnd(ino);
       if (want != info->size_bytes) {
-        // Committed at close like a write; a truncate(2) by path is
-        // committed by the periodic commit.
+        // Committed at close like a write; a truncate(2) by path at once.
         if (fh != nullptr) fh->written.store(true, std::memory_order_relaxed);
+        else CommitChange(fs, "truncate", Describe(fs, ino));
         fs.Touch(ino);
         info = InfoOf(*ds);
       }
@@ -258,105 +249,6 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
       timeout = 0;
     }
     fuse_reply_attr(req, &st, timeout);
-    return 0;
-  });
-}
-
-void MkNod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/,
-           dev_t /*rdev*/) {
-  Guard(req, "mknod", [&] {
-    Filesystem& fs = Fs(req);
-    return Refuse("mknod", DescribeChild(fs, parent, name),
-                  Status::NotSupported("creating files is not supported yet; make datasets "
-                                       "with `slab mkdset`"));
-  });
-}
-
-void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/,
-            fuse_file_info* /*fi*/) {
-  Guard(req, "create", [&] {
-    Filesystem& fs = Fs(req);
-    return Refuse("create", DescribeChild(fs, parent, name),
-                  Status::NotSupported("creating files is not supported yet; make datasets "
-                                       "with `slab mkdset`"));
-  });
-}
-
-void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/) {
-  Guard(req, "mkdir", [&] {
-    Filesystem& fs = Fs(req);
-    if (NameTooLong(name)) {
-      return RefuseErrno("mkdir", DescribeChild(fs, parent, name), ENAMETOOLONG,
-                         "names are at most 255 bytes");
-    }
-    auto id = fs.container.CreateGroup(parent, name);
-    if (!id) return Refuse("mkdir", DescribeChild(fs, parent, name), id.error());
-    fs.Touch(parent);
-    auto info = fs.container.Stat(*id);
-    if (!info) return Refuse("mkdir", DescribeChild(fs, parent, name), info.error());
-    fuse_entry_param e = EntryFor(fs, *info);
-    fuse_reply_entry(req, &e);
-    return 0;
-  });
-}
-
-// Removes parent/name after checking that it is of the kind the call
-// expects; the kernel checks too, from its cached view.
-int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const char* name,
-                ObjectKind expected) {
-  Filesystem& fs = Fs(req);
-  if (NameTooLong(name)) {
-    return RefuseErrno(op, DescribeChild(fs, parent, name), ENAMETOOLONG,
-                       "names are at most 255 bytes");
-  }
-  auto id = fs.container.Lookup(parent, name);
-  if (!id) return Refuse(op, DescribeChild(fs, parent, name), id.error());
-  auto info = fs.container.Stat(*id);
-  if (!info) return Refuse(op, DescribeChild(fs, parent, name), info.error());
-  if (info->kind != expected) {
-    Status s = expected == ObjectKind::kGroup ? Status::NotAGroup("it is a dataset")
-                                              : Status::NotADataset("it is a group");
-    return Refuse(op, DescribeChild(fs, parent, name), s);
-  }
-  Status s = fs.container.Remove(parent, name);
-  if (!s.ok()) return Refuse(op, DescribeChild(fs, parent, name), s);
-  fs.Touch(parent);
-  fuse_reply_err(req, 0);
-  return 0;
-}
-
-void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Guard(req, "unlink",
-        [&] { return RemoveChild(req, "unlink", parent, name, ObjectKind::kDataset); });
-}
-
-void RmDir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Guard(req, "rmdir", [&] { return RemoveChild(req, "rmdir", parent, name, ObjectKind::kGroup); });
-}
-
-void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
-            const char* newname, unsigned int flags) {
-  Guard(req, "rename", [&] {
-    Filesystem& fs = Fs(req);
-    if (NameTooLong(name) || NameTooLong(newname)) {
-      return RefuseErrno("rename", DescribeChild(fs, parent, name), ENAMETOOLONG,
-                         "names are at most 255 bytes");
-    }
-    if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) {
-      return Refuse("rename", DescribeChild(fs, parent, name),
-                    Status::InvalidArgument(fmt::format(
-                        "rename flags {:#x}: only RENAME_NOREPLACE is supported", flags)));
-    }
-    Status s = fs.container.Rename(parent, name, newparent, newname,
-                                   (flags & RENAME_NOREPLACE) != 0);
-    if (!s.ok()) {
-      return Refuse("rename", fmt::format("{} -> {}", DescribeChild(fs, parent, name),
-                                          DescribeChild(fs, newparent, newname)),
-                    s);
-    }
-    fs.Touch(parent);
-    if (newparent != parent) fs.Touch(newparent);
-    fuse_reply_err(req, 0);
     return 0;
   });
 }
@@ -390,9 +282,11 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fi->direct_io = 0;
     fi->fh = reinterpret_cast<uint64_t>(fh.get());
     fs.AddOpenFile(fh->dataset);
+    fs.layouts.Opened(ino);
     // -ENOENT: the open was interrupted and the kernel will not release it.
     if (fuse_reply_open(req, fi) == -ENOENT) {
       fs.DropOpenFile(ino);
+      fs.layouts.Closed(ino);
       return 0;
     }
     fh.release();
@@ -475,6 +369,12 @@ void EndAppend(Filesystem& fs, fuse_ino_t ino, const FileHandle* fh) {
 
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "flush", [&] {
+    // A new file's last close gives it its layout (see layout_ops.h);
+    // the commit below makes that durable with its bytes.
+    FileHandle* fh = AsFile(fi);
+    if (fh != nullptr && fh->writable) {
+      if (int err = FinishNewFile(Fs(req), ino, fh->dataset)) return err;
+    }
     const int err = CommitIfWritten(req, "flush", ino, fi);
     EndAppend(Fs(req), ino, AsFile(fi));  // the append ends even if the commit failed
     if (err) return err;
@@ -491,6 +391,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       const ObjectId id = fh->dataset.id();
       delete fh;
       fs.DropOpenFile(id);
+      fs.layouts.Closed(id);
     }
     Filesystem& fs;
     FileHandle* fh;
@@ -634,6 +535,25 @@ void StatFs(fuse_req_t req, fuse_ino_t /*ino*/) {
 
 }  // namespace
 
+fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info) {
+  fuse_entry_param e{};
+  e.ino = info.id;
+  e.generation = 0;  // ids are never reused
+  e.attr = MakeStat(info, fs.stat_ctx, fs.MTime(info.id));
+  if (info.kind == ObjectKind::kDataset) e.attr.st_size = static_cast<off_t>(fs.ReportedSize(info.id, info.size_bytes));
+  e.attr_timeout = fs.options.attr_timeout;
+  e.entry_timeout = fs.options.entry_timeout;
+  return e;
+}
+
+void CommitChange(Filesystem& fs, std::string_view op, std::string_view what) {
+  Status s = Commit(fs);
+  if (!s.ok()) {
+    Log().error("{} {}: the change is made but its commit failed ({}); the periodic commit retries",
+                op, what, s.ToString());
+  }
+}
+
 // ------------------------------------------------------------ Filesystem
 
 Filesystem::Filesystem(Container* c, const FsOptions& o)
@@ -740,6 +660,12 @@ void Filesystem::ForgetAppendEnd(ObjectId id) {
   if (it != notes.end()) SetAppendEndLocked(it->second, 0, nullptr);
 }
 
+int Filesystem::OpenHandles(ObjectId id) {
+  std::lock_guard lock(notes_mu);
+  auto it = notes.find(id);
+  return it == notes.end() ? 0 : it->second.open_handles;
+}
+
 std::optional<Dataset> Filesystem::OpenFileDataset(ObjectId id) {
   std::lock_guard lock(notes_mu);
   auto it = notes.find(id);
@@ -763,6 +689,8 @@ const fuse_lowlevel_ops& Operations() {
     o.unlink = Unlink;
     o.rmdir = RmDir;
     o.rename = Rename;
+    o.symlink = Symlink;
+    o.link = Link;
     o.open = Open;
     o.read = Read;
     o.write = Write;

@@ -27,6 +27,7 @@
 #include "fusefs/committer.h"
 #include "fusefs/file_attr.h"
 #include "fusefs/invalidator.h"
+#include "fusefs/layout_keeper.h"
 #include "slabfs/container.h"
 
 namespace slabfs::fusefs {
@@ -78,6 +79,8 @@ struct Filesystem {
   void DropOpenFile(ObjectId id);
   // The dataset of an open file with this id, if any.
   std::optional<Dataset> OpenFileDataset(ObjectId id);
+  // How many handles of this mount have the file open.
+  int OpenHandles(ObjectId id);
   // The st_size to report for a dataset of size_bytes (see
   // InodeNote::append_end).
   uint64_t ReportedSize(ObjectId id, uint64_t size_bytes);
@@ -101,6 +104,8 @@ struct Filesystem {
   // stopped by destroy.
   Invalidator invalidator;
   Status final_commit;  // the commit made by destroy, for the exit status
+  // New files and the layouts they may keep (see layout_keeper.h).
+  LayoutKeeper layouts;
   std::once_flag readahead_once;
 
   // Lock order: notes_mu is a leaf. Nothing else is locked and no engine
@@ -142,6 +147,16 @@ struct DirHandle : Handle {
   std::vector<Entry> entries;  // the listing, sorted by name
   bool read_once = false;      // a readdir from offset 0 after this relists
 };
+
+// The reply to a lookup or a creation: the object's attributes, with this
+// mount's timeouts.
+fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info);
+
+// Commits a change that the operation has already made (a namespace change,
+// an attribute, a truncate by path), so that it is durable when the
+// operation returns and an unmount finds nothing left to do. A failure is
+// logged, not returned: the change stands, and the periodic commit retries.
+void CommitChange(Filesystem& fs, std::string_view op, std::string_view what);
 
 // Every low-level operation slabfs implements, wired up in one place.
 const fuse_lowlevel_ops& Operations();

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "fusefs/layout_edit.h"
+
 namespace slabfs::fusefs {
 
 XattrName ClassifyXattr(std::string_view full_name) {
@@ -18,8 +20,9 @@ XattrName ClassifyXattr(std::string_view full_name) {
 
 const std::vector<std::string>& SlabXattrNames() {
   static const std::vector<std::string> names = {
-      "user.slab.dtype",   "user.slab.shape", "user.slab.chunks", "user.slab.fill",
-      "user.slab.filters", "user.slab.index", "user.slab.stored", "user.slab.defined",
+      "user.slab.dtype",  "user.slab.shape",  "user.slab.maxshape", "user.slab.chunks",
+      "user.slab.fill",   "user.slab.filters", "user.slab.sparse",  "user.slab.index",
+      "user.slab.layout", "user.slab.stored", "user.slab.defined",
   };
   return names;
 }
@@ -28,7 +31,10 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
                                    const CountDefinedFn& count_defined) {
   if (name == "dtype") return std::string(DTypeName(info.dtype));
   if (name == "shape") return FormatDims(info.shape);
+  if (name == "maxshape") return FormatDims(info.max_shape);
   if (name == "chunks") return FormatDims(info.chunks);
+  if (name == "sparse") return std::string(info.sparse ? "1" : "0");
+  if (name == "layout") return FormatLayout(info);
   if (name == "fill") {
     if (info.fill.size() != ItemSize(info.dtype)) {
       return Err(Status::Corruption(fmt::format("fill value has {} bytes, expected {}",

@@ -1,8 +1,9 @@
 // The extended-attribute view of an object.
 //
-//   user.slab.NAME  read-only facts about a dataset (dtype, shape, chunks,
-//                   fill, filters, index, stored, defined); setting or
-//                   removing one is EPERM.
+//   user.slab.NAME  facts about a dataset: its layout (dtype, shape,
+//                   maxshape, chunks, fill, filters, sparse, index, and all
+//                   of them as "layout"; see layout_edit.h for when they can
+//                   be set) and figures (stored, defined; read-only).
 //   user.NAME       the object's slabfs attribute NAME, as text.
 //   anything else   not supported (security.*, system.*, trusted.*).
 //

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "fusefs/layout_ops.h"
 #include "fusefs/request.h"
 #include "fusefs/xattr.h"
 
@@ -97,8 +98,17 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     XattrName x = ClassifyXattr(name);
     const std::string op = fmt::format("setxattr {}", name);
     if (x.space == XattrSpace::kSlab) {
-      return Refuse(op, Describe(fs, ino),
-                    Status::PermissionDenied("user.slab.* attributes are read-only metadata"));
+      auto info = fs.container.Stat(ino);
+      if (!info) return Refuse(op, Describe(fs, ino), info.error());
+      if (info->kind != ObjectKind::kDataset) {
+        return Refuse(op, Describe(fs, ino), Status::PermissionDenied("groups have no user.slab.*"));
+      }
+      if (flags & XATTR_CREATE) {
+        return Refuse(op, Describe(fs, ino), Status::AlreadyExists("user.slab.* always exist (XATTR_CREATE)"));
+      }
+      if (int err = SetLayoutXattr(fs, ino, x.name, std::string_view(value, size))) return err;
+      fuse_reply_err(req, 0);
+      return 0;
     }
     if (x.space == XattrSpace::kOther) {
       return Refuse(op, Describe(fs, ino),
@@ -119,6 +129,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     }
     Status s = fs.container.SetAttribute(ino, x.name, Attribute::String(std::string(value, size)));
     if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
+    CommitChange(fs, op, Describe(fs, ino));
     fuse_reply_err(req, 0);
     return 0;
   });
@@ -144,6 +155,7 @@ void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
       }
       return Refuse(op, Describe(fs, ino), s);
     }
+    CommitChange(fs, op, Describe(fs, ino));
     fuse_reply_err(req, 0);
     return 0;
   });

@@ -1,0 +1,184 @@
+#include "fusefs/layout_edit.h"
+
+#include <array>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace slabfs::fusefs {
+namespace {
+
+constexpr std::array<std::string_view, 9> kLayoutFields = {
+    "dtype", "shape", "maxshape", "chunks", "filters", "fill", "sparse", "index", "layout"};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\0'))
+    s.remove_suffix(1);
+  return s;
+}
+
+Result<bool> ParseFlag(std::string_view v) {
+  if (v == "1" || v == "yes" || v == "true") return true;
+  if (v == "0" || v == "no" || v == "false") return false;
+  return Err(Status::InvalidArgument(fmt::format("'{}' is not 1/0, yes/no or true/false", v)));
+}
+
+Status AddOne(std::string_view name, std::string_view value, LayoutEdit* edit) {
+  value = Trim(value);
+  auto bad = [&](const Status& why) {
+    return Status::InvalidArgument(fmt::format("user.slab.{} '{}': {}", name, value, why.message()));
+  };
+  if (name == "dtype") {
+    auto t = ParseDType(value);
+    if (!t) return bad(t.error());
+    edit->dtype = *t;
+  } else if (name == "shape") {
+    auto d = ParseDims(value, false, true);
+    if (!d) return bad(d.error());
+    edit->shape = *d;
+  } else if (name == "maxshape") {
+    auto d = ParseDims(value, true, true);
+    if (!d) return bad(d.error());
+    edit->max_shape = *d;
+  } else if (name == "chunks") {
+    auto d = ParseDims(value);
+    if (!d) return bad(d.error());
+    edit->chunks = *d;
+  } else if (name == "filters") {
+    edit->filters = value == "none" ? std::string() : std::string(value);
+  } else if (name == "fill") {
+    if (value.empty()) return bad(Status::InvalidArgument("empty"));
+    edit->fill = std::string(value);
+  } else if (name == "sparse") {
+    auto f = ParseFlag(value);
+    if (!f) return bad(f.error());
+    edit->sparse = *f;
+  } else if (name == "index") {
+    auto k = ParseIndexKind(value);
+    if (!k) return bad(k.error());
+    edit->index = *k;
+  } else {
+    return Status::InvalidArgument(fmt::format("user.slab.{} is not a layout field", name));
+  }
+  return Status::OK();
+}
+
+uint64_t Product(const Dims& d) {
+  slabfs_u128 n = 1;
+  for (uint64_t v : d) n *= v;
+  return n > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(n);
+}
+
+}  // namespace
+
+bool IsLayoutField(std::string_view name) {
+  for (std::string_view f : kLayoutFields)
+    if (f == name) return true;
+  return false;
+}
+
+Status AddLayoutField(std::string_view name, std::string_view value, LayoutEdit* edit) {
+  if (name != "layout") return AddOne(name, value, edit);
+  LayoutEdit staged = *edit;  // all or nothing
+  std::string_view rest = value;
+  bool any = false;
+  while (!rest.empty()) {
+    const size_t semi = rest.find(';');
+    std::string_view item = Trim(rest.substr(0, semi));
+    rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return Status::InvalidArgument(
+          fmt::format("user.slab.layout: '{}' is not key=value (keys: dtype, shape, maxshape, "
+                      "chunks, filters, fill, sparse, index)", item));
+    }
+    const std::string_view key = Trim(item.substr(0, eq));
+    if (key == "layout" || !IsLayoutField(key)) {
+      return Status::InvalidArgument(fmt::format("user.slab.layout: unknown key '{}'", key));
+    }
+    SLABFS_RETURN_IF_ERROR(AddOne(key, item.substr(eq + 1), &staged));
+    any = true;
+  }
+  if (!any) return Status::InvalidArgument("user.slab.layout: no field given");
+  *edit = std::move(staged);
+  return Status::OK();
+}
+
+Result<DatasetOptions> ResolveLayout(const DatasetInfo& current, uint64_t bytes, const LayoutEdit& edit) {
+  DatasetOptions o;
+  o.dtype = edit.dtype.value_or(current.dtype);
+  const bool dtype_changed = o.dtype != current.dtype;
+  if (edit.shape) {
+    o.shape = *edit.shape;
+    o.max_shape = edit.max_shape.value_or(o.shape);
+  } else if (dtype_changed && current.shape.size() == 1) {
+    const size_t isz = ItemSize(o.dtype);
+    if (bytes % isz != 0) {
+      return Err(Status::InvalidArgument(fmt::format(
+          "{} bytes are not a whole number of {} elements; give user.slab.shape too", bytes,
+          DTypeName(o.dtype))));
+    }
+    o.shape = {bytes / isz};
+    o.max_shape = edit.max_shape.value_or(current.max_shape);
+  } else {
+    o.shape = current.shape;
+    o.max_shape = edit.max_shape.value_or(current.max_shape);
+  }
+  const bool geometry_changed = o.shape.size() != current.shape.size() || o.max_shape != current.max_shape;
+  if (edit.chunks) o.chunks = *edit.chunks;
+  else if (!geometry_changed) o.chunks = current.chunks;
+  // else: chosen by the engine
+  o.index = edit.index.value_or(geometry_changed || edit.chunks ? IndexKind::kAuto : current.index);
+  o.filters = edit.filters.value_or(current.filters);
+  o.sparse = edit.sparse.value_or(current.sparse);
+  if (edit.fill) {
+    auto f = EncodeScalar(o.dtype, *edit.fill);
+    if (!f) {
+      return Err(Status::InvalidArgument(
+          fmt::format("user.slab.fill '{}' for dtype {}: {}", *edit.fill, DTypeName(o.dtype), f.error().message())));
+    }
+    o.fill = std::move(*f);
+  } else if (!dtype_changed) {
+    o.fill = current.fill;
+  }
+  return o;
+}
+
+std::string FormatLayout(const DatasetInfo& info) {
+  return fmt::format("dtype={};shape={};maxshape={};chunks={};filters={};fill={};sparse={};index={}",
+                     DTypeName(info.dtype), FormatDims(info.shape), FormatDims(info.max_shape),
+                     FormatDims(info.chunks), info.filters.empty() ? "none" : info.filters,
+                     info.fill.size() == ItemSize(info.dtype) ? FormatScalar(info.dtype, info.fill.data())
+                                                               : std::string("0"),
+                     info.sparse ? 1 : 0, IndexKindName(info.index));
+}
+
+std::optional<DatasetOptions> FitLayout(const DatasetInfo& target, uint64_t bytes) {
+  DatasetOptions o = OptionsOf(target);
+  if (bytes == target.size_bytes) return o;
+  if (!target.length_resizable || target.shape.empty()) return std::nullopt;
+  Dims row(target.shape.begin() + 1, target.shape.end());
+  const uint64_t row_bytes = Product(row) * ItemSize(target.dtype);
+  if (row_bytes == 0 || bytes % row_bytes != 0) return std::nullopt;
+  const uint64_t rows = bytes / row_bytes;
+  if (rows > target.max_shape[0]) return std::nullopt;
+  o.shape[0] = rows;
+  return o;
+}
+
+bool SameLayout(const DatasetInfo& a, const DatasetOptions& b) {
+  return a.dtype == b.dtype && a.shape == b.shape && a.max_shape == b.max_shape && a.chunks == b.chunks &&
+         a.fill == b.fill && a.filters == b.filters && a.sparse == b.sparse;
+}
+
+std::string DescribeLayout(const DatasetInfo& info) {
+  std::string s = fmt::format("{} {}", DTypeName(info.dtype), FormatDims(info.shape));
+  if (info.max_shape != info.shape) s += fmt::format(" (max {})", FormatDims(info.max_shape));
+  if (!info.filters.empty()) s += " " + info.filters;
+  if (info.sparse) s += " sparse";
+  return s;
+}
+
+}  // namespace slabfs::fusefs
