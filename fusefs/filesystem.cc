@@ -186,13 +186,18 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     auto info = StatOf(fs, ino, fi);
     if (!info) return Refuse("setattr", Describe(fs, ino), info.error());
     const mode_t mode = ModeFor(info->kind, fs.options.read_only);
-    if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (mode & 07777)) {
+    // Modes and owners are not stored: a change is EPERM, except on a file
+    // this mount just created, which takes any and keeps the fixed ones
+    // (rsync makes its temporary file 0600, tar sets the archive's modes).
+    const bool new_file = info->kind == ObjectKind::kDataset && fs.layouts.IsNew(ino);
+    if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (mode & 07777) && !new_file) {
       return Refuse("chmod", Describe(fs, ino),
                     Status::PermissionDenied(fmt::format(
                         "the mode is fixed at {:o}", static_cast<unsigned>(mode & 07777))));
     }
-    if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs.stat_ctx.uid) ||
-        ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs.stat_ctx.gid)) {
+    if ((((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs.stat_ctx.uid) ||
+         ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs.stat_ctx.gid)) &&
+        !new_file) {
       return Refuse("chown", Describe(fs, ino),
                     Status::PermissionDenied("the owner is the mounting user"));
     }
@@ -397,6 +402,14 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     FileHandle* fh;
   } drop{Fs(req), AsFile(fi)};
   Guard(req, "release", [&] {
+    Filesystem& fs = Fs(req);
+    FileHandle* fh = AsFile(fi);
+    if (fh != nullptr && fs.layouts.HasWork(ino)) {
+      // user.slab.* fields set after the flush (rsync -X sets them by path
+      // once it has closed the file) are applied now; see layout_ops.h.
+      if (int err = FinishNewFile(fs, ino, fh->dataset)) return err;
+      CommitChange(fs, "release", Describe(fs, ino));
+    }
     const int err = CommitIfWritten(req, "release", ino, fi);
     EndAppend(Fs(req), ino, AsFile(fi));
     if (err) return err;

@@ -112,7 +112,16 @@ Result<DatasetOptions> ResolveLayout(const DatasetInfo& current, uint64_t bytes,
   const bool dtype_changed = o.dtype != current.dtype;
   if (edit.shape) {
     o.shape = *edit.shape;
-    o.max_shape = edit.max_shape.value_or(o.shape);
+    if (edit.max_shape) {
+      o.max_shape = *edit.max_shape;
+    } else {
+      // Fixed at the shape, but a dimension of length 0 could then hold
+      // nothing: it is unlimited (set user.slab.maxshape to say otherwise).
+      o.max_shape = o.shape;
+      for (auto& d : o.max_shape) {
+        if (d == 0) d = kUnlimited;
+      }
+    }
   } else if (dtype_changed && current.shape.size() == 1) {
     const size_t isz = ItemSize(o.dtype);
     if (bytes % isz != 0) {

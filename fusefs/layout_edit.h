@@ -56,9 +56,9 @@ Status AddLayoutField(std::string_view name, std::string_view value, LayoutEdit*
 // value where that still makes sense: a new dtype alone turns a 1-D dataset
 // into as many elements of the new type as its bytes make (InvalidArgument
 // if they do not divide); a new shape without a max shape is fixed at that
-// shape; chunks and index are chosen anew when the geometry changes; the
-// fill is zero when only the dtype changes. The engine checks the result
-// (Dataset::Relayout).
+// shape, except that a dimension of length 0 is unlimited; chunks and
+// index are chosen anew when the geometry changes; the fill is zero when
+// only the dtype changes. The engine checks the result (Dataset::Relayout).
 Result<DatasetOptions> ResolveLayout(const DatasetInfo& current, uint64_t bytes, const LayoutEdit& edit);
 
 // user.slab.layout of a dataset, in the form AddLayoutField reads.

@@ -21,10 +21,11 @@ uint64_t BytesOf(const DatasetOptions& o) {
 }
 
 // The layout `edit` asks for on top of `info`, if the dataset's bytes fit
-// it (or it is empty).
+// it. A dataset that stores nothing (every element the fill value) loses
+// nothing to any layout, whatever its size.
 Result<DatasetOptions> FittingLayout(const DatasetInfo& info, const LayoutEdit& edit) {
   SLABFS_ASSIGN_OR_RETURN(DatasetOptions o, ResolveLayout(info, info.size_bytes, edit));
-  if (info.size_bytes != 0 && BytesOf(o) != info.size_bytes) {
+  if (info.allocated_chunks != 0 && BytesOf(o) != info.size_bytes) {
     return Err(Status::InvalidArgument(fmt::format("the layout {} {} holds {} bytes, the file {}",
                                                    DTypeName(o.dtype), FormatDims(o.shape), BytesOf(o),
                                                    info.size_bytes)));
@@ -53,19 +54,20 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
     return Refuse(op, Describe(fs, ino),
                   Status::PermissionDenied(fmt::format("user.slab.{} is a figure, not a layout field", field)));
   }
-  if (info.size_bytes != 0 && !is_new) {
+  const bool holds_data = info.allocated_chunks != 0;
+  if (holds_data && !is_new) {
     return Refuse(op, Describe(fs, ino),
                   Status::PermissionDenied(fmt::format(
                       "the layout of a dataset holding data is fixed ({}); user.slab.* layout fields can be "
-                      "set while it is empty, or on a file this mount created",
+                      "set while it stores nothing, or on a file this mount created",
                       DescribeLayout(info))));
   }
   LayoutEdit edit = fs.layouts.Staged(ino);
   Status added = AddLayoutField(field, value, &edit);
   if (!added.ok()) return Refuse(op, Describe(fs, ino), added);
   auto layout = FittingLayout(info, edit);
-  if (info.size_bytes == 0) {
-    // An empty dataset: every call stands on its own.
+  if (!holds_data) {
+    // Nothing stored: every call stands on its own, applied at once.
     if (!layout) return Refuse(op, Describe(fs, ino), layout.error());
     Status s = ds->Relayout(*layout);
     if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
@@ -75,17 +77,20 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
     return 0;
   }
   // A new file holding data (cp -a, rsync -X copy the fields one by one, in
-  // no set order): staged until they describe a layout its bytes fit, and
-  // applied then unless the file is still open (its last close applies it).
+  // no set order): the fields given so far are kept together, and applied
+  // whenever they describe a layout its bytes fit and the file is not open
+  // (else at its last close). The file stays new, so the next field adds
+  // to them.
+  fs.layouts.SetStaged(ino, edit);
   if (!layout || fs.OpenHandles(ino) > 0) {
-    fs.layouts.SetStaged(ino, std::move(edit));
     Log().debug("{} {}: staged{}", op, Describe(fs, ino),
                 layout ? " until the last close" : ": " + layout.error().message());
     return 0;
   }
+  if (SameLayout(info, *layout)) return 0;
   Status s = ds->Relayout(*layout);
   if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
-  fs.layouts.Settle(ino);
+  Log().debug("{} {}: now {}", op, Describe(fs, ino), DescribeLayout(ds->info()));
   CommitChange(fs, op, Describe(fs, ino));
   return 0;
 }
@@ -125,18 +130,21 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
   const LayoutEdit staged = fs.layouts.Staged(ino);
   if (!staged.empty()) {
     // Fields given explicitly win over the layout of the name's former
-    // dataset.
-    fs.layouts.SetStaged(ino, LayoutEdit{});
+    // dataset. They stay staged: the file stays new for a while, and a
+    // field set after this close (rsync -X sets them by path once the
+    // file is closed, in a race with this release) adds to them.
     fs.layouts.TakePending(ino);
-    auto layout = FittingLayout(ds.info(), staged);
+    const DatasetInfo info = ds.info();
+    auto layout = FittingLayout(info, staged);
     if (!layout) {
-      Log().warn("close {}: the user.slab.* fields given are not applied: {}", Describe(fs, ino),
-                 layout.error().message());
+      Log().info("close {}: the user.slab.* fields given so far do not fit its bytes yet: {}",
+                 Describe(fs, ino), layout.error().message());
       return 0;
     }
+    if (SameLayout(info, *layout)) return 0;
     Status s = ds.Relayout(*layout);
     if (!s.ok()) return Refuse("close", Describe(fs, ino), s.WithContext("applying user.slab.*"));
-    fs.layouts.Settle(ino);
+    Log().debug("close {}: now {}", Describe(fs, ino), DescribeLayout(ds.info()));
     return 0;
   }
   std::optional<KeptLayout> kept = fs.layouts.TakePending(ino);

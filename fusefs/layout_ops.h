@@ -27,9 +27,10 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
 // a line says what was replaced).
 int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_view what);
 
-// At a close of new file `ino` that is its last open handle: staged
-// user.slab.* fields are applied, or else the layout of the dataset that
-// was at its name before it was created, if its bytes fit.
+// At a close (flush or release) of new file `ino` through its last open
+// handle: staged user.slab.* fields are applied when its bytes fit them,
+// or else the layout of the dataset that was at its name before it was
+// created, if its bytes fit that.
 int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& ds);
 
 }  // namespace slabfs::fusefs

@@ -10,7 +10,7 @@ PACKAGES=(
   zlib1g-dev libdeflate-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev
   libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
-  attr coreutils util-linux tar rsync
+  attr coreutils util-linux tar rsync vim git
   python3 python3-numpy python3-pytest
 )
 

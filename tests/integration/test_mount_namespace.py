@@ -1,6 +1,6 @@
 """Names through a real mount: mkdir, rmdir (ENOTEMPTY), mv (rename(2) and
 renameat2 flags), rm with its space reclaimed, statfs, missing paths, bad
-names, and new regular files (not supported yet)."""
+names. New files and replacing files: test_mount_replace.py."""
 import ctypes
 import errno
 import os
@@ -204,22 +204,6 @@ def test_bad_names(container, mounter):
     assert m.unmount() == 0
     listing = slab_ls(container)
     assert "with space" in listing and "ünïcödé" in listing
-
-
-def test_new_regular_files_are_not_supported(container, mounter):
-    make_dataset(container, "/ds", np.zeros(10, "u1"), (5,))
-    m = mounter(container)
-    expect_errno(errno.EOPNOTSUPP, os.open, mpath(m, "/new"), os.O_WRONLY | os.O_CREAT, 0o644)
-    expect_errno(errno.EOPNOTSUPP, os.mknod, mpath(m, "/fifo"), 0o644 | 0o010000)
-    cp = run("touch", mpath(m, "/new"), check=False)
-    assert cp.returncode != 0 and "not supported" in cp.stderr
-    assert not os.path.exists(mpath(m, "/new"))
-    # touch on an existing dataset is fine.
-    run("touch", mpath(m, "/ds"))
-    # Modes and owners are fixed.
-    expect_errno(errno.EPERM, os.chmod, mpath(m, "/ds"), 0o600)
-    os.chmod(mpath(m, "/ds"), 0o644)
-    assert "not supported" in m.log()
 
 
 def test_listing_large_directories(container, mounter):

@@ -51,7 +51,7 @@ def test_slab_metadata_is_readable(c, mounter):
     assert e.value.errno == errno.ENODATA
 
 
-def test_slab_metadata_is_read_only(c, mounter):
+def test_slab_layout_of_a_dataset_holding_data_is_fixed(c, mounter):
     m = mounter(c)
     ds = mpath(m, "/g/ds")
     cp = run("setfattr", "-n", "user.slab.dtype", "-v", "f8", ds, check=False)
