@@ -145,7 +145,7 @@ class DatasetState {
   Status StoreImage(ChunkCache::Entry* e, const FileImage& img);
   // Writes back the entries (stopping at the first error) and releases
   // every one of them. Encoding is spread over cores where it costs.
-  Status WriteBackEntries(const std::vector<ChunkCache::Entry*>& dirty);
+  Status WriteBackEntries(std::vector<ChunkCache::Entry*> dirty);
   // Writes back this dataset's dirty chunks while the cache is over budget.
   Status ShedDirty();
   // Where a file chunk of `bytes` goes: its current extent if that was

@@ -36,6 +36,17 @@ constexpr uint64_t kParallelBytes = 4 << 20;
 
 // How many stripes a transfer is split into. Where every chunk touched is
 // decoded whole (filters), two chunks are already worth two cores.
+// Whether a partial read of a chunk straight from the file comes back to
+// elements a recent one read (ChunkCache::CacheOnRepeat).
+bool RepeatedPartialRead(ChunkCache& cache, const CacheKey& key, const ChunkCursor& cur) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  cur.ForEachRun([&](uint64_t co, uint64_t /*mo*/, uint64_t n) {
+    lo = std::min(lo, co);
+    hi = std::max(hi, co + n);
+  });
+  return cache.CacheOnRepeat(key, lo, hi);
+}
+
 size_t StripesFor(const TransferPlan& plan, size_t item_size, bool decodes) {
   uint64_t chunks = plan.chunks_touched();
   if (chunks < 2 || (!decodes && plan.num_elements() * item_size < kParallelBytes)) return 1;
@@ -281,7 +292,10 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
         continue;
       }
       const uint64_t elements = cur.chunk_elements();
-      if (format_->direct_io()) {
+      // A dense chunk that partial reads come back to is loaded whole into
+      // the cache, like a filtered one, and later reads of it are served
+      // from memory; a streaming pass goes straight from the file.
+      if (format_->direct_io() && (cur.covers_chunk() || !RepeatedPartialRead(cache, key, cur))) {
         const uint64_t bytes = FileBytesOf(cur.coords(), rec);
         SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
         // A dense chunk is read straight from the file into the caller's
@@ -295,8 +309,8 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
         if (!s.ok()) return s.WithContext(ChunkWhat(cur.coords()));
         continue;
       }
-      // Any other chunk is decoded whole into the cache (stripes decode
-      // their chunks on several cores at once).
+      // Any other chunk is loaded (and decoded) whole into the cache
+      // (stripes decode their chunks on several cores at once).
       std::unique_ptr<char[]> data = cache.TakeBuffer(format_->MemBytes(elements));
       SLABFS_RETURN_IF_ERROR(LoadChunk(cur.coords(), rec, cur.linear(), elements, data.get()));
       e = cache.Insert(key, std::move(data), format_->MemBytes(elements), false);
@@ -456,7 +470,11 @@ void DatasetState::LoseEntry(ChunkCache::Entry* e, const Status& why) {
   c_->cache().Drop(e);
 }
 
-Status DatasetState::WriteBackEntries(const std::vector<ChunkCache::Entry*>& dirty) {
+Status DatasetState::WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) {
+  // In chunk order: chunks placed anew go to the file in the order of the
+  // dataset, and rewritten ones are visited in the order they lie.
+  std::sort(dirty.begin(), dirty.end(),
+            [](const ChunkCache::Entry* a, const ChunkCache::Entry* b) { return a->key.chunk < b->key.chunk; });
   // A partly written entry whose stored chunk is damaged cannot be merged:
   // it is dropped (LoseEntry) and its writes are reported by
   // TakeLostWrites, so that one damaged chunk does not stop every commit.
@@ -518,8 +536,11 @@ Status DatasetState::TakeLostWrites() {
 
 Status DatasetState::ShedDirty() {
   ChunkCache& cache = c_->cache();
+  // Clean entries go first; then dirty ones, those the application is done
+  // with before any still being filled (see ChunkCache::ShedCandidates).
+  cache.EvictToBudget();
   while (cache.over_budget()) {
-    std::vector<ChunkCache::Entry*> dirty = cache.DirtyEntries(cache_id_, 16);
+    std::vector<ChunkCache::Entry*> dirty = cache.ShedCandidates(cache_id_, 4 * ParallelWidth());
     if (dirty.empty()) break;
     SLABFS_RETURN_IF_ERROR(WriteBackEntries(dirty));
     cache.EvictToBudget();

@@ -110,6 +110,29 @@ void ChunkCache::RememberGhostLocked(const CacheKey& k) {
   }
 }
 
+bool ChunkCache::CacheOnRepeat(const CacheKey& key, uint64_t lo, uint64_t hi) {
+  std::lock_guard lock(mu_);
+  Bypassed& b = bypassed_[key];
+  const size_t filled = std::min(b.count, Bypassed::kSpans);
+  for (size_t i = 0; i < filled; ++i) {
+    if (lo < b.spans[i].second && b.spans[i].first < hi) {
+      bypassed_.erase(key);
+      return true;
+    }
+  }
+  b.spans[b.count % Bypassed::kSpans] = {lo, hi};
+  ++b.count;
+  b.seq = ++bypass_seq_;
+  bypassed_order_.emplace_back(key, b.seq);
+  while (bypassed_.size() > kMaxGhosts || bypassed_order_.size() > 2 * kMaxGhosts) {
+    auto [k, s] = bypassed_order_.front();
+    bypassed_order_.pop_front();
+    auto it = bypassed_.find(k);
+    if (it != bypassed_.end() && it->second.seq == s) bypassed_.erase(it);
+  }
+  return false;
+}
+
 void ChunkCache::RecycleLocked(std::unique_ptr<char[]> data, size_t bytes) {
   if (!data || pooled_bytes_ + bytes > kMaxPooledBytes) return;
   pool_[bytes].push_back(std::move(data));
@@ -169,6 +192,29 @@ std::vector<ChunkCache::Entry*> ChunkCache::DirtyEntries(uint64_t dataset, size_
         out.push_back(e);
       }
     }
+  return out;
+}
+
+std::vector<ChunkCache::Entry*> ChunkCache::ShedCandidates(uint64_t dataset, size_t max_entries) {
+  std::lock_guard lock(mu_);
+  std::vector<Entry*> out;
+  for (Entry* e : done_) {
+    if (out.size() >= max_entries) return out;
+    if (e->dirty && e->pins == 0 && e->key.dataset == dataset) {
+      ++e->pins;
+      out.push_back(e);
+    }
+  }
+  if (!out.empty()) return out;
+  uint64_t over = resident_ > budget_ ? resident_ - budget_ : 0;
+  for (Entry* e : lru_) {
+    if (over == 0 || out.size() >= max_entries) break;
+    if (e->dirty && e->pins == 0 && e->key.dataset == dataset) {
+      ++e->pins;
+      out.push_back(e);
+      over -= std::min(over, static_cast<uint64_t>(e->bytes));
+    }
+  }
   return out;
 }
 

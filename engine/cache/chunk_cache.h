@@ -14,6 +14,9 @@
 //
 // Dirty entries are never evicted here: only the dataset that owns them
 // writes them back (it holds its write lock), then they become evictable.
+// When the budget is exceeded, clean entries go first, then dirty ones that
+// are fully used, and a chunk still being filled only when nothing else is
+// left (ShedCandidates): a working set that fits is written once.
 //
 // Thread safety: all methods are thread-safe. An entry returned by Lookup or
 // Insert is pinned (not evicted) until Unpin. Its bytes may be read by any
@@ -95,6 +98,15 @@ class ChunkCache {
   // Pinned dirty entries of one dataset, least recently used first. The
   // caller writes them back, MarkClean()s and Release()s them.
   std::vector<Entry*> DirtyEntries(uint64_t dataset, size_t max_entries = SIZE_MAX);
+  // The dirty entries of one dataset to write back because the cache is
+  // over budget with no clean entry left to evict (call EvictToBudget
+  // first), pinned, at most max_entries: every fully used one (written or
+  // read in full since loaded: the application has moved on), least
+  // recently used first; then, only as many as it takes to cover what is
+  // still over, partly used ones, least recently used first. So a chunk
+  // still being filled is written back only when the chunks being filled
+  // do not fit the budget together, and then once per eviction.
+  std::vector<Entry*> ShedCandidates(uint64_t dataset, size_t max_entries);
   uint64_t dirty_bytes() const { return dirty_bytes_.load(std::memory_order_relaxed); }
   // Drops every unpinned entry of the dataset, dirty or not.
   void EraseDataset(uint64_t dataset);
@@ -103,6 +115,18 @@ class ChunkCache {
   // chunk of that size left one behind (fresh memory costs page faults and
   // the kernel's zeroing, as much as the copy itself), else a new one.
   std::unique_ptr<char[]> TakeBuffer(size_t bytes);
+
+  // A partial read of a chunk that is read straight from the file (an
+  // unfiltered chunk not in the cache), of elements within [lo, hi) of it,
+  // asks whether to cache the chunk instead: true when the span of one of
+  // the last few partial reads of the same chunk overlaps this one (the
+  // application reads those elements again, or moves across the chunk in
+  // windows whose rows interleave), and the chunk should be loaded whole
+  // into the cache; false otherwise, and this read is remembered. A
+  // streaming pass, which reads each chunk whole or in pieces that do not
+  // overlap (in any order: the kernel's read-ahead requests can arrive out
+  // of order), is never cached: caching it would copy every byte twice.
+  bool CacheOnRepeat(const CacheKey& key, uint64_t lo, uint64_t hi);
 
   CacheStats stats() const;
   void CountBytesRead(uint64_t n) { bytes_read_ += n; }
@@ -124,6 +148,18 @@ class ChunkCache {
   // (key, sequence) in eviction order; an entry whose sequence is no longer
   // the key's latest is stale and skipped when it reaches the front.
   std::unordered_map<CacheKey, uint64_t, CacheKeyHash> ghosts_;
+  // Chunks read in part straight from the file (CacheOnRepeat): the
+  // sequence number of the latest read and the spans of the last few; at
+  // most kMaxGhosts chunks, oldest dropped first.
+  struct Bypassed {
+    static constexpr size_t kSpans = 4;
+    uint64_t seq = 0;
+    std::pair<uint64_t, uint64_t> spans[kSpans] = {};
+    size_t count = 0;  // spans filled; the next goes to count % kSpans
+  };
+  std::unordered_map<CacheKey, Bypassed, CacheKeyHash> bypassed_;
+  std::deque<std::pair<CacheKey, uint64_t>> bypassed_order_;
+  uint64_t bypass_seq_ = 0;
   std::deque<std::pair<CacheKey, uint64_t>> ghost_order_;
   uint64_t ghost_seq_ = 0;
   // Buffers of evicted entries by size, at most kMaxPooledBytes in all.

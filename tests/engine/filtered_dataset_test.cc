@@ -198,6 +198,47 @@ void Damage(const std::shared_ptr<Disk>& disk, uint64_t at, std::string_view byt
   disk->current = disk->durable;
 }
 
+// The seed's sliding-window experiment in small: a W x W window moved
+// row-major over 200 x 200 i4 in 10 x 10 chunks, with a cache of 25 chunks
+// (a row of chunks is 20: the working set fits). Every chunk goes to the
+// file exactly once and none is read back, for windows that divide the
+// chunk and windows that straddle chunks (bench/bench_cache.cc measures
+// the full-size one next to libhdf5).
+TEST(FilteredDataset, SlidingWindowWritesEachChunkOnceWhenTheWorkingSetFits) {
+  constexpr uint64_t n = 200, chunk = 10;
+  constexpr uint64_t chunk_file_bytes = chunk * chunk * 4 + 4;  // + CRC-32C
+  for (uint64_t w : {1, 3, 6, 10, 13, 25}) {
+    SCOPED_TRACE(w);
+    auto disk = NewDisk();
+    {
+      ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true, .cache_bytes = 25 * chunk * chunk * 4}));
+      ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/d", {.dtype = DType::kI4,
+                                                               .shape = {n, n},
+                                                               .chunks = {chunk, chunk},
+                                                               .filters = "checksum"}));
+      std::vector<int32_t> buf(w * w);
+      for (uint64_t r = 0; r < n; r += w) {
+        for (uint64_t q = 0; q < n; q += w) {
+          const uint64_t rows = std::min(w, n - r), cols = std::min(w, n - q);
+          for (uint64_t i = 0; i < rows; ++i)
+            for (uint64_t j = 0; j < cols; ++j) buf[i * cols + j] = static_cast<int32_t>((r + i) * n + q + j);
+          ASSERT_OK(ds.Write(Slab::Box({r, q}, {rows, cols}), buf.data()));
+        }
+      }
+      ASSERT_OK(c->Commit());
+      const CacheStats st = c->cache_stats();
+      EXPECT_EQ(st.bytes_read, 0u);
+      EXPECT_EQ(st.bytes_written, (n / chunk) * (n / chunk) * chunk_file_bytes);
+      EXPECT_LE(st.resident_bytes, st.budget_bytes);
+    }
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.read_only = true}));
+    ASSERT_OK_AND_ASSIGN(Dataset ds, c->OpenDataset("/d"));
+    std::vector<int32_t> all(n * n);
+    ASSERT_OK(ds.Read(Slab::All({n, n}), all.data()));
+    for (uint64_t k = 0; k < n * n; ++k) ASSERT_EQ(all[k], static_cast<int32_t>(k)) << k;
+  }
+}
+
 TEST(FilteredDataset, SmoothChunksShrinkAndNoiseIsStoredRaw) {
   Stored s = MakeStored("shuffle,deflate=6");
   {

@@ -427,6 +427,72 @@ TEST_F(ChunkCacheTest, DirtyEntriesComeLeastRecentlyUsedFirst) {
   EXPECT_EQ(order, (std::vector<uint64_t>{5, 9, 1, 3}));
 }
 
+TEST_F(ChunkCacheTest, ShedCandidatesAreFullyUsedDirtyEntriesFirst) {
+  ChunkCache c(50, 50);  // room for 5 entries of 10
+  Add(c, {1, 0}, 10, 10, true);  // done with
+  Add(c, {1, 1}, 10, 4, true);   // being filled
+  Add(c, {1, 2}, 10, 10, true);  // done with
+  Add(c, {2, 3}, 10, 10, true);  // another dataset's
+  Add(c, {1, 4}, 10, 0, false);  // clean
+  Add(c, {1, 5}, 10, 3, true);   // being filled
+  Add(c, {1, 6}, 10, 5, true);   // being filled
+  std::vector<ChunkCache::Entry*> d = c.ShedCandidates(1, 16);
+  std::vector<uint64_t> got;
+  for (auto* e : d) got.push_back(e->key.chunk);
+  EXPECT_EQ(got, (std::vector<uint64_t>{0, 2}));  // none still being filled
+  for (auto* e : d) {
+    c.MarkClean(e);
+    c.Release(e, 0);
+  }
+  // With nothing fully used left, as few entries being filled as cover
+  // what is over, least recently used first.
+  c.EvictToBudget();  // 0 and 2, now clean
+  EXPECT_EQ(c.stats().resident_bytes, 50u);
+  Add(c, {1, 7}, 10, 1, true);
+  c.EvictToBudget();  // 4, the last clean one
+  Add(c, {1, 8}, 10, 1, true);
+  c.EvictToBudget();  // nothing clean left
+  ASSERT_EQ(c.stats().resident_bytes, 60u);
+  d = c.ShedCandidates(1, 16);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0]->key.chunk, 1u);
+  c.MarkClean(d[0]);
+  c.Release(d[0], 0);
+  c.EvictToBudget();
+  EXPECT_FALSE(c.over_budget());
+  EXPECT_TRUE(c.ShedCandidates(1, 16).empty());  // within budget: nothing to shed
+}
+
+TEST_F(ChunkCacheTest, CacheOnRepeatSaysYesWhenReadsOverlap) {
+  ChunkCache c(1 << 20, 1 << 20);
+  // Pieces that do not overlap, in any order: a streaming pass (the
+  // kernel's read-ahead requests may arrive out of order), never cached.
+  EXPECT_FALSE(c.CacheOnRepeat({1, 5}, 0, 100));
+  EXPECT_FALSE(c.CacheOnRepeat({1, 5}, 200, 300));
+  EXPECT_FALSE(c.CacheOnRepeat({1, 5}, 100, 200));
+  EXPECT_FALSE(c.CacheOnRepeat({2, 5}, 100, 200));  // another dataset
+  EXPECT_FALSE(c.CacheOnRepeat({1, 6}, 100, 200));  // another chunk
+  // The same elements again, read by any of the last few reads: cache it.
+  EXPECT_TRUE(c.CacheOnRepeat({1, 5}, 10, 20));
+  EXPECT_FALSE(c.CacheOnRepeat({1, 5}, 0, 10));  // taken: counts anew
+  EXPECT_TRUE(c.CacheOnRepeat({1, 5}, 0, 10));
+  // A window moving across a chunk: its rows interleave with the last.
+  EXPECT_FALSE(c.CacheOnRepeat({1, 7}, 0, 64 * 256 - 192));
+  EXPECT_TRUE(c.CacheOnRepeat({1, 7}, 64, 64 * 256 - 128));
+  // It remembers a bounded number of chunks, the oldest dropped first.
+  for (uint64_t i = 100; i < 100 + 20000; ++i) EXPECT_FALSE(c.CacheOnRepeat({3, i}, 0, 10));
+  EXPECT_FALSE(c.CacheOnRepeat({1, 6}, 100, 200));
+  EXPECT_TRUE(c.CacheOnRepeat({3, 100 + 19999}, 0, 10));
+}
+
+TEST_F(ChunkCacheTest, ShedCandidatesRespectsMaxEntries) {
+  ChunkCache c(0, 0);
+  for (uint64_t i = 0; i < 10; ++i) Add(c, {1, i}, 10, 10, true);
+  std::vector<ChunkCache::Entry*> d = c.ShedCandidates(1, 4);
+  EXPECT_EQ(d.size(), 4u);
+  for (auto* e : d) c.Release(e, 0);
+}
+
 TEST_F(ChunkCacheTest, DirtyEntriesStayResidentWhilePinnedAfterMarkClean) {
   ChunkCache c(0, 0);
   Add(c, {1, 0}, 100, 0, true);
