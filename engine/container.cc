@@ -121,7 +121,7 @@ ContainerImpl::ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o)
       read_only_(o.read_only),
       holder_(o.holder),
       store_(file_.get(), &alloc_),
-      cache_(o.cache_bytes, std::max<uint64_t>(o.cache_bytes, 4 * o.cache_bytes)) {
+      cache_(o.cache_bytes, std::max(o.cache_bytes, o.cache_max_bytes)) {
   alloc_.set_packed(o.pack);
 }
 

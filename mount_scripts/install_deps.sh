@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
   attr coreutils util-linux tar rsync vim git
+  libhdf5-dev  # the peer bench/bench_cache compares against
   python3 python3-numpy python3-pytest
 )
 

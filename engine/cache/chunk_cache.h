@@ -6,11 +6,13 @@
 // HDF5's w0 preference: chunks that have been read or written in full since
 // they were loaded are evicted before the others.
 //
-// Sizing by access: keys of recently evicted chunks are remembered (a ghost
-// list); a miss on one means the working set did not fit, and the budget
-// grows by the average resident chunk size (at least 4 KiB), up to
-// max_budget. A sequential pass whose chunks are
-// each used up in one go never hits a ghost, so the budget stays put.
+// Sizing by access, where allowed (max_budget above budget,
+// OpenOptions::cache_max_bytes): keys of recently evicted chunks are
+// remembered (a ghost list); a miss on one means the working set did not
+// fit, and the budget grows by the average resident chunk size (at least
+// 4 KiB), up to max_budget. A sequential pass whose chunks are each used up
+// in one go never hits a ghost, so the budget stays put. By default the
+// budget is a hard bound.
 //
 // Dirty entries are never evicted here: only the dataset that owns them
 // writes them back (it holds its write lock), then they become evictable.

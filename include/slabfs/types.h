@@ -247,7 +247,13 @@ struct Entry {
 struct OpenOptions {
   bool read_only = false;
   bool create = false;          // create the file (fails if it exists)
-  uint64_t cache_bytes = 64ull << 20;  // chunk cache budget
+  // The chunk cache's budget: a hard bound on the memory its chunks take,
+  // unless cache_max_bytes allows more.
+  uint64_t cache_bytes = 64ull << 20;
+  // How far the cache may grow past cache_bytes when the working set does
+  // not fit (a chunk evicted and wanted again grows the budget by one
+  // chunk's worth). 0, or anything not above cache_bytes: it never grows.
+  uint64_t cache_max_bytes = 0;
   // Place new extents back to back instead of aligning chunks to 4 KiB
   // (and blocks to 64 bytes): no gaps, so a container written once has no
   // free space inside (slab repack's output). Direct partial reads of
