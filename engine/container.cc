@@ -734,6 +734,15 @@ Status ContainerImpl::CommitLocked() {
   if (unreferenced.size() > slots) return fail(Status::IOError("free list grew while being written"));
   std::string image = EncodeBlock(BlockType::kFreeList, EncodeFreeList(unreferenced, slots));
   s = file_->WriteAt(fl.addr, image.data(), image.size());
+  if (s.ok()) {
+    // The new state is valid only in a file at least file_end long (an open
+    // checks it). Space allocated but never written (a chunk whose write
+    // failed on a full disk) can leave the file shorter: make it up with a
+    // hole, which costs no space, or fail the commit.
+    auto size = file_->Size();
+    if (!size) s = size.error();
+    else if (*size < alloc_.file_end()) s = file_->Truncate(alloc_.file_end());
+  }
   if (s.ok()) s = file_->Sync();
   if (!s.ok()) {
     data_dirty_ = true;

@@ -55,7 +55,8 @@ class DatasetState {
   Status WriteElements(uint64_t first, uint64_t count, const void* buf);
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf);
   // With grow, a write past the end grows the first dimension (if it can)
-  // by whole rows to hold it.
+  // by whole rows to hold it; if the write then fails, the growth is taken
+  // back.
   Status WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow);
   Status Clear();
   Status Resize(const Dims& shape);
@@ -148,10 +149,20 @@ class DatasetState {
   Status WriteBackEntries(std::vector<ChunkCache::Entry*> dirty);
   // Writes back this dataset's dirty chunks while the cache is over budget.
   Status ShedDirty();
-  // Where a file chunk of `bytes` goes: its current extent if that was
-  // allocated since the last commit and has that size, else a new one (the
-  // old is freed). Records the size and filter mask where sizes vary.
-  Result<uint64_t> PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes, uint32_t filter_mask);
+  // WriteBytes within the current size, under rw_ held exclusively.
+  Status WriteBytesInsideLocked(uint64_t offset, size_t length, const char* in);
+  // A chunk goes to the file in three steps, so that a failed write (a full
+  // disk) leaves the index naming the chunk's old, untouched extent:
+  // ReserveChunk says where `bytes` go (the current extent if allocated
+  // since the last commit and of that size, else a new one); once written,
+  // SettleChunk links it into the index (recording the size and filter mask
+  // where sizes vary) and frees the old extent; if the write failed,
+  // AbandonChunk gives a new extent back. StoreChunkImage does all three.
+  uint64_t ReserveChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes);
+  Status SettleChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t dest, uint64_t bytes,
+                     uint32_t filter_mask);
+  void AbandonChunk(const ChunkRecord& rec, uint64_t dest, uint64_t bytes);
+  Status StoreChunkImage(ChunkCoord coords, const ChunkRecord& rec, const FileImage& img);
   Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const;
   // Relayout's steps (engine/relayout.cc), under rw_ held exclusively: the
   // byte image copied into `to` (a private state), then every field that

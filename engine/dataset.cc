@@ -340,41 +340,62 @@ Status DatasetState::Read(const Slab& sel, void* buf, const MemSpace* mem) {
 
 // ----------------------------------------------------------------- writes
 
-Result<uint64_t> DatasetState::PlaceChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes,
-                                          uint32_t filter_mask) {
+uint64_t DatasetState::ReserveChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes) {
   Allocator& alloc = c_->allocator();
-  const bool variable = format_->variable_size();
-  const uint64_t old_bytes = rec.allocated() ? FileBytesOf(coords, rec) : 0;
-  ChunkRecord next{0};
-  if (variable) {
-    next.size = static_cast<uint32_t>(bytes);
-    next.filter_mask = filter_mask;
-  }
   // An extent allocated since the last commit is in no committed state, so
   // it can be overwritten in place while the chunk still fills it exactly;
   // anything older is copied on write.
-  if (rec.allocated() && alloc.IsFresh(rec.addr) && old_bytes == bytes) {
-    next.addr = rec.addr;
-    if (next != rec) SLABFS_RETURN_IF_ERROR_R(index_->Put(coords, next));
-    return rec.addr;
-  }
+  if (rec.allocated() && alloc.IsFresh(rec.addr) && FileBytesOf(coords, rec) == bytes) return rec.addr;
   // Fixed-size chunks are page-aligned for direct partial I/O; variable ones
   // are always read whole and packed close.
-  next.addr = alloc.Allocate(bytes, variable ? 16 : bytes >= 4096 ? 4096 : 64);
+  return alloc.Allocate(bytes, format_->variable_size() ? 16 : bytes >= 4096 ? 4096 : 64);
+}
+
+Status DatasetState::SettleChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t dest, uint64_t bytes,
+                                 uint32_t filter_mask) {
+  ChunkRecord next{0};
+  next.addr = dest;
+  if (format_->variable_size()) {
+    next.size = static_cast<uint32_t>(bytes);
+    next.filter_mask = filter_mask;
+  }
+  if (rec.allocated() && dest == rec.addr) {  // rewritten in place
+    if (next != rec) SLABFS_RETURN_IF_ERROR(index_->Put(coords, next));
+    return Status::OK();
+  }
   Status s = index_->Put(coords, next);
   if (!s.ok()) {
-    alloc.Free(next.addr, bytes);
-    return Err(s);
+    c_->allocator().Free(dest, bytes);
+    return s;
   }
   if (rec.allocated()) {
-    alloc.Free(rec.addr, old_bytes);
+    const uint64_t old_bytes = FileBytesOf(coords, rec);
+    c_->allocator().Free(rec.addr, old_bytes);
     stored_bytes_.fetch_sub(old_bytes, std::memory_order_relaxed);
   } else {
     allocated_chunks_.fetch_add(1, std::memory_order_relaxed);
   }
   stored_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   header_dirty_ = true;
-  return next.addr;
+  return Status::OK();
+}
+
+void DatasetState::AbandonChunk(const ChunkRecord& rec, uint64_t dest, uint64_t bytes) {
+  if (!rec.allocated() || dest != rec.addr) c_->allocator().Free(dest, bytes);
+}
+
+Status DatasetState::StoreChunkImage(ChunkCoord coords, const ChunkRecord& rec, const FileImage& img) {
+  const uint64_t dest = ReserveChunk(coords, rec, img.bytes.size());
+  Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
+  if (!s.ok()) {
+    // The index still names the chunk's old extent, untouched (unless it
+    // was rewritten in place: then it held data of no commit).
+    AbandonChunk(rec, dest, img.bytes.size());
+    return s.WithContext(ChunkWhat(coords));
+  }
+  SLABFS_RETURN_IF_ERROR(SettleChunk(coords, rec, dest, img.bytes.size(), img.filter_mask));
+  c_->cache().CountBytesWritten(img.bytes.size());
+  return Status::OK();
 }
 
 Result<ChunkCache::Entry*> DatasetState::NewEntry(const ChunkCursor& cur, const ChunkRecord& rec, bool whole) {
@@ -448,14 +469,11 @@ Status DatasetState::StoreImage(ChunkCache::Entry* e, const FileImage& img) {
     c_->cache().MarkClean(e);
     return Status::OK();
   }
-  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(c, rec, img.bytes.size(), img.filter_mask));
+  SLABFS_RETURN_IF_ERROR(StoreChunkImage(c, rec, img));
   if (format_->tracks_defined()) {
     defined_ += img.defined - before;
     header_dirty_ = true;
   }
-  Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
-  if (!s.ok()) return s.WithContext(ChunkWhat(c));
-  c_->cache().CountBytesWritten(img.bytes.size());
   c_->cache().MarkClean(e);
   return Status::OK();
 }
@@ -555,7 +573,15 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
   // First pass, in order: chunks in the cache, or partly written, are
   // updated in the cache; whole chunks not in the cache get their place in
   // the file now (the index is changed only here, by this thread).
-  std::vector<uint64_t> direct;  // ordinal -> destination, 0 when not direct
+  // Whole chunks written straight from the buffer: ordinal -> where they
+  // go (dest 0: not direct). Each is linked into the index only once its
+  // bytes are in the file, so a failed write (a full disk) leaves the
+  // chunk as it was.
+  struct Direct {
+    uint64_t dest = 0;
+    ChunkRecord old;
+  };
+  std::vector<Direct> direct;
   bool any_direct = false;
   uint64_t ordinal = 0;
   for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ordinal) {
@@ -569,9 +595,8 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
       if (format_->direct_io() && cur.covers_chunk() && cur.num_runs() <= kMaxDirectRuns) {
         // A whole chunk is overwritten: it is never read, and goes from the
         // caller's buffer to the file in one gather write (second pass).
-        SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(cur.coords(), rec, bytes, 0));
-        if (direct.empty()) direct.assign(plan.chunks_touched(), 0);
-        direct[ordinal] = dest;
+        if (direct.empty()) direct.resize(plan.chunks_touched());
+        direct[ordinal] = Direct{ReserveChunk(cur.coords(), rec, bytes), rec};
         any_direct = true;
         continue;
       }
@@ -595,17 +620,37 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
     }
     cache.Release(e, used);
   }
-  // Second pass: the gather writes, spread over cores.
+  // Second pass: the gather writes, spread over cores; every one is tried.
+  // Third, in order: each chunk written is linked into the index, and the
+  // extent of each that failed is given back.
   if (any_direct) {
-    SLABFS_RETURN_IF_ERROR(RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) -> Status {
+    std::vector<uint8_t> failed(direct.size(), 0);
+    Status first_error = RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) -> Status {
+      Status err;
       uint64_t ord = 0;
       for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
-        if (ord % width != w || direct[ord] == 0) continue;
-        Status s = format_->FileWrite(ChunkIo{c_->file(), &cache}, direct[ord], cur, buf);
-        if (!s.ok()) return s.WithContext(ChunkWhat(cur.coords()));
+        if (ord % width != w || direct[ord].dest == 0) continue;
+        Status s = format_->FileWrite(ChunkIo{c_->file(), &cache}, direct[ord].dest, cur, buf);
+        if (!s.ok()) {
+          failed[ord] = 1;
+          if (err.ok()) err = s.WithContext(ChunkWhat(cur.coords()));
+        }
       }
-      return Status::OK();
-    }));
+      return err;
+    });
+    uint64_t ord = 0;
+    for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
+      const Direct& d = direct[ord];
+      if (d.dest == 0) continue;
+      const uint64_t bytes = format_->MemBytes(cur.chunk_elements());
+      if (failed[ord]) {
+        AbandonChunk(d.old, d.dest, bytes);
+        continue;
+      }
+      Status s = SettleChunk(cur.coords(), d.old, d.dest, bytes, 0);
+      if (!s.ok() && first_error.ok()) first_error = s;
+    }
+    SLABFS_RETURN_IF_ERROR(first_error);
   }
   SLABFS_RETURN_IF_ERROR(ShedDirty());
   cache.EvictToBudget();
@@ -706,6 +751,8 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf,
   std::unique_lock lock(rw_);
   const uint64_t isz = item_size_;
   const uint64_t size = num_elements() * isz;
+  const Dims old_shape = meta_.shape;
+  bool grew = false;
   if (offset > size || length > size - offset) {
     const uint64_t row_bytes = RowElements() * isz;
     const bool growable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
@@ -725,9 +772,22 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf,
     Dims shape = meta_.shape;
     shape[0] = rows;
     SLABFS_RETURN_IF_ERROR(ResizeLocked(shape));
+    grew = true;
   }
+  Status s = WriteBytesInsideLocked(offset, length, static_cast<const char*>(buf));
+  if (!s.ok() && grew) {
+    // A write that grew the dataset and then failed (a full disk) takes
+    // the growth back: the size stays what it was, as after any failed
+    // write(2).
+    Status back = ResizeLocked(old_shape);
+    if (!back.ok()) s = s.WithContext("and the dataset stays grown: " + back.message());
+  }
+  return s;
+}
+
+Status DatasetState::WriteBytesInsideLocked(uint64_t offset, size_t length, const char* in) {
+  const uint64_t isz = item_size_;
   if (length == 0) return Status::OK();
-  const char* in = static_cast<const char*>(buf);
   if (offset % isz == 0 && length % isz == 0) return WriteElementsLocked(offset / isz, length / isz, in);
   // Partial elements at either end are read, patched and written back under
   // the one write lock so that no other write slips in between.
@@ -907,11 +967,8 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
     FreeChunk(coords, rec, before);
     return Status::OK();
   }
+  SLABFS_RETURN_IF_ERROR(StoreChunkImage(coords, rec, img));
   if (format_->tracks_defined()) defined_ += img.defined - before;
-  SLABFS_ASSIGN_OR_RETURN(uint64_t dest, PlaceChunk(coords, rec, img.bytes.size(), img.filter_mask));
-  Status s = c_->file()->WriteAt(dest, img.bytes.data(), img.bytes.size());
-  if (!s.ok()) return s.WithContext(ChunkWhat(coords));
-  c_->cache().CountBytesWritten(img.bytes.size());
   return Status::OK();
 }
 

@@ -77,7 +77,8 @@ class Dataset {
   // grow: then the dataset first grows by whole rows (a row is one step of
   // the first dimension) to hold the write, up to the maximum shape; the
   // rest of the last row, and any gap before the write, read as the fill
-  // value.
+  // value. If the write then fails (NoSpace on a full disk), the dataset
+  // shrinks back to the size it had.
   enum class Growth { kNone, kGrowRows };
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf) const;
   Status WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth = Growth::kNone);

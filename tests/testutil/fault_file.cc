@@ -39,6 +39,9 @@ Status FaultFile::WriteAt(uint64_t off, const void* buf, size_t n) {
     disk_->crashed = true;
     return Status::IOError(name_ + ": simulated crash");
   }
+  if (off + n > disk_->current.size() && off + n > disk_->capacity) {
+    return Status::NoSpace(name_ + ": simulated full disk");
+  }
   ++disk_->writes;
   if (disk_->current.size() < off + n) disk_->current.resize(off + n, '\0');
   std::memcpy(disk_->current.data() + off, buf, n);

@@ -1,0 +1,151 @@
+// A full disk (ENOSPC) in the middle of writes: the write fails with
+// NoSpace, the container stays consistent (it commits, reopens, and holds
+// every byte of the last commit and of the writes that succeeded), a write
+// that failed changes nothing it was not already allowed to (a dataset it
+// grew shrinks back, a whole chunk it was replacing keeps its old bytes),
+// and once space is free writes work again. The daemon's view of the same
+// is tests/integration/test_mount_full_disk.py.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/mem_container.h"
+#include "tests/testutil/status_matchers.h"
+
+namespace slabfs {
+namespace {
+
+using testutil::NewDisk;
+using testutil::OpenOnDisk;
+
+std::string Pattern(size_t n, uint32_t salt) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + salt * 7) >> 3);
+  return s;
+}
+
+void SetCapacity(const std::shared_ptr<testutil::Disk>& disk, uint64_t cap) {
+  std::lock_guard lock(disk->mu);
+  disk->capacity = cap;
+}
+
+uint64_t DiskSize(const std::shared_ptr<testutil::Disk>& disk) {
+  std::lock_guard lock(disk->mu);
+  return disk->current.size();
+}
+
+// dense and filtered streams: the direct whole-chunk path, and the cache's
+// write-back path.
+class FullDiskTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FullDiskTest, AppendsFailCleanlyAndTheContainerStaysWhole) {
+  auto disk = NewDisk();
+  const uint64_t row = 4096;
+  const std::string keep = Pattern(64 * 1024, 1);
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true}));
+    ASSERT_OK_AND_ASSIGN(Dataset k, c->CreateDataset("/keep", {.dtype = DType::kU1, .shape = {keep.size()},
+                                                               .chunks = {16384}}));
+    ASSERT_OK(k.WriteBytes(0, keep.size(), keep.data()));
+    ASSERT_OK_AND_ASSIGN(Dataset s, c->CreateDataset("/s", {.dtype = DType::kU1,
+                                                            .shape = {0, row},
+                                                            .max_shape = {kUnlimited, row},
+                                                            .chunks = {4, row},
+                                                            .filters = GetParam()}));
+    ASSERT_OK(c->Commit());
+  }
+  SetCapacity(disk, DiskSize(disk) + 200 * 1024);
+  std::string written;
+  Status failed;
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    ASSERT_OK_AND_ASSIGN(Dataset s, c->OpenDataset("/s"));
+    for (uint32_t i = 0; i < 400 && failed.ok(); ++i) {
+      // Noise: deflate cannot shrink it.
+      std::string block = Pattern(8 * row, 1000 + i);
+      for (size_t j = 0; j < block.size(); ++j) block[j] = static_cast<char>(block[j] ^ (j * 2654435761u >> 13));
+      const uint64_t before = s.size_bytes();
+      failed = s.WriteBytes(before, block.size(), block.data(), Dataset::Growth::kGrowRows);
+      if (failed.ok()) {
+        failed = c->Commit();  // write-back of cached chunks happens here at the latest
+        if (failed.ok()) written += block;
+      } else {
+        EXPECT_EQ(s.size_bytes(), before) << "a failed write takes its growth back";
+      }
+    }
+    ASSERT_FALSE(failed.ok()) << "the disk never filled";
+    EXPECT_EQ(failed.code(), Code::kNoSpace) << failed.ToString();
+    // What was committed reads back; a commit may fail while chunks of the
+    // failed write are still cached, and the container is left as the last
+    // commit made it.
+    c->Discard();
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    ASSERT_OK_AND_ASSIGN(Dataset k, c->OpenDataset("/keep"));
+    std::string back(keep.size(), '\0');
+    ASSERT_OK(k.ReadBytes(0, back.size(), back.data()));
+    EXPECT_EQ(back, keep);
+    ASSERT_OK_AND_ASSIGN(Dataset s, c->OpenDataset("/s"));
+    ASSERT_EQ(s.size_bytes(), written.size());
+    std::string got(written.size(), '\0');
+    ASSERT_OK(s.ReadBytes(0, got.size(), got.data()));
+    EXPECT_TRUE(got == written);
+    // Space comes back: writing works again.
+    SetCapacity(disk, UINT64_MAX);
+    const std::string more = Pattern(8 * row, 77);
+    ASSERT_OK(s.WriteBytes(s.size_bytes(), more.size(), more.data(), Dataset::Growth::kGrowRows));
+    ASSERT_OK(c->Commit());
+    written += more;
+  }
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.read_only = true}));
+  ASSERT_OK_AND_ASSIGN(Dataset s, c->OpenDataset("/s"));
+  std::string got(written.size(), '\0');
+  ASSERT_OK(s.ReadBytes(0, got.size(), got.data()));
+  EXPECT_TRUE(got == written);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pipelines, FullDiskTest, ::testing::Values("", "shuffle,deflate=1,checksum"));
+
+// A whole-chunk overwrite of committed chunks that fails keeps their old
+// bytes: the new extent is given back and the index never names it.
+TEST(FullDisk, FailedWholeChunkOverwriteKeepsTheOldBytes) {
+  auto disk = NewDisk();
+  const std::string old_bytes = Pattern(256 * 1024, 3);
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true}));
+    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {old_bytes.size()},
+                                                            .chunks = {65536}}));
+    ASSERT_OK(d.WriteBytes(0, old_bytes.size(), old_bytes.data()));
+    ASSERT_OK(c->Commit());
+  }
+  SetCapacity(disk, DiskSize(disk) + 100 * 1024);  // room for one new chunk, not four
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    ASSERT_OK_AND_ASSIGN(Dataset d, c->OpenDataset("/d"));
+    const std::string new_bytes = Pattern(old_bytes.size(), 9);
+    Status s = d.WriteBytes(0, new_bytes.size(), new_bytes.data());
+    ASSERT_EQ(s.code(), Code::kNoSpace) << s.ToString();
+    // Every chunk holds its old bytes or its new ones, never anything else.
+    std::string back(old_bytes.size(), '\0');
+    ASSERT_OK(d.ReadBytes(0, back.size(), back.data()));
+    for (size_t k = 0; k < 4; ++k) {
+      const std::string got = back.substr(k * 65536, 65536);
+      EXPECT_TRUE(got == old_bytes.substr(k * 65536, 65536) || got == new_bytes.substr(k * 65536, 65536)) << k;
+    }
+    ASSERT_OK(c->Commit());
+    const std::string committed = back;
+    c->Discard();
+    ASSERT_OK_AND_ASSIGN(auto r, OpenOnDisk(disk, {.read_only = true}));
+    ASSERT_OK_AND_ASSIGN(Dataset rd, r->OpenDataset("/d"));
+    std::string again(committed.size(), '\0');
+    ASSERT_OK(rd.ReadBytes(0, again.size(), again.data()));
+    EXPECT_TRUE(again == committed);
+  }
+}
+
+}  // namespace
+}  // namespace slabfs
