@@ -26,7 +26,7 @@
 //
 // Then a second table, cached windows: --random-windows (default 20000)
 // random 64 x 64 windows read from the same 2000 x 2000 dataset written
-// without filters, with a cache that holds all of it (64 MiB for both;
+// without filters and with shuffle + deflate 1, with a cache that holds all of it (64 MiB for both;
 // libhdf5 with 10007 slots), one thread, after one warm-up pass: the cost
 // of serving small reads from chunks already in memory.
 //
@@ -265,13 +265,16 @@ std::vector<std::pair<uint64_t, uint64_t>> WindowCorners(uint64_t count) {
 }
 
 // Seconds for the windows after a warm-up pass over the same windows.
-double SlabfsWindows(const Config& cfg, const std::vector<std::pair<uint64_t, uint64_t>>& corners) {
+double SlabfsWindows(const Config& cfg, const std::vector<std::pair<uint64_t, uint64_t>>& corners, bool deflate) {
   const std::string path = cfg.path + ".w.slab";
   unlink(path.c_str());
   {
     auto c = Container::Open(path, {.create = true});
     if (!c) Die("create: " + c.error().ToString());
-    auto ds = (*c)->CreateDataset("/data", {.dtype = DType::kI4, .shape = {kN, kN}, .chunks = {kChunk, kChunk}});
+    auto ds = (*c)->CreateDataset("/data", {.dtype = DType::kI4,
+                                            .shape = {kN, kN},
+                                            .chunks = {kChunk, kChunk},
+                                            .filters = deflate ? "shuffle,deflate=1" : ""});
     if (!ds) Die("create dataset: " + ds.error().ToString());
     std::vector<int32_t> all(kN * kN);
     FillWindow(0, 0, kN, kN, all.data());
@@ -296,7 +299,7 @@ double SlabfsWindows(const Config& cfg, const std::vector<std::pair<uint64_t, ui
 }
 
 #ifdef SLABFS_BENCH_HDF5
-double Hdf5Windows(const Config& cfg, const std::vector<std::pair<uint64_t, uint64_t>>& corners) {
+double Hdf5Windows(const Config& cfg, const std::vector<std::pair<uint64_t, uint64_t>>& corners, bool deflate) {
   const std::string path = cfg.path + ".w.h5";
   unlink(path.c_str());
   const hsize_t dims[2] = {kN, kN}, chunk[2] = {kChunk, kChunk};
@@ -305,6 +308,10 @@ double Hdf5Windows(const Config& cfg, const std::vector<std::pair<uint64_t, uint
     hid_t space = H5Screate_simple(2, dims, nullptr);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 2, chunk);
+    if (deflate) {
+      H5Pset_shuffle(dcpl);
+      H5Pset_deflate(dcpl, 1);
+    }
     hid_t ds = H5Dcreate2(f, "data", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     std::vector<int32_t> all(kN * kN);
     FillWindow(0, 0, kN, kN, all.data());
@@ -433,24 +440,27 @@ int main(int argc, char** argv) {
                 Format(d).c_str(), d.median / b.median);
   }
   const auto corners = WindowCorners(cfg.random_windows);
-  std::printf("\n# cached windows: %llu random %llux%llu windows of the same dataset, unfiltered, cache 64 MiB "
+  std::printf("\n# cached windows: %llu random %llux%llu windows of the same dataset, cache 64 MiB "
               "(libhdf5 10007 slots), 1 thread, second pass; s min/median/max, ratio = libhdf5 / slabfs\n",
               static_cast<unsigned long long>(cfg.random_windows), static_cast<unsigned long long>(kWin),
               static_cast<unsigned long long>(kWin));
-  std::vector<double> ws, wh;
-  for (uint64_t round = 0; round < cfg.rounds; ++round) {
-    ws.push_back(SlabfsWindows(cfg, corners));
+  std::printf("%-18s %-20s %-20s %6s\n", "filters", "slabfs", "libhdf5", "ratio");
+  for (bool deflate : {false, true}) {
+    std::vector<double> ws, wh;
+    for (uint64_t round = 0; round < cfg.rounds; ++round) {
+      ws.push_back(SlabfsWindows(cfg, corners, deflate));
 #ifdef SLABFS_BENCH_HDF5
-    wh.push_back(Hdf5Windows(cfg, corners));
+      wh.push_back(Hdf5Windows(cfg, corners, deflate));
 #endif
-  }
-  const Spread a = SpreadOf(ws);
-  if (wh.empty()) {
-    std::printf("slabfs %s s\n", Format(a).c_str());
-  } else {
-    const Spread b = SpreadOf(wh);
-    std::printf("%-20s %-20s %6s\n%-20s %-20s %6.2f\n", "slabfs", "libhdf5", "ratio", Format(a).c_str(),
-                Format(b).c_str(), b.median / a.median);
+    }
+    const Spread a = SpreadOf(ws);
+    const char* name = deflate ? "shuffle,deflate=1" : "none";
+    if (wh.empty()) {
+      std::printf("%-18s %-20s %-20s %6s\n", name, Format(a).c_str(), "-", "-");
+    } else {
+      const Spread b = SpreadOf(wh);
+      std::printf("%-18s %-20s %-20s %6.2f\n", name, Format(a).c_str(), Format(b).c_str(), b.median / a.median);
+    }
   }
   return 0;
 }

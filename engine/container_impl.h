@@ -149,6 +149,8 @@ class DatasetState {
   Status WriteBackEntries(std::vector<ChunkCache::Entry*> dirty);
   // Writes back this dataset's dirty chunks while the cache is over budget.
   Status ShedDirty();
+  // Whether every chunk the plan touches but at most one is in the cache.
+  bool AllButOneCached(const TransferPlan& plan) const;
   // WriteBytes within the current size, under rw_ held exclusively.
   Status WriteBytesInsideLocked(uint64_t offset, size_t length, const char* in);
   // A chunk goes to the file in three steps, so that a failed write (a full

@@ -41,6 +41,11 @@ ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
   return e;
 }
 
+bool ChunkCache::Contains(const CacheKey& key) const {
+  std::lock_guard lock(mu_);
+  return map_.count(key) != 0;
+}
+
 ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty) {
   std::lock_guard lock(mu_);
   auto it = map_.find(key);

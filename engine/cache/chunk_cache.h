@@ -81,6 +81,8 @@ class ChunkCache {
 
   // A pinned entry, or nullptr (counted as a hit or a miss).
   Entry* Lookup(const CacheKey& key);
+  // Whether the key is resident, without counting, pinning or touching it.
+  bool Contains(const CacheKey& key) const;
   // Adds a chunk image and pins it. If the key is already present (another
   // reader loaded it meanwhile), the existing entry is pinned and returned
   // and `data` is dropped.
