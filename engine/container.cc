@@ -24,6 +24,7 @@
 #include "engine/util/math.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
+#include "engine/io/writer_lock.h"
 
 namespace slabfs::engine {
 namespace {
@@ -32,7 +33,6 @@ constexpr int kMaxDepth = 512;
 constexpr size_t kMaxChildrenPerGroup = 100000;
 constexpr size_t kMaxAttributeBytesPerObject = 1 << 20;
 constexpr uint64_t kAutoChunkBytes = 1 << 20;
-constexpr char kLockMagic[] = "SLABLOCK\n";
 
 
 // Chunks of at most kAutoChunkBytes: bounded dimensions start at their
@@ -76,42 +76,6 @@ IndexGeometry GeometryOf(const DatasetRecord& d) {
   return g;
 }
 
-std::string Sanitize(std::string_view s) {
-  std::string out;
-  for (char ch : s) out += (std::isprint(static_cast<unsigned char>(ch)) ? ch : '?');
-  return out;
-}
-
-// Reads the lock record to say who holds the container.
-std::string DescribeHolder(File* file) {
-  char buf[kLockRecordBytes];
-  if (!file->ReadAt(kLockRecordOffset, buf, sizeof buf).ok()) return "another process";
-  std::string_view rec(buf, sizeof buf);
-  if (rec.substr(0, sizeof kLockMagic - 1) != kLockMagic) return "another process";
-  rec.remove_prefix(sizeof kLockMagic - 1);
-  rec = rec.substr(0, rec.find('\0'));
-  std::string pid, host, program, since;
-  while (!rec.empty()) {
-    size_t nl = rec.find('\n');
-    std::string_view line = rec.substr(0, nl);
-    size_t eq = line.find('=');
-    if (eq != std::string_view::npos) {
-      std::string_view k = line.substr(0, eq), v = line.substr(eq + 1);
-      if (k == "pid") pid = Sanitize(v);
-      else if (k == "host") host = Sanitize(v);
-      else if (k == "program") program = Sanitize(v);
-      else if (k == "since") since = Sanitize(v);
-    }
-    if (nl == std::string_view::npos) break;
-    rec.remove_prefix(nl + 1);
-  }
-  if (program.empty()) return "another process";
-  std::string d = program + " (pid " + pid;
-  if (!host.empty()) d += " on " + host;
-  if (!since.empty()) d += ", since " + since;
-  return d + ")";
-}
-
 }  // namespace
 
 // ------------------------------------------------------------- open/close
@@ -120,6 +84,7 @@ ContainerImpl::ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o)
     : file_(std::move(file)),
       read_only_(o.read_only),
       holder_(o.holder),
+      holder_mount_(o.holder_mount),
       store_(file_.get(), &alloc_),
       cache_(o.cache_bytes, std::max(o.cache_bytes, o.cache_max_bytes)) {
   alloc_.set_packed(o.pack);
@@ -152,15 +117,16 @@ Status ContainerImpl::Format(File* file) {
 Result<std::unique_ptr<ContainerImpl>> ContainerImpl::Open(std::unique_ptr<File> file, const OpenOptions& o) {
   std::unique_ptr<ContainerImpl> c(new ContainerImpl(std::move(file), o));
   if (!o.read_only) {
-    Status s = c->file_->LockExclusive();
-    if (s.code() == Code::kBusy) {
-      c->closed_ = true;
-      return Err(Status::Busy(c->path() + " is open for writing by " + DescribeHolder(c->file_.get())));
-    }
+    // Waits for a daemon that is finishing its last commit after an
+    // unmount (writer_lock.h); Busy naming any other holder.
+    Status s = AcquireWriterLock(c->file_.get());
     if (!s.ok()) {
       c->closed_ = true;
       return Err(s);
     }
+  } else {
+    // A reader opened after an unmount sees the daemon's last commit.
+    WaitForUnmountingWriter(c->file_.get());
   }
   Status s = c->Load();
   if (!s.ok()) {
@@ -178,17 +144,9 @@ Result<std::unique_ptr<ContainerImpl>> ContainerImpl::Open(std::unique_ptr<File>
 }
 
 Status ContainerImpl::WriteLockRecord() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char when[64] = {};
-  struct tm tmv;
-  localtime_r(&now, &tmv);
-  strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tmv);
-  std::string rec = std::string(kLockMagic) + "pid=" + std::to_string(getpid()) + "\nhost=" + host +
-                    "\nprogram=" + holder_.substr(0, 128) + "\nsince=" + when + "\n";
-  rec.resize(kLockRecordBytes, '\0');
-  // Informational only: not synced, and never read unless the lock is held.
+  // Informational (and for WaitForUnmountingWriter): not synced, and read
+  // only while the lock is held.
+  const std::string rec = EncodeLockRecord(OwnLockRecord(holder_, holder_mount_));
   return file_->WriteAt(kLockRecordOffset, rec.data(), rec.size());
 }
 

@@ -287,6 +287,7 @@ class ContainerImpl {
   std::unique_ptr<File> file_;
   const bool read_only_;
   std::string holder_;
+  std::string holder_mount_;
   Allocator alloc_;
   BlockStore store_;
   ChunkCache cache_;

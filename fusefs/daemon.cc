@@ -146,6 +146,7 @@ Status RunDaemon(const MountConfig& cfg) {
   oo.read_only = cfg.read_only;
   oo.cache_bytes = cfg.cache_bytes;
   oo.holder = "slabfs";
+  oo.holder_mount = cfg.mountpoint;
   auto container = Container::Open(cfg.container, oo);
   if (!container) {
     return container.error().WithContext(

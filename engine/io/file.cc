@@ -130,6 +130,16 @@ class PosixFile final : public File {
     return Status::OK();
   }
 
+  Result<bool> LockedElsewhere() override {
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 0;
+    if (::fcntl(fd_, F_OFD_GETLK, &fl) != 0) return Err(ErrnoStatus(errno, "test the lock of " + path_));
+    return fl.l_type != F_UNLCK;
+  }
+
   const std::string& name() const override { return path_; }
 
  private:

@@ -44,6 +44,9 @@ class File {
   // (OFD lock: released when the file is closed, and conflicting even with
   // other opens in the same process). Busy when someone else holds it.
   virtual Status LockExclusive() { return Status::OK(); }
+  // Whether another open file holds a lock that LockExclusive would meet,
+  // without taking one.
+  virtual Result<bool> LockedElsewhere() { return false; }
 
   virtual const std::string& name() const = 0;
 };

@@ -262,6 +262,11 @@ struct OpenOptions {
   // A program name recorded in the container's lock record while it is open
   // for writing, so that a refused second writer can name the holder.
   std::string holder = "slab";
+  // The mount point a daemon holding the container serves (recorded with
+  // the holder): an open that finds the container held by a slabfs daemon
+  // whose mount point is gone waits for its last commit (at most a
+  // minute) instead of failing or reading the commit before it.
+  std::string holder_mount;
 };
 
 struct CacheStats {
