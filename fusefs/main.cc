@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
       fuse_lowlevel_version();
       return 0;
     }
+    if (slabfs::Status ok = CheckFuseOptions(*cfg); !ok.ok()) {
+      fmt::print(stderr, "slabfs: {}\nTry '{} --help'.\n", ok.message(), program);
+      return 2;
+    }
     slabfs::Status s = RunDaemon(*cfg);
     if (!s.ok()) {
       fmt::print(stderr, "slabfs: {}\n", s.ToString());

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <boost/filesystem.hpp>
 #include <fmt/format.h>
@@ -30,20 +31,54 @@ enum Key {
   kKeyLogLevel,
   kKeyFsName,
   kKeySubtype,
+  kKeyFstabOnly,
 };
 
-// Templates ending in '=' match "name=value"; the processing function gets
-// the whole "name=value". A NULL-terminated array, as libfuse wants.
-const fuse_opt kSlabfsOpts[] = {
-    FUSE_OPT_KEY("ro", kKeyReadOnly),
-    FUSE_OPT_KEY("rw", kKeyReadWrite),
-    FUSE_OPT_KEY("cache_size=", kKeyCacheSize),
-    FUSE_OPT_KEY("commit_interval=", kKeyCommitInterval),
-    FUSE_OPT_KEY("log_level=", kKeyLogLevel),
-    FUSE_OPT_KEY("fsname=", kKeyFsName),
-    FUSE_OPT_KEY("subtype=", kKeySubtype),
-    FUSE_OPT_END,
+// slabfs's own -o options: one table for parsing (fuse_opt templates; one
+// ending in '=' matches "name=value") and for --help.
+struct OptionSpec {
+  const char* templ;
+  Key key;
+  const char* shown;  // as --help shows it; nullptr: not shown
+  const char* help;
 };
+constexpr OptionSpec kOptions[] = {
+    {"ro", kKeyReadOnly, "-o ro", "mount read-only (the container is not locked)"},
+    {"rw", kKeyReadWrite, "-o rw", "mount read-write (the default)"},
+    {"cache_size=", kKeyCacheSize, "-o cache_size=SIZE",
+     "chunk cache budget, a hard bound, e.g. 256M, 1G (default 64M)"},
+    {"commit_interval=", kKeyCommitInterval, "-o commit_interval=S",
+     "commit every S seconds while dirty; 0 = only on fsync, close after a write, namespace changes and unmount "
+     "(default 5)"},
+    {"log_level=", kKeyLogLevel, "-o log_level=LEVEL", "trace, debug, info, warn, error or off (default info)"},
+    {"fsname=", kKeyFsName, nullptr, nullptr},
+    {"subtype=", kKeySubtype, nullptr, nullptr},
+    // Words of /etc/fstab and systemd that mean something to mount(8) or
+    // systemd, not to the filesystem: accepted and dropped (and x-*, see
+    // ProcessOption).
+    {"defaults", kKeyFstabOnly, nullptr, nullptr},
+    {"auto", kKeyFstabOnly, nullptr, nullptr},
+    {"noauto", kKeyFstabOnly, nullptr, nullptr},
+    {"user", kKeyFstabOnly, nullptr, nullptr},
+    {"nouser", kKeyFstabOnly, nullptr, nullptr},
+    {"users", kKeyFstabOnly, nullptr, nullptr},
+    {"owner", kKeyFstabOnly, nullptr, nullptr},
+    {"group", kKeyFstabOnly, nullptr, nullptr},
+    {"nofail", kKeyFstabOnly, nullptr, nullptr},
+    {"_netdev", kKeyFstabOnly, nullptr, nullptr},
+    {"comment=", kKeyFstabOnly, nullptr, nullptr},
+};
+
+// The table as libfuse wants it: NULL-terminated.
+const fuse_opt* FuseOptTable() {
+  static const std::vector<fuse_opt> table = [] {
+    std::vector<fuse_opt> t;
+    for (const OptionSpec& o : kOptions) t.push_back(fuse_opt FUSE_OPT_KEY(o.templ, o.key));
+    t.push_back(fuse_opt FUSE_OPT_END);
+    return t;
+  }();
+  return table.data();
+}
 
 struct ParseState {
   MountConfig* config = nullptr;
@@ -112,6 +147,11 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
     case kKeySubtype:
       st->have_subtype = true;
       return 1;
+    case kKeyFstabOnly:
+      return 0;
+    case FUSE_OPT_KEY_OPT:
+      // x-systemd.automount, x-gvfs-show, ...: for systemd and desktops.
+      return std::string_view(arg).starts_with("x-") ? 0 : 1;
     default:
       return 1;
   }
@@ -215,22 +255,54 @@ bool IsLogLevel(std::string_view level) {
 }
 
 std::string Usage(std::string_view program) {
-  return fmt::format(
+  std::string out = fmt::format(
       "usage: {} CONTAINER MOUNTPOINT [options]\n"
       "\n"
       "Mounts the slabfs container file CONTAINER at MOUNTPOINT: groups are\n"
       "directories, datasets are files holding their elements in C order.\n"
+      "The command returns once the mount is live (unless -f).\n"
       "\n"
-      "slabfs options:\n"
-      "    -o ro                  mount read-only (the container is not locked)\n"
-      "    -o cache_size=SIZE     chunk cache budget, e.g. 256M, 1G (default 64M)\n"
-      "    -o commit_interval=S   commit every S seconds while dirty; 0 = only on\n"
-      "                           fsync, close after a write and unmount (default 5)\n"
-      "    -o log_level=LEVEL     trace, debug, info, warn, error or off (default info)\n"
+      "slabfs options:\n",
+      program);
+  for (const OptionSpec& o : kOptions) {
+    if (o.shown == nullptr) continue;
+    out += fmt::format("    {:<22} {}\n", o.shown, o.help);
+  }
+  out +=
       "    -f                     stay in the foreground, log to stderr\n"
       "    -s                     single-threaded\n"
-      "    -d                     libfuse debug output (implies -f)\n",
-      program);
+      "    -d                     libfuse debug output (implies -f)\n"
+      "\n"
+      "Accepted and ignored, for /etc/fstab and systemd: defaults, auto, noauto,\n"
+      "user, nouser, users, owner, group, nofail, _netdev, comment=..., x-*.\n"
+      "An fstab line:  /data/run.slab  /mnt/run  fuse.slabfs  noauto,user,cache_size=256M  0 0\n";
+  return out;
+}
+
+Status CheckFuseOptions(const MountConfig& cfg) {
+  fuse_args args = FUSE_ARGS_INIT(0, nullptr);
+  for (const std::string& a : cfg.fuse_args) {
+    if (fuse_opt_add_arg(&args, a.c_str()) != 0) throw std::bad_alloc();
+  }
+  std::string messages;
+  g_captured_fuse_log = &messages;
+  fuse_set_log_func(CaptureFuseLog);
+  const fuse_lowlevel_ops ops{};
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, nullptr);
+  fuse_set_log_func(nullptr);
+  g_captured_fuse_log = nullptr;
+  fuse_opt_free_args(&args);
+  if (se != nullptr) {
+    fuse_session_destroy(se);
+    return Status::OK();
+  }
+  std::string msg = Trimmed(messages);
+  // libfuse: "fuse: unknown option(s): `-o bogus'" over several lines.
+  for (char& c : msg) {
+    if (c == '\n') c = ' ';
+  }
+  if (msg.starts_with("fuse: ")) msg.erase(0, 6);
+  return Status::InvalidArgument(msg.empty() ? "bad options" : msg);
 }
 
 Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv) {
@@ -253,7 +325,7 @@ Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv) {
 
   ParseState st;
   st.config = &cfg;
-  if (fuse_opt_parse(args.get(), &st, kSlabfsOpts, ProcessOption) != 0) {
+  if (fuse_opt_parse(args.get(), &st, FuseOptTable(), ProcessOption) != 0) {
     std::string msg = !st.error.empty() ? st.error : Trimmed(fuse_messages);
     return Err(Status::InvalidArgument(msg.empty() ? "bad option" : msg));
   }

@@ -3,9 +3,12 @@
 //   slabfs CONTAINER MOUNTPOINT [-f] [-s] [-d] [-o OPT[,OPT...]]
 //
 // slabfs's own -o options are ro, rw, cache_size=SIZE,
-// commit_interval=SECONDS and log_level=LEVEL; every other option (-h, -V,
-// -o allow_other, -o max_threads=N, ...) is left for libfuse, which rejects
-// the ones it does not know when the session is created.
+// commit_interval=SECONDS and log_level=LEVEL (one table in options.cc
+// parses them and writes --help); the words of /etc/fstab and systemd that
+// are not for the filesystem (noauto, user, nofail, _netdev, x-*, ...) are
+// dropped; every other option (-h, -V, -o allow_other, -o max_threads=N,
+// ...) is left for libfuse, which CheckFuseOptions asks before the daemon
+// starts.
 //
 // Pure functions of their arguments: thread-safe, no side effects except
 // that libfuse's messages during parsing are captured into the error.
@@ -66,6 +69,11 @@ Result<std::chrono::milliseconds> ParseInterval(std::string_view text);
 
 // Whether `level` is one of trace, debug, info, warn, error, off.
 bool IsLogLevel(std::string_view level);
+
+// Whether libfuse accepts the options slabfs passes on to it (it rejects
+// unknown ones only when a session is made, which for a daemon is after it
+// has left the terminal): InvalidArgument with libfuse's message.
+Status CheckFuseOptions(const MountConfig& cfg);
 
 // The usage text for `slabfs -h`, without libfuse's own option list.
 std::string Usage(std::string_view program);

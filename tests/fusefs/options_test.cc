@@ -177,6 +177,37 @@ TEST_F(ParseCommandLineTest, PassesOtherOptionsToLibfuse) {
   EXPECT_TRUE(Has(cfg->fuse_args, "max_read=131072"));
 }
 
+TEST_F(ParseCommandLineTest, DropsTheWordsOfFstabAndSystemd) {
+  auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o",
+                               "defaults,noauto,auto,user,nouser,users,owner,group,nofail,_netdev,comment=a b,"
+                               "x-systemd.automount,x-gvfs-show,cache_size=8M,allow_other"});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  EXPECT_EQ(cfg->cache_bytes, 8u << 20);
+  EXPECT_TRUE(Has(cfg->fuse_args, "allow_other"));
+  for (const char* word : {"defaults", "noauto", "auto", "user", "nouser", "users", "owner", "group", "nofail",
+                           "_netdev", "x-systemd.automount", "x-gvfs-show"}) {
+    EXPECT_FALSE(Has(cfg->fuse_args, word)) << word;
+  }
+  EXPECT_FALSE(HasPrefix(cfg->fuse_args, "comment="));
+  EXPECT_TRUE(CheckFuseOptions(*cfg).ok()) << CheckFuseOptions(*cfg).ToString();
+}
+
+TEST_F(ParseCommandLineTest, CheckFuseOptionsNamesAnOptionLibfuseDoesNotKnow) {
+  auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "allow_other,frobnicate=3"});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  Status s = CheckFuseOptions(*cfg);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("frobnicate"), std::string::npos) << s.message();
+}
+
+TEST(UsageTest, ListsEveryOption) {
+  const std::string u = Usage("slabfs");
+  for (const char* opt : {"-o ro", "-o rw", "-o cache_size=SIZE", "-o commit_interval=S", "-o log_level=LEVEL",
+                          "noauto", "nofail", "x-*"}) {
+    EXPECT_NE(u.find(opt), std::string::npos) << opt;
+  }
+}
+
 TEST_F(ParseCommandLineTest, KeepsTheUsersFsname) {
   auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "fsname=mine"});
   ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();

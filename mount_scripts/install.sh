@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs slabfs so that `mount -t fuse.slabfs`, /etc/fstab lines of type
+# fuse.slabfs and the systemd units work: builds (installing what is
+# missing), then `cmake --install` into PREFIX (default /usr/local: slabfs,
+# slab and umount-slabfs in PREFIX/bin, the systemd examples in
+# PREFIX/share/slabfs/systemd).
+#
+#   mount_scripts/install.sh [PREFIX]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PREFIX=${1:-/usr/local}
+BUILD_DIR=${SLABFS_BUILD_DIR:-$ROOT/build}
+bash "$ROOT/mount_scripts/install_deps.sh"
+cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target slabfs slab
+cmake --install "$BUILD_DIR" --prefix "$PREFIX" --component Unspecified >/dev/null
+echo "slabfs: installed into $PREFIX (try: mount -t fuse.slabfs FILE.slab /mnt/point)"
