@@ -10,7 +10,8 @@ PACKAGES=(
   zlib1g-dev libdeflate-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev
   libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
-  attr coreutils util-linux tar rsync vim git
+  attr coreutils util-linux mount procps tar rsync vim git
+  systemd  # systemd-analyze verify of the units in mount_scripts/systemd
   libhdf5-dev  # the peer bench/bench_cache compares against
   python3 python3-numpy python3-pytest
 )
