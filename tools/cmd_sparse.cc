@@ -10,7 +10,7 @@
 #include "slabfs/container.h"
 #include "tools/describe.h"
 #include "tools/session.h"
-#include "tools/slice.h"
+#include "slabfs/slice.h"
 
 namespace slabfs::tools {
 namespace {

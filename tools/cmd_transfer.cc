@@ -13,7 +13,7 @@
 
 #include "slabfs/container.h"
 #include "tools/byte_stream.h"
-#include "tools/npy.h"
+#include "slabfs/npy.h"
 #include "tools/session.h"
 
 namespace slabfs::tools {

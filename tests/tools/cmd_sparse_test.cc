@@ -22,7 +22,7 @@
 #include "tools/cmd_transfer.h"
 #include "tools/cmd_tree.h"
 #include "tools/describe.h"
-#include "tools/slice.h"
+#include "slabfs/slice.h"
 
 namespace slabfs::tools {
 namespace {

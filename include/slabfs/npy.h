@@ -14,8 +14,8 @@
 // well-formed header for data slabfs cannot hold (fortran_order True,
 // big-endian, complex, structured, ...) is NotSupported. The functions are
 // pure and thread-safe.
-#ifndef SLABFS_TOOLS_NPY_H_
-#define SLABFS_TOOLS_NPY_H_
+#ifndef SLABFS_NPY_H_
+#define SLABFS_NPY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +25,7 @@
 #include "slabfs/status.h"
 #include "slabfs/types.h"
 
-namespace slabfs::tools {
+namespace slabfs {
 
 inline constexpr std::string_view kNpyMagic{"\x93NUMPY", 6};
 // Bytes before the dict: magic, version, and a 2- or 4-byte length.
@@ -64,6 +64,6 @@ std::string EncodeNpyHeader(DType dtype, const Dims& shape);
 // The numpy type string of a dtype: "<f4", "|u1".
 std::string NpyDescr(DType dtype);
 
-}  // namespace slabfs::tools
+}  // namespace slabfs
 
-#endif  // SLABFS_TOOLS_NPY_H_
+#endif  // SLABFS_NPY_H_

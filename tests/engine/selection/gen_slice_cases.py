@@ -1,7 +1,7 @@
 """Writes slice_numpy_cases.inc: random SLICE texts and shapes with what
 numpy selects, the reference slice_test.cc compares ParseSlice against.
 
-    /usr/bin/python3 tests/tools/gen_slice_cases.py > tests/tools/slice_numpy_cases.inc
+    /usr/bin/python3 tests/engine/selection/gen_slice_cases.py > tests/engine/selection/slice_numpy_cases.inc
 
 Each case is checked against real numpy indexing here: the result shape of
 a[idx] on an array of that shape, and for a non-empty result the exact set

@@ -1,4 +1,4 @@
-#include "tools/npy.h"
+#include "slabfs/npy.h"
 
 #include <array>
 #include <cstring>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace slabfs::tools {
+namespace slabfs {
 namespace {
 
 // numpy pads the header so that the first dimension can later grow to this
@@ -349,4 +349,4 @@ std::string EncodeNpyHeader(DType dtype, const Dims& shape) {
   return out;
 }
 
-}  // namespace slabfs::tools
+}  // namespace slabfs

@@ -1,4 +1,4 @@
-#include "tools/npy.h"
+#include "slabfs/npy.h"
 
 #include <cstdint>
 #include <random>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace slabfs::tools {
+namespace slabfs {
 namespace {
 
 // The header numpy writes: preamble, dict, spaces to 127 bytes, newline.
@@ -299,4 +299,4 @@ TEST(NpyTest, SurvivesRandomCorruption) {
 }
 
 }  // namespace
-}  // namespace slabfs::tools
+}  // namespace slabfs

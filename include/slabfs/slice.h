@@ -19,8 +19,8 @@
 //
 // Errors are InvalidArgument with a message that starts with "slice 'TEXT'"
 // and names the offending item. The functions are pure and thread-safe.
-#ifndef SLABFS_TOOLS_SLICE_H_
-#define SLABFS_TOOLS_SLICE_H_
+#ifndef SLABFS_SLICE_H_
+#define SLABFS_SLICE_H_
 
 #include <cstdint>
 #include <optional>
@@ -31,7 +31,7 @@
 #include "slabfs/status.h"
 #include "slabfs/types.h"
 
-namespace slabfs::tools {
+namespace slabfs {
 
 // One item of a slice as written, before the shape is known. Numbers past
 // the range of int64 are saturated (they are clamped or out of range later).
@@ -77,6 +77,6 @@ Slab BoundingBox(const Slab& sel);
 std::optional<Slab> IntersectBox(const Slab& sel, const Dims& start, const Dims& count);
 
 
-}  // namespace slabfs::tools
+}  // namespace slabfs
 
-#endif  // SLABFS_TOOLS_SLICE_H_
+#endif  // SLABFS_SLICE_H_

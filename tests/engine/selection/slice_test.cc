@@ -1,4 +1,4 @@
-#include "tools/slice.h"
+#include "slabfs/slice.h"
 
 #include <algorithm>
 #include <array>
@@ -14,7 +14,7 @@
 
 #include "tests/testutil/status_matchers.h"
 
-namespace slabfs::tools {
+namespace slabfs {
 namespace {
 
 // {start, stride, count} of one dimension.
@@ -247,7 +247,7 @@ struct NumpyCase {
 
 const std::vector<NumpyCase>& NumpyCases() {
   static const std::vector<NumpyCase> cases = {
-#include "tests/tools/slice_numpy_cases.inc"
+#include "tests/engine/selection/slice_numpy_cases.inc"
   };
   return cases;
 }
@@ -340,4 +340,4 @@ TEST(IntersectBoxTest, MatchesBruteForce) {
 }
 
 }  // namespace
-}  // namespace slabfs::tools
+}  // namespace slabfs

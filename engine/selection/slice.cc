@@ -1,4 +1,4 @@
-#include "tools/slice.h"
+#include "slabfs/slice.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace slabfs::tools {
+namespace slabfs {
 namespace {
 
 constexpr std::string_view kSyntaxHint =
@@ -244,4 +244,4 @@ std::optional<Slab> IntersectBox(const Slab& sel, const Dims& start, const Dims&
 }
 
 
-}  // namespace slabfs::tools
+}  // namespace slabfs
