@@ -21,6 +21,7 @@
 #include "fusefs/readahead.h"
 #include "fusefs/request.h"
 #include "fusefs/sparse_ops.h"
+#include "fusefs/views/view_ops.h"
 #include "fusefs/xattr_ops.h"
 
 namespace slabfs::fusefs {
@@ -67,18 +68,6 @@ Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* 
   return info;
 }
 
-// A buffer per worker thread for read replies: allocated once at the
-// largest request size seen (max_read, 1 MiB), then reused, so a read costs
-// no allocation and no page faults.
-char* ReadBuffer(size_t size) {
-  thread_local std::unique_ptr<char[]> buffer;
-  thread_local size_t capacity = 0;
-  if (size > capacity) {
-    buffer = std::make_unique_for_overwrite<char[]>(size);
-    capacity = size;
-  }
-  return buffer.get();
-}
 
 Status Commit(Filesystem& fs) {
   if (fs.options.read_only) return Status::OK();
@@ -147,6 +136,8 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
       // A missing name is an ordinary answer (shells and Python probe all
       // the time).
       if (id.error().code() == Code::kNotFound) {
+        // Not a child: perhaps a view of one (views/view_ops.h).
+        if (views::LookupView(req, parent, name)) return 0;
         return QuietRefuse("lookup", [&] { return DescribeChild(fs, parent, name); },
                            id.error());
       }
@@ -692,10 +683,13 @@ const fuse_lowlevel_ops& Operations() {
     o.init = Init;
     o.destroy = Destroy;
     o.lookup = Lookup;
-    o.forget = Forget;
-    o.forget_multi = ForgetMulti;
-    o.getattr = GetAttr;
-    o.setattr = SetAttr;
+    // Operations on an inode go to views/view_ops.h for a view's.
+    o.forget = views::Route<Forget, views::Forget>::Call;
+    o.forget_multi = [](fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+      views::ForgetMulti(req, count, forgets, ForgetMulti);
+    };
+    o.getattr = views::Route<GetAttr, views::GetAttr>::Call;
+    o.setattr = views::Route<SetAttr, views::SetAttr>::Call;
     o.mknod = MkNod;
     o.create = Create;
     o.mkdir = MkDir;
@@ -704,24 +698,24 @@ const fuse_lowlevel_ops& Operations() {
     o.rename = Rename;
     o.symlink = Symlink;
     o.link = Link;
-    o.open = Open;
-    o.read = Read;
-    o.write = Write;
-    o.flush = Flush;
-    o.release = Release;
-    o.fsync = FSync;
+    o.open = views::Route<Open, views::Open>::Call;
+    o.read = views::Route<Read, views::Read>::Call;
+    o.write = views::Route<Write, views::Write>::Call;
+    o.flush = views::Route<Flush, views::Flush>::Call;
+    o.release = views::Route<Release, views::Release>::Call;
+    o.fsync = views::Route<FSync, views::FSync>::Call;
     o.opendir = OpenDir;
     o.readdir = ReadDir;
     o.readdirplus = ReadDirPlus;
     o.releasedir = ReleaseDir;
     o.fsyncdir = FSyncDir;
     o.statfs = StatFs;
-    o.setxattr = SetXattr;
-    o.getxattr = GetXattr;
-    o.listxattr = ListXattr;
-    o.removexattr = RemoveXattr;
-    o.fallocate = Fallocate;
-    o.lseek = Lseek;
+    o.setxattr = views::Route<SetXattr, views::SetXattr>::Call;
+    o.getxattr = views::Route<GetXattr, views::GetXattr>::Call;
+    o.listxattr = views::Route<ListXattr, views::ListXattr>::Call;
+    o.removexattr = views::Route<RemoveXattr, views::RemoveXattr>::Call;
+    o.fallocate = views::Route<Fallocate, views::Fallocate>::Call;
+    o.lseek = views::Route<Lseek, views::Lseek>::Call;
     return o;
   }();
   return ops;

@@ -28,6 +28,7 @@
 #include "fusefs/file_attr.h"
 #include "fusefs/invalidator.h"
 #include "fusefs/layout_keeper.h"
+#include "fusefs/views/view_table.h"
 #include "slabfs/container.h"
 
 namespace slabfs::fusefs {
@@ -106,6 +107,8 @@ struct Filesystem {
   Status final_commit;  // the commit made by destroy, for the exit status
   // New files and the layouts they may keep (see layout_keeper.h).
   LayoutKeeper layouts;
+  // The inodes of slice and typed views (views/view_name.h).
+  views::ViewTable views;
   std::once_flag readahead_once;
 
   // Lock order: notes_mu is a leaf. Nothing else is locked and no engine
@@ -117,7 +120,7 @@ struct Filesystem {
   std::atomic<int> partial_rows{0};
 };
 
-enum class HandleKind : unsigned char { kFile, kDir };
+enum class HandleKind : unsigned char { kFile, kDir, kView };
 
 // What fuse_file_info::fh points to. The kind lets a handler check that
 // the kernel handed it the handle type it expects.

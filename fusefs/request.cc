@@ -1,5 +1,7 @@
 #include "fusefs/request.h"
 
+#include <memory>
+
 #include <algorithm>
 #include <cstring>
 
@@ -69,6 +71,16 @@ DirHandle* AsDir(const fuse_file_info* fi) {
   if (fi == nullptr || fi->fh == 0) return nullptr;
   auto* h = reinterpret_cast<Handle*>(fi->fh);
   return h->kind == HandleKind::kDir ? static_cast<DirHandle*>(h) : nullptr;
+}
+
+char* ReadBuffer(size_t size) {
+  thread_local std::unique_ptr<char[]> buffer;
+  thread_local size_t capacity = 0;
+  if (size > capacity) {
+    buffer = std::make_unique_for_overwrite<char[]>(size);
+    capacity = size;
+  }
+  return buffer.get();
 }
 
 }  // namespace slabfs::fusefs

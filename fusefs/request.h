@@ -76,6 +76,11 @@ std::string DescribeChild(Filesystem& fs, fuse_ino_t parent, std::string_view na
 // and ENAMETOOLONG says so better than the engine's EINVAL would.
 bool NameTooLong(const char* name);
 
+// A buffer per worker thread for read replies: allocated once at the
+// largest request size seen (max_read, 1 MiB), then reused, so a read costs
+// no allocation and no page faults.
+char* ReadBuffer(size_t size);
+
 // The handle in fi->fh, or null if there is none or it is of the other kind.
 FileHandle* AsFile(const fuse_file_info* fi);
 DirHandle* AsDir(const fuse_file_info* fi);
