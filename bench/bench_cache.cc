@@ -17,7 +17,8 @@
 // chunks (reads of those bypass the cache, see docs/architecture.md).
 //
 // For each W: rounds of (slabfs, libhdf5) interleaved; efficiencies are
-// the same every round, the times of the write and read passes are printed
+// the same every round, the times of the write and read passes (the write
+// through slabfs's commit, and libhdf5's close and an fsync) are printed
 // as min/median/max, and the ratio is libhdf5's median time over slabfs's
 // (above 1: slabfs is faster).
 //
@@ -51,7 +52,10 @@
 
 using namespace slabfs;
 using bench::Clock;
+using bench::Format;
 using bench::Seconds;
+using bench::Spread;
+using bench::SpreadOf;
 
 namespace {
 
@@ -219,6 +223,7 @@ Result2 RunHdf5(const Config& cfg, uint64_t w) {
     H5Sclose(space);
     H5Fflush(f, H5F_SCOPE_GLOBAL);
     H5Fclose(f);
+    if (!bench::FsyncPath(path)) Die("fsync " + path);  // slabfs's commit syncs too
     out.write.seconds = Seconds(t0, Clock::now());
     out.write.efficiency = kRequested / static_cast<double>(g_h5_read + g_h5_written);
   }
@@ -349,21 +354,6 @@ double Hdf5Windows(const Config& cfg, const std::vector<std::pair<uint64_t, uint
   return seconds;
 }
 #endif
-
-struct Spread {
-  double min = 0, median = 0, max = 0;
-};
-
-Spread SpreadOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v.front(), v[v.size() / 2], v.back()};
-}
-
-std::string Format(const Spread& s) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.3f/%.3f/%.3f", s.min, s.median, s.max);
-  return b;
-}
 
 }  // namespace
 

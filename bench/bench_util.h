@@ -3,9 +3,11 @@
 #ifndef SLABFS_BENCH_BENCH_UTIL_H_
 #define SLABFS_BENCH_BENCH_UTIL_H_
 
+#include <fcntl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -49,6 +51,32 @@ inline std::vector<std::string> SplitList(std::string_view text) {
     if (semi == std::string_view::npos) return out;
     text.remove_prefix(semi + 1);
   }
+}
+
+// fsync of a file by name: a peer that does not sync (libhdf5) is made to,
+// so that write times compare bytes on disk with bytes on disk.
+inline bool FsyncPath(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  const bool ok = fsync(fd) == 0;
+  close(fd);
+  return ok;
+}
+
+// min/median/max of a benchmark's rounds, and "0.012/0.013/0.015".
+struct Spread {
+  double min = 0, median = 0, max = 0;
+};
+
+inline Spread SpreadOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v.front(), v[v.size() / 2], v.back()};
+}
+
+inline std::string Format(const Spread& s) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f/%.3f/%.3f", s.min, s.median, s.max);
+  return b;
 }
 
 // The command line of a benchmark, flag by flag:

@@ -48,7 +48,10 @@
 
 using namespace slabfs;
 using bench::Clock;
+using bench::Format;
 using bench::Seconds;
+using bench::Spread;
+using bench::SpreadOf;
 
 namespace {
 
@@ -79,9 +82,7 @@ void Check(float got, uint64_t i, uint64_t j, const char* where) {
 }
 
 void FsyncPath(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0 || fsync(fd) != 0) Die("fsync " + path);
-  close(fd);
+  if (!bench::FsyncPath(path)) Die("fsync " + path);
 }
 
 int DeflateLevel(const std::string& filters) {
@@ -291,21 +292,6 @@ std::vector<double> RunSide(Side& side, const Config& cfg, const std::string& fi
   }
   side.Close();
   return t;
-}
-
-struct Spread {
-  double min = 0, median = 0, max = 0;
-};
-
-Spread SpreadOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v.front(), v[v.size() / 2], v.back()};
-}
-
-std::string Format(const Spread& s) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.3f/%.3f/%.3f", s.min, s.median, s.max);
-  return b;
 }
 
 }  // namespace

@@ -52,6 +52,18 @@ def fails(*args, code=1, input=None):
     return cp
 
 
+def mpath(m, path):
+    """The path of `path` ("/g/ds") inside the mount m."""
+    return str(m.path) + path
+
+
+def expect_errno(code, fn, *args):
+    """fn(*args) raises OSError with errno `code`."""
+    with pytest.raises(OSError) as e:
+        fn(*args)
+    assert e.value.errno == code, (fn.__name__, args, e.value)
+
+
 def info(c, path):
     """`slab info --json` of one object, parsed."""
     return json.loads(slab("info", "--json", c, path).stdout)

@@ -17,7 +17,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import run, slab
+from conftest import mpath, run, slab
 from mounting import container, mounted, mounter  # noqa: F401
 
 RNG = np.random.default_rng(4040)
@@ -52,10 +52,6 @@ def stored_chunks(c, path):
     """{tuple(coords): {"offset", "bytes", "filter_mask"}} from slab chunks --json."""
     out = json.loads(slab("chunks", c, path, "--json").stdout)
     return {tuple(ch["coords"]): ch for ch in out}
-
-
-def mpath(m, path):
-    return str(m.path) + path
 
 
 def du(path, *flags):

@@ -11,15 +11,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import run, slab
+from conftest import mpath, run, slab
 from mounting import container, export, mounter  # noqa: F401
 
 FRAME = (256, 256)
 FRAME_BYTES = 256 * 256 * 2  # u2
-
-
-def mpath(m, path):
-    return str(m.path) + path
 
 
 def read_all(path):

@@ -13,13 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from conftest import bin_path, run, slab
+from conftest import bin_path, expect_errno, mpath, run, slab
 from mounting import (MountFailed, container, export, is_mounted, make_dataset,  # noqa: F401
                       mounted, mounter, start, try_mount)
-
-
-def mpath(m, path):
-    return str(m.path) + path
 
 
 def start_ro(c):
@@ -29,12 +25,6 @@ def start_ro(c):
 def sha256(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
-
-
-def expect_errno(code, fn, *args):
-    with pytest.raises(OSError) as e:
-        fn(*args)
-    assert e.value.errno == code, (fn.__name__, args, e.value)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import run, slab
+from conftest import expect_errno, mpath, run, slab
 from mounting import container, export, make_dataset, mounter  # noqa: F401
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -22,16 +22,6 @@ def renameat2(old, new, flags):
     if libc.renameat2(AT_FDCWD, os.fsencode(old), AT_FDCWD, os.fsencode(new), flags) != 0:
         e = ctypes.get_errno()
         raise OSError(e, os.strerror(e), str(old))
-
-
-def mpath(m, path):
-    return str(m.path) + path
-
-
-def expect_errno(code, fn, *args):
-    with pytest.raises(OSError) as e:
-        fn(*args)
-    assert e.value.errno == code, (fn.__name__, args, e.value)
 
 
 def commit(m):

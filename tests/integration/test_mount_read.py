@@ -12,7 +12,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import run, slab
+from conftest import mpath, run, slab
 from mounting import export, make_dataset, make_empty_dataset, mounted, mounter  # noqa: F401
 
 RNG = np.random.default_rng(20240601)
@@ -46,10 +46,6 @@ def sample(tmp_path_factory):
 def mnt(sample):
     with mounted(sample[0]) as m:
         yield m
-
-
-def mpath(m, path):
-    return str(m.path) + path
 
 
 def read_cmd(*args):

@@ -15,20 +15,10 @@ import tempfile
 import numpy as np
 import pytest
 
-from conftest import info, run, slab
+from conftest import expect_errno, info, mpath, run, slab
 from mounting import container, export, make_dataset, mounter  # noqa: F401
 
 TEXT = b"alpha beta gamma delta epsilon!\n" * 64  # 2048 bytes, 32-byte rows
-
-
-def mpath(m, path):
-    return str(m.path) + path
-
-
-def expect_errno(code, fn, *args):
-    with pytest.raises(OSError) as e:
-        fn(*args)
-    assert e.value.errno == code, (fn.__name__, args, e.value)
 
 
 def layout(c, path):

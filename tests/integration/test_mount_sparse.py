@@ -20,7 +20,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import run, slab
+from conftest import mpath, run, slab
 from mounting import container, make_dataset, mounter  # noqa: F401
 
 RNG = np.random.default_rng(5005)
@@ -43,10 +43,6 @@ def fallocate(fd, mode, offset, length):
 def mkdset(c, path, dtype, shape, chunks, *extra):
     slab("mkdset", "-p", c, path, "--dtype", dtype, "--shape", ",".join(map(str, shape)),
          "--chunks", ",".join(map(str, chunks)), *extra)
-
-
-def mpath(m, path):
-    return str(m.path) + path
 
 
 def defined(c, path, *slice_):

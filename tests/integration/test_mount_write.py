@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import run, slab
+from conftest import mpath, run, slab
 from mounting import container, export, make_dataset, make_empty_dataset, mounter  # noqa: F401
 
 RNG = np.random.default_rng(777)
@@ -30,10 +30,6 @@ def data(container):
     make_empty_dataset(container, "/w/u1", np.uint8, (50, 60), (7, 9), fill=5)
     refs["/w/u1"] = np.full(50 * 60, 5, dtype=np.uint8)
     return container, refs
-
-
-def mpath(m, path):
-    return str(m.path) + path
 
 
 def read_all(path):

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import run, slab
+from conftest import mpath, run, slab
 from mounting import container, make_dataset, mounter  # noqa: F401
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -19,10 +19,6 @@ def c(container):
     make_dataset(container, "/g/ds", np.arange(600, dtype="<f4").reshape(20, 30), (8, 16),
                  fill=1.5)
     return container
-
-
-def mpath(m, path):
-    return str(m.path) + path
 
 
 def getfattr_value(path, name):
