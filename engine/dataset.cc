@@ -36,14 +36,19 @@ constexpr uint64_t kParallelBytes = 4 << 20;
 
 // How many stripes a transfer is split into. Where every chunk touched is
 // decoded whole (filters), two chunks are already worth two cores.
-// Whether a partial read of a chunk straight from the file comes back to
-// elements a recent one read (ChunkCache::CacheOnRepeat).
-bool RepeatedPartialRead(ChunkCache& cache, const CacheKey& key, const ChunkCursor& cur) {
+// Whether a partial read of an unfiltered chunk should load the chunk whole
+// into the cache instead of reading straight from the file: when the span
+// it covers is most of the chunk (a column: reading the span costs as much
+// as the chunk, and the next columns are then hits), or when it comes back
+// to elements a recent partial read of the chunk read
+// (ChunkCache::CacheOnRepeat).
+bool CachePartialRead(ChunkCache& cache, const CacheKey& key, const ChunkCursor& cur) {
   uint64_t lo = UINT64_MAX, hi = 0;
   cur.ForEachRun([&](uint64_t co, uint64_t /*mo*/, uint64_t n) {
     lo = std::min(lo, co);
     hi = std::max(hi, co + n);
   });
+  if ((hi - lo) * 4 >= cur.chunk_elements() * 3) return true;
   return cache.CacheOnRepeat(key, lo, hi);
 }
 
@@ -305,10 +310,11 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
         continue;
       }
       const uint64_t elements = cur.chunk_elements();
-      // A dense chunk that partial reads come back to is loaded whole into
-      // the cache, like a filtered one, and later reads of it are served
-      // from memory; a streaming pass goes straight from the file.
-      if (format_->direct_io() && (cur.covers_chunk() || !RepeatedPartialRead(cache, key, cur))) {
+      // A dense chunk that partial reads come back to, or read across most
+      // of it, is loaded whole into the cache, like a filtered one, and
+      // later reads of it are served from memory; a streaming pass goes
+      // straight from the file.
+      if (format_->direct_io() && (cur.covers_chunk() || !CachePartialRead(cache, key, cur))) {
         const uint64_t bytes = FileBytesOf(cur.coords(), rec);
         SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
         // A dense chunk is read straight from the file into the caller's

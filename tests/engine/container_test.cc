@@ -548,9 +548,9 @@ namespace slabfs {
 namespace {
 
 // Unfiltered chunks: a streaming pass (whole chunks, or each chunk read
-// once) goes straight from the file and leaves the cache empty; small reads
-// that come back to a chunk load it whole into the cache, and later reads
-// of it are hits.
+// once in a small piece) goes straight from the file and leaves the cache
+// empty; small reads that come back to a chunk, or a read across most of
+// it, load it whole into the cache, and later reads of it are hits.
 TEST_F(ContainerFileTest, UnfilteredChunksReadInPiecesAreCached) {
   {
     ASSERT_OK_AND_ASSIGN(auto c, Container::Open(path_, {.create = true}));
@@ -578,6 +578,17 @@ TEST_F(ContainerFileTest, UnfilteredChunksReadInPiecesAreCached) {
   EXPECT_EQ(after.resident_bytes, 16u * 64 * 4);
   EXPECT_EQ(after.hits - before.hits, 15u);
   EXPECT_EQ(after.bypass_reads, before.bypass_reads);
+  // A column crosses most of each chunk it touches: its first read loads
+  // them (reading the span would cost as much), and the next columns hit.
+  std::vector<int32_t> col(64);
+  ASSERT_OK(d.Read(Slab::Box({0, 10}, {64, 1}), col.data()));
+  for (uint64_t i = 0; i < 64; ++i) ASSERT_EQ(col[i], static_cast<int32_t>(i * 64 + 10));
+  const CacheStats cols = ro->cache_stats();
+  EXPECT_EQ(cols.resident_bytes, 4u * 16 * 64 * 4);
+  EXPECT_EQ(cols.bypass_reads, after.bypass_reads);
+  ASSERT_OK(d.Read(Slab::Box({0, 11}, {64, 1}), col.data()));
+  EXPECT_EQ(ro->cache_stats().hits - cols.hits, 4u);
+  EXPECT_EQ(col[63], 63 * 64 + 11);
 }
 
 // Reads from a real file, straight from the file (fresh opens) or through
