@@ -30,7 +30,7 @@ ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
       // The chunk was evicted and is wanted again: the working set is larger
       // than the budget.
       ghosts_.erase(key);
-      budget_ = std::min(max_budget_, budget_ + std::max<uint64_t>(resident_ / std::max<size_t>(map_.size(), 1), 4096));
+      budget_ = std::min(max_budget_, budget_.load() + std::max<uint64_t>(resident_ / std::max<size_t>(map_.size(), 1), 4096));
     }
     return nullptr;
   }
@@ -167,6 +167,7 @@ void ChunkCache::RemoveLocked(Entry* e) {
 }
 
 void ChunkCache::EvictToBudget() {
+  if (!over_budget()) return;  // the common case, without the lock
   std::lock_guard lock(mu_);
   for (auto* list : {&done_, &lru_}) {
     for (auto it = list->begin(); it != list->end() && resident_ > budget_;) {
@@ -182,8 +183,7 @@ void ChunkCache::EvictToBudget() {
 }
 
 bool ChunkCache::over_budget() const {
-  std::lock_guard lock(mu_);
-  return resident_ > budget_;
+  return resident_.load(std::memory_order_relaxed) > budget_.load(std::memory_order_relaxed);
 }
 
 std::vector<ChunkCache::Entry*> ChunkCache::DirtyEntries(uint64_t dataset, size_t max_entries) {

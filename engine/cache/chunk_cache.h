@@ -169,8 +169,10 @@ class ChunkCache {
   // Buffers of evicted entries by size, at most kMaxPooledBytes in all.
   std::unordered_map<size_t, std::vector<std::unique_ptr<char[]>>> pool_;
   uint64_t pooled_bytes_ = 0;
-  uint64_t resident_ = 0;
-  uint64_t budget_;
+  // Written under mu_; read without it by over_budget (a hint: the
+  // callers that act on it lock and look again).
+  std::atomic<uint64_t> resident_{0};
+  std::atomic<uint64_t> budget_;
   const uint64_t max_budget_;
 
   std::atomic<uint64_t> dirty_bytes_{0};

@@ -215,3 +215,24 @@ def test_bad_views(container, mounter):
     assert "lookup /g/ds[9] refused (EINVAL)" in m.log()
     assert m.unmount() == 0
     assert export(container, "/g/ds") == bytes(20)
+
+
+def test_views_of_a_large_dataset_are_streamed(container, mounter):
+    """A 2 GiB dataset (never written: every element is the fill value)
+    read whole through its .npy and .txt views: the daemon's memory stays
+    bounded, far below the view's size."""
+    slab("mkdset", container, "/big", "--dtype", "u2", "--shape", f"{1 << 20},1024", "--chunks", "256,1024",
+         "--fill", "7")
+    m = mounter(container)
+    size = os.path.getsize(m / "big.npy")
+    assert size > 2 << 30
+    cp = run("dd", f"if={m.path}/big.npy", "of=/dev/null", "bs=1M", "status=none", timeout=600)
+    assert cp.returncode == 0
+    head = open(m / "big.npy", "rb").read(256)
+    assert head.startswith(b"\x93NUMPY") and b"(1048576, 1024)" in head
+    with open(f"{m.path}/big[-2:].txt") as f:
+        assert f.read().split() == ["7"] * 2048
+    with open(f"/proc/{m.proc.pid}/status") as f:
+        hwm_kib = int(next(line for line in f if line.startswith("VmHWM")).split()[1])
+    assert hwm_kib < 256 * 1024, f"daemon peak RSS {hwm_kib} KiB while streaming a 2 GiB view"
+    assert m.unmount() == 0
