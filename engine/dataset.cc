@@ -352,7 +352,9 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
 Status DatasetState::Read(const Slab& sel, void* buf, const MemSpace* mem) {
   std::shared_lock cl(c_->commit_mu());
   std::shared_lock lock(rw_);
-  TransferPlan plan;
+  // One plan per thread, reused: small reads (windows) then allocate
+  // nothing for it. Nothing below calls Read again on this thread.
+  thread_local TransferPlan plan;
   SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem, &meta_.max_shape));
   return ReadLocked(plan, static_cast<char*>(buf));
 }

@@ -45,6 +45,9 @@ Status TransferPlan::Build(const Dims& shape, const Dims& chunks, const Slab& fi
   if (max_shape && max_shape->size() != rank) return Status::InvalidArgument("max shape of the wrong rank");
   limit_ = max_shape ? *max_shape : shape;
   SLABFS_RETURN_IF_ERROR(ValidateSlab(file_sel, shape, "dataset"));
+  // Without a memory space the memory side is the whole of a dense array
+  // of the selection's extents (built in place: a plan reused for many
+  // small transfers allocates nothing once its vectors have grown).
   Slab mem_sel;
   if (mem) {
     SLABFS_RETURN_IF_ERROR(ValidateSlab(mem->selection, mem->shape, "memory"));
@@ -56,16 +59,20 @@ Status TransferPlan::Build(const Dims& shape, const Dims& chunks, const Slab& fi
     mem_shape_ = mem->shape;
     mem_sel = mem->selection;
   } else {
-    mem_shape_ = file_sel.extents();
-    mem_sel = Slab::All(mem_shape_);
+    mem_shape_.resize(rank);
+    for (size_t d = 0; d < rank; ++d) mem_shape_[d] = file_sel.dims[d].extent();
   }
   grid_.resize(rank);
-  dims_.assign(rank, DimPlan{});
+  dims_.resize(rank);
+  for (DimPlan& p : dims_) {
+    p.chunks.clear();
+    p.runs.clear();
+  }
   num_elements_ = 1;
   for (size_t d = 0; d < rank; ++d) {
     grid_[d] = CeilDiv(shape[d], chunks[d]);
     DimSlab fs = NormalizeDim(file_sel.dims[d]);
-    DimSlab ms = NormalizeDim(mem_sel.dims[d]);
+    DimSlab ms = NormalizeDim(mem ? mem_sel.dims[d] : DimSlab{0, 1, mem_shape_[d], 1});
     uint64_t n = fs.extent();
     num_elements_ *= n;
     DimPlan& p = dims_[d];
