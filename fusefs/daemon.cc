@@ -145,6 +145,7 @@ Status RunDaemon(const MountConfig& cfg) {
   OpenOptions oo;
   oo.read_only = cfg.read_only;
   oo.cache_bytes = cfg.cache_bytes;
+  oo.cache_max_bytes = cfg.cache_max_bytes;
   oo.holder = "slabfs";
   oo.holder_mount = cfg.mountpoint;
   auto container = Container::Open(cfg.container, oo);

@@ -27,6 +27,7 @@ enum Key {
   kKeyReadOnly,
   kKeyReadWrite,
   kKeyCacheSize,
+  kKeyCacheMax,
   kKeyCommitInterval,
   kKeyLogLevel,
   kKeyFsName,
@@ -46,7 +47,9 @@ constexpr OptionSpec kOptions[] = {
     {"ro", kKeyReadOnly, "-o ro", "mount read-only (the container is not locked)"},
     {"rw", kKeyReadWrite, "-o rw", "mount read-write (the default)"},
     {"cache_size=", kKeyCacheSize, "-o cache_size=SIZE",
-     "chunk cache budget, a hard bound, e.g. 256M, 1G (default 64M)"},
+     "chunk cache budget, a hard bound unless cache_max is given, e.g. 256M, 1G (default 64M)"},
+    {"cache_max=", kKeyCacheMax, "-o cache_max=SIZE",
+     "let the cache grow past cache_size, up to SIZE, while the working set does not fit (default: never)"},
     {"commit_interval=", kKeyCommitInterval, "-o commit_interval=S",
      "commit every S seconds while dirty; 0 = only on fsync, close after a write, namespace changes and unmount "
      "(default 5)"},
@@ -120,6 +123,15 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
         return -1;
       }
       cfg.cache_bytes = *bytes;
+      return 0;
+    }
+    case kKeyCacheMax: {
+      auto bytes = ParseSize(ValueOf(arg));
+      if (!bytes) {
+        st->error = fmt::format("bad cache_max: {}", bytes.error().message());
+        return -1;
+      }
+      cfg.cache_max_bytes = *bytes;
       return 0;
     }
     case kKeyCommitInterval: {

@@ -2,7 +2,7 @@
 //
 //   slabfs CONTAINER MOUNTPOINT [-f] [-s] [-d] [-o OPT[,OPT...]]
 //
-// slabfs's own -o options are ro, rw, cache_size=SIZE,
+// slabfs's own -o options are ro, rw, cache_size=SIZE, cache_max=SIZE,
 // commit_interval=SECONDS and log_level=LEVEL (one table in options.cc
 // parses them and writes --help); the words of /etc/fstab and systemd that
 // are not for the filesystem (noauto, user, nofail, _netdev, x-*, ...) are
@@ -34,6 +34,7 @@ struct MountConfig {
 
   bool read_only = false;                  // -o ro
   uint64_t cache_bytes = kDefaultCacheBytes;  // -o cache_size=SIZE
+  uint64_t cache_max_bytes = 0;               // -o cache_max=SIZE (0: no growth)
   // -o commit_interval=SECONDS; zero disables the periodic commit.
   std::chrono::milliseconds commit_interval = kDefaultCommitInterval;
   std::string log_level = "info";          // -o log_level=LEVEL

@@ -192,6 +192,20 @@ TEST_F(ParseCommandLineTest, DropsTheWordsOfFstabAndSystemd) {
   EXPECT_TRUE(CheckFuseOptions(*cfg).ok()) << CheckFuseOptions(*cfg).ToString();
 }
 
+TEST_F(ParseCommandLineTest, CacheMaxLetsTheCacheGrow) {
+  auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "cache_size=16M,cache_max=1G"});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  EXPECT_EQ(cfg->cache_bytes, 16u << 20);
+  EXPECT_EQ(cfg->cache_max_bytes, 1u << 30);
+  EXPECT_FALSE(HasPrefix(cfg->fuse_args, "cache_max"));
+  auto dflt = ParseCommandLine({"slabfs", "x.slab", dir_});
+  ASSERT_TRUE(dflt.has_value());
+  EXPECT_EQ(dflt->cache_max_bytes, 0u);
+  auto bad = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "cache_max=lots"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("cache_max"), std::string::npos);
+}
+
 TEST_F(ParseCommandLineTest, CheckFuseOptionsNamesAnOptionLibfuseDoesNotKnow) {
   auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "allow_other,frobnicate=3"});
   ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
@@ -202,7 +216,8 @@ TEST_F(ParseCommandLineTest, CheckFuseOptionsNamesAnOptionLibfuseDoesNotKnow) {
 
 TEST(UsageTest, ListsEveryOption) {
   const std::string u = Usage("slabfs");
-  for (const char* opt : {"-o ro", "-o rw", "-o cache_size=SIZE", "-o commit_interval=S", "-o log_level=LEVEL",
+  for (const char* opt : {"-o ro", "-o rw", "-o cache_size=SIZE", "-o cache_max=SIZE", "-o commit_interval=S",
+                          "-o log_level=LEVEL",
                           "noauto", "nofail", "x-*"}) {
     EXPECT_NE(u.find(opt), std::string::npos) << opt;
   }

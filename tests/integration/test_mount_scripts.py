@@ -24,7 +24,7 @@ import pytest
 from conftest import ROOT, bin_path, run, slab
 from mounting import is_mounted
 
-SLABFS_OPTIONS = ("ro", "rw", "cache_size=", "commit_interval=", "log_level=")
+SLABFS_OPTIONS = ("ro", "rw", "cache_size=", "cache_max=", "commit_interval=", "log_level=")
 
 
 def slabfs(*args, timeout=60):
