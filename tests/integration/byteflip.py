@@ -13,6 +13,11 @@ Each outcome is one of:
   crash       a signal, a sanitizer report, "terminate called"
   hang        no answer within the time limit
 
+Every Nth copy (--mount-every, default 10) is also mounted read-only and
+every dataset read through the mount: the daemon refuses to mount with a
+message, or serves every file (EIO for a damaged chunk), and exits 0 at
+the unmount; it never dies.
+
 Crashes and hangs must be 0; wrong data must be 0 for the checksummed
 dataset. (Unchecksummed chunk bytes may change undetected: that is what the
 checksum filter is for.) Run by test_byteflip.py with a short setting;
@@ -21,6 +26,7 @@ standalone:
     SLABFS_BIN=build/bin /usr/bin/python3 tests/integration/byteflip.py --files 2000
 """
 import argparse
+import errno
 import json
 import os
 import random
@@ -28,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -88,9 +95,54 @@ def clean_error(cp):
     return cp.returncode == 1 and err.startswith("slab") and len(err.splitlines()) == 1
 
 
-def campaign(bin_dir, files, seed):
+def through_mount(bin_dir, victim, datasets, want, mnt):
+    """Mounts a damaged copy read-only (-f, so the daemon is our child) and
+    reads everything. Returns (outcome, problem or None)."""
+    proc = subprocess.Popen([os.path.join(bin_dir, "slabfs"), victim, mnt, "-f", "-o", "ro,log_level=off"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(400):
+            if os.path.ismount(mnt) or proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        if proc.poll() is not None:
+            err = proc.stderr.read()
+            if proc.returncode < 0 or any(w in err for w in CRASH_WORDS):
+                return "crash", f"slabfs at mount: {proc.returncode} {err[-300:]}"
+            return "error", None  # refused to mount, with a message
+        outcome = "same"
+        for root, dirs, files in os.walk(mnt):
+            pass
+        for d in datasets:
+            try:
+                got = open(mnt + d, "rb").read()
+            except OSError as e:
+                if e.errno == errno.ENOTCONN:
+                    return "crash", f"the daemon died reading {d}"
+                outcome = "error" if outcome == "same" else outcome
+                continue
+            if got != want[d]:
+                outcome = "wrong data"
+        subprocess.run(["fusermount3", "-u", mnt], capture_output=True, timeout=TIMEOUT)
+        rc = proc.wait(timeout=TIMEOUT)
+        if rc != 0:
+            return "crash", f"slabfs exited {rc}: {proc.stderr.read()[-300:]}"
+        return outcome, None
+    except subprocess.TimeoutExpired:
+        return "hang", "the mount hung"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if os.path.ismount(mnt):
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+
+
+def campaign(bin_dir, files, seed, mount_every=0):
+    """mount_every: also read every such copy through a read-only mount."""
     work = tempfile.mkdtemp(prefix="slabfs-byteflip-")
     counts = {"same": 0, "error": 0, "wrong data": 0, "crash": 0, "hang": 0}
+    mounts = dict(counts)
     wrong_checksummed = []
     wrong_after_metadata = []  # wrong data though every damaged byte was metadata
     problems = []
@@ -154,6 +206,15 @@ def campaign(bin_dir, files, seed):
             except subprocess.TimeoutExpired:
                 outcome = "hang"
                 problems.append(f"file {i}: hang")
+            if mount_every and i % mount_every == 0 and outcome != "crash":
+                mnt = os.path.join(work, "mnt")
+                os.makedirs(mnt, exist_ok=True)
+                m_outcome, problem = through_mount(bin_dir, victim, datasets, want, mnt)
+                mounts[m_outcome] += 1
+                if problem:
+                    problems.append(f"file {i} (mount): {problem}")
+                if m_outcome == "wrong data" and meta_only:
+                    wrong_after_metadata.append(i)
             if outcome == "wrong data" and meta_only:
                 wrong_after_metadata.append(i)
             counts[outcome] += 1
@@ -165,6 +226,7 @@ def campaign(bin_dir, files, seed):
         problems.append(f"wrong data after damage to metadata for files {wrong_after_metadata[:10]}")
     if wrong_checksummed:
         problems.append(f"wrong data in the checksummed dataset for files {wrong_checksummed[:10]}")
+    counts["mounted"] = mounts
     return counts, problems
 
 
@@ -172,10 +234,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mount-every", type=int, default=10, help="read every Nth copy through a mount too (0: never)")
     args = ap.parse_args()
     bin_dir = os.environ.get("SLABFS_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
-    counts, problems = campaign(bin_dir, args.files, args.seed)
+    counts, problems = campaign(bin_dir, args.files, args.seed, args.mount_every)
+    mounted = counts.pop("mounted")
     print(f"seed {args.seed}, {args.files} damaged containers: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print(f"  of them {sum(mounted.values())} also through a read-only mount: "
+          + ", ".join(f"{k} {v}" for k, v in mounted.items()))
     for p in problems[:30]:
         print("  " + p)
     sys.exit(1 if problems else 0)
