@@ -12,8 +12,10 @@ PACKAGES=(
   libboost-filesystem-dev libcli11-dev nlohmann-json3-dev
   attr coreutils util-linux mount procps tar rsync vim git
   systemd  # systemd-analyze verify of the units in mount_scripts/systemd
-  libhdf5-dev  # the peer bench/bench_cache compares against
+  libhdf5-dev hdf5-tools  # slab import/export of HDF5; the peer the benchmarks compare against
+  libblosc-dev  # Zarr stores compressed with blosc
   python3 python3-numpy python3-pytest
+  python3-h5py python3-netcdf4 python3-zarr python3-numcodecs python3-dask  # interop tests
 )
 
 missing=()

@@ -13,6 +13,7 @@
 
 #include "slabfs/container.h"
 #include "tools/byte_stream.h"
+#include "tools/convert/convert.h"
 #include "slabfs/npy.h"
 #include "tools/session.h"
 
@@ -200,9 +201,52 @@ Result<bool> WantsNpy(const ExportOptions& o) {
   return boost::algorithm::to_lower_copy(ext) == ".npy";
 }
 
+// The tree import this command line asks for, if any: `import FILE SOURCE`
+// where SOURCE is not a dataset path, or `import FILE GROUP SOURCE` where
+// SOURCE is an HDF5 file or Zarr store (then GROUP is where it goes).
+std::optional<convert::TreeImportOptions> TreeImportFor(const ImportOptions& o) {
+  convert::TreeImportOptions t = o.tree;
+  t.container = o.file;
+  if (o.input.empty()) {
+    if (o.create) return std::nullopt;
+    t.source = o.path;
+    return t;
+  }
+  if (o.input == kStdStreamName || o.create) return std::nullopt;
+  if (!convert::DetectSource(o.input)) return std::nullopt;
+  t.source = o.input;
+  t.into = o.path;
+  return t;
+}
+
+// The tree export this command line asks for, if any: `export FILE OUTPUT`,
+// or `export FILE PATH OUTPUT` with an HDF5/Zarr OUTPUT or --format.
+std::optional<convert::TreeExportOptions> TreeExportFor(const ExportOptions& o) {
+  convert::TreeExportOptions t;
+  t.container = o.file;
+  t.quiet = o.quiet;
+  t.format = o.format == "raw" || o.format == "npy" ? std::string("none") : o.format;
+  if (t.format == "none") return std::nullopt;
+  if (o.output.empty()) {
+    t.output = o.path;
+    t.from = o.tree_path.empty() ? "/" : o.tree_path;
+    return t;
+  }
+  t.output = o.output;
+  if (!convert::ExportFormat(t)) return std::nullopt;
+  t.from = o.path;
+  return t;
+}
+
 }  // namespace
 
-Status RunImport(const ImportOptions& o, std::ostream& /*out*/) {
+Status RunImport(const ImportOptions& o, std::ostream& out) {
+  if (auto tree = TreeImportFor(o)) return convert::RunImportTree(*tree, out);
+  if (o.input.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: give the INPUT to import into this dataset, or an HDF5 file or Zarr store alone",
+        o.path));
+  }
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
   if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
   if (!o.create && (!o.dtype.empty() || !o.shape.empty() || !o.chunks.empty() ||
@@ -244,7 +288,15 @@ Status RunImport(const ImportOptions& o, std::ostream& /*out*/) {
   return AddContext(session.Finish(), o.file);
 }
 
-Status RunExport(const ExportOptions& o, std::ostream& /*out*/) {
+Status RunExport(const ExportOptions& o, std::ostream& report) {
+  if (auto tree = TreeExportFor(o)) return convert::RunExportTree(*tree, report);
+  if (o.output.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: give the OUTPUT file, or an .h5/.nc/.zarr output alone (or --format)", o.path));
+  }
+  if (!o.tree_path.empty()) {
+    return Status::InvalidArgument("--path applies to a tree export (.h5, .nc, .zarr)");
+  }
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
   SLABFS_ASSIGN_OR_RETURN(bool npy, WantsNpy(o));
   if (o.output != kStdStreamName && IsSameFile(o.output, o.file)) {
@@ -280,12 +332,23 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
     auto o = std::make_shared<ImportOptions>();
     CLI::App* sub = app.add_subcommand(
         "import", "Write a whole dataset from raw little-endian bytes or a .npy file");
-    sub->add_option("FILE", o->file, "container file")->required();
-    sub->add_option("PATH", o->path, "absolute path of the dataset")->required();
+    sub->add_option("FILE", o->file, "container file (created by a tree import when missing)")
+        ->required();
+    sub->add_option("PATH", o->path,
+                    "absolute path of the dataset; or, alone, an HDF5/netCDF-4 file or Zarr "
+                    "store whose whole tree is imported")
+        ->required();
     sub->add_option("INPUT", o->input,
                     "raw bytes in C order (exactly the dataset's size), or a .npy file "
-                    "(recognised by its magic bytes); - reads stdin")
-        ->required();
+                    "(recognised by its magic bytes); - reads stdin");
+    sub->add_option("--path", o->tree.from,
+                    "tree import: the group or dataset of the source to copy (default /)");
+    sub->add_option("--into", o->tree.into,
+                    "tree import: the container group that receives it (default /)");
+    sub->add_flag("--strict", o->tree.strict,
+                  "tree import: refuse the import when the source holds something slabfs "
+                  "cannot store (default: skip it with a message)");
+    sub->add_flag("-q,--quiet", o->tree.quiet, "no progress bar and no summary");
     CLI::Option* create = sub->add_flag(
         "--create", o->create,
         "create the dataset: dtype and shape from the .npy header, or from --dtype and "
@@ -310,14 +373,21 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
     CLI::App* sub = app.add_subcommand(
         "export", "Write a whole dataset to a .npy file (by extension) or raw bytes");
     sub->add_option("FILE", o->file, "container file")->required();
-    sub->add_option("PATH", o->path, "absolute path of the dataset")->required();
+    sub->add_option("PATH", o->path,
+                    "absolute path of the dataset; or, alone, the HDF5 file or Zarr store to "
+                    "write the whole tree to")
+        ->required();
     sub->add_option("OUTPUT", o->output,
                     "output file (replaced if it exists); NAME.npy gets a .npy header; "
-                    "- writes raw bytes to stdout")
-        ->required();
-    sub->add_option("--format", o->format, "auto (.npy by extension, else raw), raw or npy")
-        ->check(CLI::IsMember({"auto", "raw", "npy"}))
+                    "- writes raw bytes to stdout; NAME.h5/.nc/.zarr writes PATH's tree");
+    sub->add_option("--path", o->tree_path,
+                    "tree export: the group or dataset to write (default /)");
+    sub->add_option("--format", o->format,
+                    "auto (by extension: .npy, .h5/.hdf5/.nc, .zarr; else raw), raw, npy, "
+                    "hdf5, zarr2 or zarr3")
+        ->check(CLI::IsMember({"auto", "raw", "npy", "hdf5", "zarr2", "zarr3"}))
         ->capture_default_str();
+    sub->add_flag("-q,--quiet", o->quiet, "tree export: no progress bar and no summary");
     table.Add(sub, [o](std::ostream& out) { return RunExport(*o, out); });
   }
 }

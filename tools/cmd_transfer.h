@@ -16,6 +16,7 @@
 
 #include "slabfs/status.h"
 #include "tools/commands.h"
+#include "tools/convert/convert.h"
 
 namespace slabfs::tools {
 
@@ -33,6 +34,7 @@ struct ImportOptions {
   std::string index;      // with create
   FilterArgs filters;     // with create
   bool sparse = false;    // with create
+  convert::TreeImportOptions tree;  // --path, --into, --strict, --quiet (tree import)
 };
 Status RunImport(const ImportOptions& o, std::ostream& out);
 
@@ -40,7 +42,9 @@ struct ExportOptions {
   std::string file;
   std::string path;
   std::string output;           // a file, or "-" for stdout
-  std::string format = "auto";  // auto (.npy by extension, else raw), raw, npy
+  std::string format = "auto";  // auto (by extension), raw, npy, hdf5, zarr2, zarr3
+  std::string tree_path;        // --path: tree export of this object
+  bool quiet = false;
 };
 Status RunExport(const ExportOptions& o, std::ostream& out);
 
