@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "engine/container_impl.h"
+#include "engine/index/dataset_geometry.h"
 #include "engine/util/math.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
@@ -61,19 +62,6 @@ Dims AutoChunks(const Dims& max_shape, size_t item_size) {
     }
   }
   return c;
-}
-
-IndexGeometry GeometryOf(const DatasetRecord& d) {
-  IndexGeometry g;
-  g.max_grid.resize(d.shape.size());
-  for (size_t i = 0; i < d.shape.size(); ++i)
-    g.max_grid[i] = d.max_shape[i] == kUnlimited ? kUnlimited : CeilDiv(d.max_shape[i], d.chunks[i]);
-  // Filtered and sparse chunks vary in size: records hold size and mask.
-  g.filtered = (d.flags & (kDatasetFlagFiltered | kDatasetFlagSparse)) != 0;
-  // A filtered chunk is stored as it is (plus a checksum) when filtering
-  // does not make it smaller, so no record may claim more.
-  g.max_chunk_bytes = kMaxChunkBytes + kMaxFilterOverhead;
-  return g;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "engine/container_impl.h"
+#include "engine/index/dataset_geometry.h"
 #include "engine/selection/boxes.h"
 #include "engine/util/math.h"
 #include "engine/format/layout.h"
@@ -186,12 +187,7 @@ DatasetRecord DatasetState::Record() const {
 
 uint64_t DatasetState::BytesOfChunk(ChunkCoord c) const {
   // Chunks are stored trimmed to the maximum shape (see TransferPlan).
-  uint64_t n = item_size_;
-  for (size_t d = 0; d < c.size(); ++d) {
-    const uint64_t C = meta_.chunks[d], limit = meta_.max_shape[d];
-    n *= limit == kUnlimited ? C : std::min(C, limit - c[d] * C);
-  }
-  return n;
+  return StoredChunkBytes(meta_, c);
 }
 
 uint64_t DatasetState::FileBytesOf(ChunkCoord c, const ChunkRecord& rec) const {

@@ -35,9 +35,14 @@ class CommandTable {
   struct Entry {
     CLI::App* app = nullptr;
     CommandAction action;
+    // A command whose success has several outcomes (slab fsck: clean,
+    // leaks, damage) sets the exit status here; null: 0 on success.
+    const int* exit_status = nullptr;
   };
 
-  void Add(CLI::App* app, CommandAction action) { entries_.push_back({app, std::move(action)}); }
+  void Add(CLI::App* app, CommandAction action, const int* exit_status = nullptr) {
+    entries_.push_back({app, std::move(action), exit_status});
+  }
   // The subcommand the command line selected, or nullptr.
   const Entry* Parsed() const {
     for (const Entry& e : entries_) {

@@ -10,6 +10,7 @@
 
 #include "slabfs/container.h"
 #include "tools/cmd_attr.h"
+#include "tools/cmd_fsck.h"
 #include "tools/cmd_list.h"
 #include "tools/cmd_repack.h"
 #include "tools/cmd_sparse.h"
@@ -46,6 +47,7 @@ int RunSlab(int argc, char** argv) {
   AddAttrCommand(app, table);
   AddRepackCommand(app, table);
   AddSparseCommands(app, table);
+  AddFsckCommand(app, table);
 
   try {
     app.parse(argc, argv);
@@ -76,7 +78,7 @@ int RunSlab(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", line.c_str());
     return kExitFailure;
   }
-  return kExitOk;
+  return entry->exit_status != nullptr ? *entry->exit_status : kExitOk;
 }
 
 }  // namespace slabfs::tools

@@ -745,4 +745,12 @@ Status BTreeIndex::Destroy() {
   return Status::OK();
 }
 
+Status BTreeIndex::CollectBlocks(std::vector<BlockRef>* out) {
+  if (root_ref_.empty()) return Status::OK();
+  out->push_back(root_ref_);
+  if (height_ == 0) return Status::OK();
+  SLABFS_ASSIGN_OR_RETURN(Node * root, LoadRoot());
+  return CollectRefs(root, nullptr, nullptr, out);
+}
+
 }  // namespace slabfs::engine

@@ -80,6 +80,7 @@ class BTreeIndex final : public ChunkIndex {
   Status Flush() override;
   std::string EncodeRoot() const override { return root_bytes_; }
   uint64_t disk_bytes() const override { return disk_bytes_; }
+  Status CollectBlocks(std::vector<BlockRef>* out) override;
   Status Destroy() override;
 
   // Allocated records in the tree (as of now, not of the last Flush).

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/txn/block_store.h"
 #include "engine/util/coding.h"
@@ -110,6 +111,10 @@ class ChunkIndex {
   virtual uint64_t disk_bytes() const = 0;
   // Frees every index block and forgets every record.
   virtual Status Destroy() = 0;
+  // Appends every index block on disk as of the last Flush (or Open),
+  // reading the nodes needed to name them (slab fsck). Needs the same
+  // access as Get.
+  virtual Status CollectBlocks(std::vector<BlockRef>* out) = 0;
 };
 
 // Opens an index from the root bytes stored in the dataset header (empty for

@@ -1,6 +1,7 @@
 #include "engine/index/extensible_array.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "engine/format/layout.h"
@@ -634,6 +635,21 @@ Status ExtensibleArrayIndex::Destroy() {
   depth_ = root_depth_ = 0;
   top_ref_ = root_ref_ = BlockRef{};
   disk_bytes_ = tree_bytes_ = 0;
+  return Status::OK();
+}
+
+Status ExtensibleArrayIndex::CollectBlocks(std::vector<BlockRef>* out) {
+  SLABFS_RETURN_IF_ERROR(LoadAllNodes(&top_, top_ref_, depth_, 0));
+  // The nodes are all in memory now; walk them for their references.
+  std::function<void(Page*, const BlockRef&, int)> walk = [&](Page* p, const BlockRef& ref, int level) {
+    if (ref.empty()) return;
+    out->push_back(ref);
+    if (!p || level == 0) return;
+    auto* n = static_cast<Node*>(p);
+    for (size_t i = 0; i < kNodeFanout; ++i)
+      walk(n->kids[i].load(std::memory_order_acquire), n->refs[i], level - 1);
+  };
+  walk(top_.load(std::memory_order_acquire), top_ref_, depth_);
   return Status::OK();
 }
 

@@ -85,6 +85,7 @@ class ExtensibleArrayIndex final : public ChunkIndex {
   Status Flush() override;
   std::string EncodeRoot() const override;
   uint64_t disk_bytes() const override { return disk_bytes_; }
+  Status CollectBlocks(std::vector<BlockRef>* out) override;
   Status Destroy() override;
 
   // The unlimited dimension and the records per step along it.

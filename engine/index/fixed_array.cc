@@ -311,4 +311,14 @@ Status FixedArrayIndex::Destroy() {
   return Status::OK();
 }
 
+Status FixedArrayIndex::CollectBlocks(std::vector<BlockRef>* out) {
+  SLABFS_RETURN_IF_ERROR(EnsureNodes());
+  for (const BlockRef& r : leaf_refs_)
+    if (!r.empty()) out->push_back(r);
+  for (const auto& level : node_refs_)
+    for (const BlockRef& r : level)
+      if (!r.empty()) out->push_back(r);
+  return Status::OK();
+}
+
 }  // namespace slabfs::engine

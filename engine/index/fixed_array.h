@@ -46,6 +46,7 @@ class FixedArrayIndex final : public ChunkIndex {
   Status Flush() override;
   std::string EncodeRoot() const override;
   uint64_t disk_bytes() const override { return disk_bytes_; }
+  Status CollectBlocks(std::vector<BlockRef>* out) override;
   Status Destroy() override;
 
  private:

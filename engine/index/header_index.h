@@ -33,6 +33,8 @@ class HeaderIndex final : public ChunkIndex {
   Status Flush() override;
   std::string EncodeRoot() const override;
   uint64_t disk_bytes() const override { return 0; }
+  // Records live in the header: no blocks.
+  Status CollectBlocks(std::vector<BlockRef>* /*out*/) override { return Status::OK(); }
   Status Destroy() override;
 
  private:

@@ -143,6 +143,7 @@ def campaign(bin_dir, files, seed, mount_every=0):
     work = tempfile.mkdtemp(prefix="slabfs-byteflip-")
     counts = {"same": 0, "error": 0, "wrong data": 0, "crash": 0, "hang": 0}
     mounts = dict(counts)
+    fsck_counts = {"clean": 0, "leaks": 0, "damaged": 0, "crash": 0, "hang": 0}
     wrong_checksummed = []
     wrong_after_metadata = []  # wrong data though every damaged byte was metadata
     problems = []
@@ -206,6 +207,21 @@ def campaign(bin_dir, files, seed, mount_every=0):
             except subprocess.TimeoutExpired:
                 outcome = "hang"
                 problems.append(f"file {i}: hang")
+            # slab fsck on the same copy: never a crash or a hang, and it
+            # must find the damage whenever a read refused the file.
+            try:
+                fk = slab(bin_dir, "fsck", "--json", victim, check=False)
+                if crashed(fk) or fk.returncode not in (0, 3, 4):
+                    fsck_counts["crash"] += 1
+                    problems.append(f"file {i}: slab fsck: {fk.returncode} {fk.stderr[-300:]}")
+                else:
+                    fsck_counts[{0: "clean", 3: "leaks", 4: "damaged"}[fk.returncode]] += 1
+                    if outcome == "error" and fk.returncode != 4:
+                        problems.append(f"file {i}: reads refused the file but slab fsck exited "
+                                        f"{fk.returncode}: {fk.stdout[-600:]}")
+            except subprocess.TimeoutExpired:
+                fsck_counts["hang"] += 1
+                problems.append(f"file {i}: slab fsck hangs")
             if mount_every and i % mount_every == 0 and outcome != "crash":
                 mnt = os.path.join(work, "mnt")
                 os.makedirs(mnt, exist_ok=True)
@@ -227,6 +243,7 @@ def campaign(bin_dir, files, seed, mount_every=0):
     if wrong_checksummed:
         problems.append(f"wrong data in the checksummed dataset for files {wrong_checksummed[:10]}")
     counts["mounted"] = mounts
+    counts["fsck"] = fsck_counts
     return counts, problems
 
 

@@ -190,6 +190,13 @@ def verify(b, c, model, work, res):
         res.unreadable += 1
         res.problem(f"kill {res.kills}: container does not open: {e}")
         return False
+    # slab fsck: a crash leaves no damage and no leaked space (what was
+    # written after the last commit is free space or past its file end).
+    fk = subprocess.run([b.slab, "fsck", "--json", c], capture_output=True, text=True, timeout=300)
+    if fk.returncode != 0:
+        res.unreadable += 1
+        res.problem(f"kill {res.kills}: slab fsck exited {fk.returncode}: {fk.stdout[-800:]} {fk.stderr[-300:]}")
+        return False
     for name in list(DATASETS) + ["/stream"]:
         got = export(b, c, name, os.path.join(work, "out.bin"))
         want = model.image[name]

@@ -1,0 +1,107 @@
+#include "tools/cmd_fsck.h"
+
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "slabfs/fsck.h"
+#include "tools/convert/progress.h"
+
+namespace slabfs::tools {
+namespace {
+
+nlohmann::json ToJson(const std::string& file, const FsckReport& r) {
+  const FsckStats& s = r.stats;
+  nlohmann::json findings = nlohmann::json::array();
+  for (const FsckFinding& f : r.findings) {
+    findings.push_back({{"kind", FindingKindName(f.kind)},
+                        {"where", f.where},
+                        {"what", f.what},
+                        {"addr", f.addr},
+                        {"bytes", f.bytes}});
+  }
+  return {{"file", file},
+          {"status", r.damaged() ? "damaged" : r.leaks() ? "leaks" : "clean"},
+          {"generation", s.generation},
+          {"file_bytes", s.file_bytes},
+          {"file_end", s.file_end},
+          {"groups", s.groups},
+          {"datasets", s.datasets},
+          {"attributes", s.attributes},
+          {"object_blocks", s.object_blocks},
+          {"object_bytes", s.object_bytes},
+          {"index_blocks", s.index_blocks},
+          {"index_bytes", s.index_bytes},
+          {"chunks", s.chunks},
+          {"chunk_bytes", s.chunk_bytes},
+          {"chunks_verified", s.chunks_verified},
+          {"free_extents", s.free_extents},
+          {"free_bytes", s.free_bytes},
+          {"leaked_bytes", s.leaked_bytes},
+          {"findings", findings}};
+}
+
+void PrintText(const std::string& file, const FsckReport& r, bool no_data, std::ostream& out) {
+  const FsckStats& s = r.stats;
+  for (const FsckFinding& f : r.findings) {
+    out << fmt::format("{}: {}: {}\n", FindingKindName(f.kind), f.where, f.what);
+  }
+  out << fmt::format("{}: generation {}, {} bytes (file end {})\n", file, s.generation,
+                     s.file_bytes, s.file_end);
+  out << fmt::format("  {} groups, {} datasets, {} attributes in {} object blocks ({} bytes)\n",
+                     s.groups, s.datasets, s.attributes, s.object_blocks, s.object_bytes);
+  out << fmt::format("  {} chunks ({} bytes){}, {} index blocks ({} bytes)\n", s.chunks,
+                     s.chunk_bytes,
+                     no_data ? ", not read (--no-data)"
+                             : fmt::format(", {} read and verified", s.chunks_verified),
+                     s.index_blocks, s.index_bytes);
+  out << fmt::format("  free: {} extents, {} bytes; leaked: {} bytes\n", s.free_extents,
+                     s.free_bytes, s.leaked_bytes);
+  out << (r.damaged() ? "DAMAGED\n" : r.leaks() ? "leaked space (the data is intact)\n" : "clean\n");
+}
+
+}  // namespace
+
+Status RunFsck(FsckCommandOptions& o, std::ostream& out) {
+  Progress progress("checking", o.quiet || o.json);
+  uint64_t reported = 0;
+  Status interrupted;
+  FsckOptions fo;
+  fo.verify_data = !o.no_data;
+  fo.progress = [&](uint64_t done, uint64_t total) {
+    progress.SetTotal(total, 0);
+    Status s = progress.Advance(done - reported, 1);
+    reported = done;
+    if (!s.ok()) interrupted = s;
+    return s.ok();
+  };
+  auto report = CheckContainer(o.file, fo);
+  progress.Done();
+  SLABFS_RETURN_IF_ERROR(interrupted);
+  if (!report) return report.error();
+  if (o.json) {
+    out << ToJson(o.file, *report).dump(2) << "\n";
+  } else if (!o.quiet || !report->clean()) {
+    PrintText(o.file, *report, o.no_data, out);
+  }
+  o.exit_status = report->damaged() ? kExitFsckDamaged : report->leaks() ? kExitFsckLeaks : 0;
+  return Status::OK();
+}
+
+void AddFsckCommand(CLI::App& app, CommandTable& table) {
+  auto o = std::make_shared<FsckCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "fsck", "Check every structure, checksum and chunk of a container; never changes it");
+  sub->add_option("FILE", o->file, "container file")->required();
+  sub->add_flag("--json", o->json, "print one JSON object");
+  sub->add_flag("--no-data", o->no_data,
+                "check the structures and the chunks' extents, but do not read the chunks");
+  sub->add_flag("-q,--quiet", o->quiet, "print nothing when the container is clean; no progress bar");
+  sub->footer(
+      "Exit status: 0 clean, 3 leaked space only (the data is intact; slab repack gives it "
+      "back), 4 damaged, 1 the file could not be checked.\n");
+  table.Add(sub, [o](std::ostream& out) { return RunFsck(*o, out); }, &o->exit_status);
+}
+
+}  // namespace slabfs::tools
