@@ -26,15 +26,21 @@
 
 namespace slabfs::engine {
 
+// A sparse memory chunk is the n values, padded to 8 bytes, then the
+// defined set as a bitmap of 64-bit words (aligned: the buffers come from
+// new[], and the values' size need not be a multiple of 8).
 inline uint64_t SparseBitmapWords(uint64_t n) { return (n + 63) / 64; }
-inline uint64_t SparseMemBytes(uint64_t n, size_t item_size) { return n * item_size + SparseBitmapWords(n) * 8; }
+inline uint64_t SparseValueBytes(uint64_t n, size_t item_size) { return (n * item_size + 7) & ~uint64_t{7}; }
+inline uint64_t SparseMemBytes(uint64_t n, size_t item_size) {
+  return SparseValueBytes(n, item_size) + SparseBitmapWords(n) * 8;
+}
 
 // The defined set of a sparse memory chunk.
 inline uint64_t* SparseBits(char* mem, uint64_t n, size_t item_size) {
-  return reinterpret_cast<uint64_t*>(mem + n * item_size);
+  return reinterpret_cast<uint64_t*>(mem + SparseValueBytes(n, item_size));
 }
 inline const uint64_t* SparseBits(const char* mem, uint64_t n, size_t item_size) {
-  return reinterpret_cast<const uint64_t*>(mem + n * item_size);
+  return reinterpret_cast<const uint64_t*>(mem + SparseValueBytes(n, item_size));
 }
 
 // Sets (or clears) bits [first, first + count); returns how many changed.
