@@ -6,6 +6,7 @@
 #   tests/run.sh              # everything
 #   tests/run.sh -R engine    # only ctest tests matching a regex
 #   SLABFS_SANITIZE=address tests/run.sh   # an ASan+UBSan build in build-asan/
+#   SLABFS_FUZZ_SECONDS=0 tests/run.sh     # without the short fuzzing runs
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,5 +31,10 @@ if [ ! -e /dev/fuse ]; then
   exit 1
 fi
 
-cd "$BUILD_DIR"
-ctest --output-on-failure -j "$JOBS" --timeout 900 "$@"
+(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" --timeout 900 "$@")
+
+# A short run of every libFuzzer target (its own clang build in build-fuzz/),
+# when the whole suite runs: SLABFS_FUZZ_SECONDS each (0 skips it).
+if [ $# -eq 0 ] && [ -z "${SLABFS_SANITIZE:-}" ] && [ "${SLABFS_FUZZ_SECONDS:-10}" != 0 ]; then
+  SLABFS_BIN="$(cd "$BUILD_DIR" && pwd)/bin" bash fuzz/run.sh --seconds "${SLABFS_FUZZ_SECONDS:-10}"
+fi

@@ -291,7 +291,8 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
       case FilterId::kChecksum: {
         if (cur.size() < 4) return bad("stored chunk too short for its checksum");
         const size_t body = cur.size() - 4;
-        if (LoadU32(cur.data() + body) != Crc32c(cur.data(), body)) return bad("checksum mismatch");
+        if (!ChecksumMatches(LoadU32(cur.data() + body), Crc32c(cur.data(), body)))
+          return bad("checksum mismatch");
         cur = cur.substr(0, body);
         break;
       }

@@ -50,7 +50,7 @@ Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std
   if (len != image.size() - kBlockHeaderBytes) return bad("length mismatch");
   uint32_t crc = Crc32c(image.data(), 12);
   crc = Crc32c(crc, image.data() + kBlockHeaderBytes, len);
-  if (crc != LoadU32(image.data() + 12)) return bad("checksum mismatch");
+  if (!ChecksumMatches(LoadU32(image.data() + 12), crc)) return bad("checksum mismatch");
   return image.substr(kBlockHeaderBytes);
 }
 

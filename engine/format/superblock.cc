@@ -34,7 +34,7 @@ Result<Superblock> DecodeSuperblock(std::string_view bytes) {
   if (bytes.size() < kSuperblockBytes) return Err(Status::Corruption("superblock is truncated"));
   if (!HasSuperblockMagic(bytes)) return Err(Status::Corruption("bad superblock magic"));
   uint32_t stored_crc = LoadU32(bytes.data() + kSuperblockBytes - 4);
-  if (stored_crc != Crc32c(bytes.data(), kSuperblockBytes - 4))
+  if (!ChecksumMatches(stored_crc, Crc32c(bytes.data(), kSuperblockBytes - 4)))
     return Err(Status::Corruption("superblock checksum mismatch"));
   Reader r(bytes.substr(8, kSuperblockBytes - 12));
   uint32_t version, length, pad1, pad2;

@@ -20,6 +20,7 @@
 #include "engine/format/layout.h"
 #include "engine/format/object.h"
 #include "engine/format/superblock.h"
+#include "engine/fsck/check_file.h"
 #include "engine/fsck/extent_map.h"
 #include "engine/index/chunk_index.h"
 #include "engine/index/dataset_geometry.h"
@@ -405,15 +406,20 @@ FsckReport Checker::Run() {
 }
 
 }  // namespace
+
+Result<FsckReport> CheckFile(std::unique_ptr<File> file, const FsckOptions& options) {
+  Checker checker(std::move(file), options);
+  FsckReport report = checker.Run();
+  if (checker.stopped_) return Err(Status::IOError("stopped"));
+  return report;
+}
+
 }  // namespace engine
 
 Result<FsckReport> CheckContainer(const std::string& path, const FsckOptions& options) {
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<engine::File> file,
                           engine::OpenPosixFile(path, engine::OpenFileOptions{}));
-  engine::Checker checker(std::move(file), options);
-  FsckReport report = checker.Run();
-  if (checker.stopped_) return Err(Status::IOError("stopped"));
-  return report;
+  return engine::CheckFile(std::move(file), options);
 }
 
 }  // namespace slabfs

@@ -1,0 +1,34 @@
+// The metadata decoders on their own: the first byte picks one, the rest is
+// its input. Superblock, block envelope, group and dataset object payloads,
+// free list.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "engine/format/block.h"
+#include "engine/format/free_list.h"
+#include "engine/format/object.h"
+#include "engine/format/superblock.h"
+
+using namespace slabfs::engine;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
+  // A file end that lets most references pass, so decoding goes on past them.
+  constexpr uint64_t kFileEnd = uint64_t{1} << 40;
+  switch (data[0] % 6) {
+    case 0: (void)DecodeSuperblock(in); break;
+    case 1: (void)DecodeBlock(in, BlockType::kGroup, "fuzz"); break;
+    case 2: (void)DecodeObject(in, BlockType::kGroup, kFileEnd); break;
+    case 3: (void)DecodeObject(in, BlockType::kDataset, kFileEnd); break;
+    case 4: (void)DecodeFreeList(in, kFileEnd); break;
+    case 5: {
+      // A block and then the object inside it, as a reader does.
+      auto payload = DecodeBlock(in, BlockType::kDataset, "fuzz");
+      if (payload) (void)DecodeObject(*payload, BlockType::kDataset, in.size());
+      break;
+    }
+  }
+  return 0;
+}
