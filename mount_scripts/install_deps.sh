@@ -17,6 +17,8 @@ PACKAGES=(
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (fuzz/run.sh)
   python3 python3-numpy python3-pytest
   python3-h5py python3-netcdf4 python3-zarr python3-numcodecs python3-dask  # interop tests
+  netcdf-bin  # ncdump reads exported netCDF-4 files in the tests
+  pybind11-dev python3-pybind11 python3-xarray python3-distributed  # the Python binding, Dask, xarray
 )
 
 missing=()
