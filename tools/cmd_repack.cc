@@ -87,14 +87,41 @@ Result<uint64_t> StoredBytes(const Container& c) {
   return StoredBytesUnder(c, kRootId, "/", seen);
 }
 
+Result<uint64_t> BytesToCopyUnder(const Container& c, ObjectId id, std::string_view path,
+                                  std::unordered_set<ObjectId>& seen) {
+  if (!seen.insert(id).second) {
+    return Err(Status::Corruption(fmt::format("{}: the group tree has a cycle", path)));
+  }
+  auto children = c.List(id);
+  if (!children) return Err(AddContext(children.error(), path));
+  uint64_t total = 0;
+  for (const Entry& e : *children) {
+    std::string child = ChildPath(path, e.name);
+    if (e.kind == ObjectKind::kGroup) {
+      SLABFS_ASSIGN_OR_RETURN(uint64_t n, BytesToCopyUnder(c, e.id, child, seen));
+      total += n;
+      continue;
+    }
+    auto ds = c.OpenDataset(e.id);
+    if (!ds) return Err(AddContext(ds.error(), child));
+    const DatasetInfo info = ds->info();
+    if (info.num_chunks == 0) continue;
+    const double share = std::min(1.0, static_cast<double>(info.allocated_chunks) /
+                                           static_cast<double>(info.num_chunks));
+    total += static_cast<uint64_t>(static_cast<double>(info.size_bytes) * share);
+  }
+  return total;
+}
+
 // Copies a container's tree into an empty one.
 class Copier {
  public:
   // `chunks`: --chunks, for datasets of its rank; `filters`: the pipeline
   // every dataset gets, or nullopt to keep each one's.
   Copier(const Container& from, Container& to, const std::optional<Dims>& chunks,
-         const std::optional<std::string>& filters, std::ostream& notes)
-      : from_(from), to_(to), chunks_(chunks), filters_(filters), notes_(notes) {}
+         const std::optional<std::string>& filters, std::ostream& notes, Progress* progress)
+      : from_(from), to_(to), chunks_(chunks), filters_(filters), notes_(notes),
+        progress_(progress) {}
 
   // Copies the attributes and children of group `from_id` (at `path`) into
   // group `to_id`, depth first.
@@ -227,6 +254,44 @@ class Copier {
     };
     std::vector<char> buf;
     Dims lo(rank), hi(rank), start(rank), count(rank), part_start(rank), part_count(rank);
+    // Writes the block in `buf` (chunks lo..hi, elements start/count): for a
+    // sparse dataset only its defined elements, else the wanted chunks.
+    auto write_block = [&](const Slab& block) -> Status {
+      if (info.sparse) {
+        // Only the defined elements are written, so they stay the only
+        // defined ones.
+        auto boxes = from.Defined(block);
+        if (!boxes) return AddContext(boxes.error(), path);
+        for (const Box& box : *boxes) {
+          Dims offset(rank);
+          for (size_t d = 0; d < rank; ++d) offset[d] = box.start[d] - start[d];
+          MemSpace mem{count, Slab::Box(offset, box.count)};
+          SLABFS_RETURN_IF_ERROR(
+              AddContext(to.Write(Slab::Box(box.start, box.count), buf.data(), &mem), path));
+        }
+        return Status::OK();
+      }
+      std::vector<Dims> parts;
+      bool all = true;
+      SLABFS_RETURN_IF_ERROR(ForEachCoord(lo, hi, [&](const Dims& c) {
+        if (std::binary_search(wanted.begin(), wanted.end(), Linear(c, grid))) {
+          parts.push_back(c);
+        } else {
+          all = false;
+        }
+        return Status::OK();
+      }));
+      if (all) return AddContext(to.Write(block, buf.data()), path);
+      for (const Dims& c : parts) {
+        box_of(c, c, &part_start, &part_count);
+        Dims offset(rank);
+        for (size_t d = 0; d < rank; ++d) offset[d] = part_start[d] - start[d];
+        MemSpace mem{count, Slab::Box(offset, part_count)};
+        SLABFS_RETURN_IF_ERROR(
+            AddContext(to.Write(Slab::Box(part_start, part_count), buf.data(), &mem), path));
+      }
+      return Status::OK();
+    };
     for (uint64_t b : blocks) {
       Dims bc = Delinear(b, block_grid);
       for (size_t d = 0; d < rank; ++d) {
@@ -239,42 +304,13 @@ class Copier {
       buf.resize(static_cast<size_t>(elements) * item);
       const Slab block = Slab::Box(start, count);
       SLABFS_RETURN_IF_ERROR(AddContext(from.Read(block, buf.data()), path));
-
-      if (info.sparse) {
-        // Only the defined elements are written, so they stay the only
-        // defined ones.
-        auto boxes = from.Defined(block);
-        if (!boxes) return AddContext(boxes.error(), path);
-        for (const Box& box : *boxes) {
-          Dims offset(rank);
-          for (size_t d = 0; d < rank; ++d) offset[d] = box.start[d] - start[d];
-          MemSpace mem{count, Slab::Box(offset, box.count)};
-          SLABFS_RETURN_IF_ERROR(AddContext(to.Write(Slab::Box(box.start, box.count), buf.data(), &mem), path));
-        }
-        continue;
-      }
-
-      std::vector<Dims> parts;
-      bool all = true;
-      SLABFS_RETURN_IF_ERROR(ForEachCoord(lo, hi, [&](const Dims& c) {
-        if (std::binary_search(wanted.begin(), wanted.end(), Linear(c, grid))) {
-          parts.push_back(c);
-        } else {
-          all = false;
-        }
-        return Status::OK();
-      }));
-      if (all) {
-        SLABFS_RETURN_IF_ERROR(AddContext(to.Write(block, buf.data()), path));
-        continue;
-      }
-      for (const Dims& c : parts) {
-        box_of(c, c, &part_start, &part_count);
-        Dims offset(rank);
-        for (size_t d = 0; d < rank; ++d) offset[d] = part_start[d] - start[d];
-        MemSpace mem{count, Slab::Box(offset, part_count)};
-        SLABFS_RETURN_IF_ERROR(
-            AddContext(to.Write(Slab::Box(part_start, part_count), buf.data(), &mem), path));
+      SLABFS_RETURN_IF_ERROR(write_block(block));
+      // Counted once written: the copy's cost is in the destination's
+      // write-back, which the small cache of a copy session paces with it.
+      if (progress_) {
+        uint64_t block_chunks = 1;
+        for (size_t d = 0; d < rank; ++d) block_chunks *= hi[d] - lo[d] + 1;
+        SLABFS_RETURN_IF_ERROR(progress_->Advance(buf.size(), block_chunks));
       }
     }
     return Status::OK();
@@ -285,16 +321,23 @@ class Copier {
   const std::optional<Dims>& chunks_;
   const std::optional<std::string>& filters_;
   std::ostream& notes_;
+  Progress* progress_;
   std::unordered_set<ObjectId> seen_;
   CopyCounts counts_;
 };
 
 }  // namespace
 
+Result<uint64_t> BytesToCopy(const Container& c) {
+  std::unordered_set<ObjectId> seen;
+  return BytesToCopyUnder(c, kRootId, "/", seen);
+}
+
 Result<CopyCounts> CopyContainer(const Container& from, Container& to,
                                  const std::optional<Dims>& chunks,
-                                 const std::optional<std::string>& filters, std::ostream& notes) {
-  Copier copier(from, to, chunks, filters, notes);
+                                 const std::optional<std::string>& filters, std::ostream& notes,
+                                 Progress* progress) {
+  Copier copier(from, to, chunks, filters, notes, progress);
   SLABFS_RETURN_IF_ERROR_R(copier.CopyGroup(kRootId, kRootId, "/"));
   return copier.counts();
 }
@@ -354,13 +397,19 @@ Status RunRepack(const RepackOptions& o, std::ostream& out) {
   // Built under a temporary name; it becomes OUT only once committed.
   const std::string temp = TempPathNextTo(o.output);
   CopyCounts counts;
+  Progress progress("repacking", o.quiet);
+  SLABFS_ASSIGN_OR_RETURN(uint64_t to_copy, BytesToCopy(*from));
+  progress.SetTotal(to_copy, 0);
   Status s = [&]() -> Status {
     SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(temp, "repack", true, /*pack=*/true));
-    SLABFS_ASSIGN_OR_RETURN(counts, CopyContainer(*from, session.container(), chunks, filters, out));
+    SLABFS_ASSIGN_OR_RETURN(counts, CopyContainer(*from, session.container(), chunks, filters, out,
+                                                  &progress));
+    SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
     // One commit, after every dataset is written in full.
     return session.Finish();
   }();
   if (s.ok()) s = LinkIntoPlace(temp, o.output);
+  progress.Done();
   if (!s.ok()) {
     RemoveQuietly(temp);
     return AddContext(std::move(s), o.output);
@@ -392,6 +441,7 @@ void AddRepackCommand(CLI::App& app, CommandTable& table) {
                   "new chunk shape for every dataset of the same rank, like 64,64 (default: "
                   "each keeps its chunks)");
   AddFilterOptions(sub, &o->filters);
+  sub->add_flag("-q,--quiet", o->quiet, "no progress bar");
   sub->footer(
       "Without a filter option each dataset keeps its filters; with any, every dataset gets "
       "exactly that pipeline (--filters none removes them).\n");

@@ -21,6 +21,7 @@
 #include "slabfs/status.h"
 #include "slabfs/types.h"
 #include "tools/commands.h"
+#include "tools/convert/progress.h"
 
 namespace slabfs::tools {
 
@@ -29,6 +30,7 @@ struct RepackOptions {
   std::string output;  // the container to create; an existing file is AlreadyExists
   std::string chunks;  // "" keeps each dataset's chunks; else for datasets of its rank
   FilterArgs filters;  // none given: each dataset keeps its pipeline
+  bool quiet = false;  // no progress bar
 };
 
 // Copies every group, dataset (dtype, shape, max shape, fill, chunks, index
@@ -56,9 +58,16 @@ struct CopyCounts {
 // for each one that keeps its own) and the pipeline `filters` when given
 // (canonical DatasetOptions::filters text). Each dataset is written in full
 // before the next object, every destination chunk once and whole.
+// With `progress`, each block copied is counted there, and the copy stops
+// with its error once it was interrupted (Ctrl-C).
 Result<CopyCounts> CopyContainer(const Container& from, Container& to,
                                  const std::optional<Dims>& chunks,
-                                 const std::optional<std::string>& filters, std::ostream& notes);
+                                 const std::optional<std::string>& filters, std::ostream& notes,
+                                 Progress* progress = nullptr);
+
+// The bytes a repack reads, for the progress bar: each dataset's size scaled
+// by the share of its chunks that are stored.
+Result<uint64_t> BytesToCopy(const Container& c);
 
 // The shape, in chunks per dimension, of the blocks repack copies through
 // memory for a dataset of `shape` with chunks `chunks` (same rank, no zero

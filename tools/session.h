@@ -30,7 +30,8 @@ class WriteSession {
   // Opens `path` read-write (with `create`, creates it; an existing file is
   // AlreadyExists). "slab COMMAND" goes into the lock record as the holder
   // (the engine adds the pid and host). With `pack`, extents are placed
-  // back to back (OpenOptions::pack), for a file written once.
+  // back to back (OpenOptions::pack), for a file written once by a copy,
+  // whose cache is then one transfer block (kTransferBlockBytes).
   static Result<WriteSession> Open(const std::string& path, std::string_view command,
                                    bool create = false, bool pack = false);
 
