@@ -52,6 +52,7 @@ void Container::Discard() { impl_->Discard(); }
 
 const char* Version() { return SLABFS_VERSION; }
 Status Container::Commit() { return impl_->Commit(); }
+Result<RefreshInfo> Container::Refresh() { return impl_->Refresh(); }
 bool Container::dirty() const { return impl_->dirty(); }
 bool Container::read_only() const { return impl_->read_only(); }
 const std::string& Container::path() const { return impl_->path(); }

@@ -10,7 +10,8 @@
 //   4. fdatasync;
 //   5. write the superblock of generation g+1 into slot (g+1) % 2;
 //   6. fdatasync. The commit is now durable: extents the new state no longer
-//      references become reusable (Allocator::MarkDurable).
+//      references become reusable (Allocator::MarkDurable) once no reader
+//      reads an older state (Allocator::Release, engine/txn/reader_table.h).
 // A crash before 6 completes leaves slot g % 2 as the newest valid
 // superblock, and nothing it references was overwritten.
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 
 #include "engine/container_impl.h"
 #include "engine/index/dataset_geometry.h"
@@ -30,10 +32,11 @@
 namespace slabfs::engine {
 namespace {
 
-constexpr int kMaxDepth = 512;
 constexpr size_t kMaxChildrenPerGroup = 100000;
 constexpr size_t kMaxAttributeBytesPerObject = 1 << 20;
 constexpr uint64_t kAutoChunkBytes = 1 << 20;
+// OpenOptions::reuse_delay_seconds on network and FUSE filesystems.
+constexpr int64_t kRemoteReuseDelaySeconds = 60;
 
 
 // Chunks of at most kAutoChunkBytes: bounded dimensions start at their
@@ -71,11 +74,18 @@ Dims AutoChunks(const Dims& max_shape, size_t item_size) {
 ContainerImpl::ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o)
     : file_(std::move(file)),
       read_only_(o.read_only),
+      reader_(file_.get()),
       holder_(o.holder),
       holder_mount_(o.holder_mount),
       store_(file_.get(), &alloc_),
       cache_(o.cache_bytes, std::max(o.cache_bytes, o.cache_max_bytes)) {
   alloc_.set_packed(o.pack);
+  reuse_delay_s_ = o.reuse_delay_seconds;
+  if (reuse_delay_s_ < 0) {
+    // Locks on network filesystems may stay on one host (see reader_table.h).
+    auto remote = OnNetworkFilesystem(file_->name());
+    reuse_delay_s_ = remote && *remote ? kRemoteReuseDelaySeconds : 0;
+  }
 }
 
 ContainerImpl::~ContainerImpl() {
@@ -136,95 +146,6 @@ Status ContainerImpl::WriteLockRecord() {
   // only while the lock is held.
   const std::string rec = EncodeLockRecord(OwnLockRecord(holder_, holder_mount_));
   return file_->WriteAt(kLockRecordOffset, rec.data(), rec.size());
-}
-
-Status ContainerImpl::Load() {
-  SLABFS_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
-  const std::string not_container = path() + " is not a slabfs container";
-  if (size < kSuperblockBytes) return Status::Corruption(not_container + " (too short)");
-  std::string head(std::min<uint64_t>(size, kSuperblockSlot1 + kSuperblockBytes), '\0');
-  SLABFS_RETURN_IF_ERROR(file_->ReadAt(0, head.data(), head.size()));
-  bool any_magic = false;
-  Result<Superblock> best = Err(Status::Corruption(""));
-  Status last_error;
-  for (uint64_t slot : {kSuperblockSlot0, kSuperblockSlot1}) {
-    if (head.size() < slot + kSuperblockBytes) continue;
-    std::string_view bytes(head.data() + slot, kSuperblockBytes);
-    any_magic |= HasSuperblockMagic(bytes);
-    auto sb = DecodeSuperblock(bytes);
-    if (!sb) {
-      if (HasSuperblockMagic(bytes)) last_error = sb.error();
-      continue;
-    }
-    if (!best || sb->generation > best->generation) best = sb;
-  }
-  if (!any_magic) return Status::Corruption(not_container);
-  if (!best) {
-    if (last_error.code() == Code::kNotSupported) return last_error.WithContext(path());
-    return Status::Corruption(path() + ": no valid superblock (" + last_error.message() + ")");
-  }
-  Superblock sb = *best;
-  if (size < sb.file_end)
-    return Status::Corruption(path() + " is truncated: " + std::to_string(size) + " bytes, the container needs " +
-                              std::to_string(sb.file_end));
-  alloc_.Reset(sb.file_end, {});
-  sb_ = sb;
-  sb_next_id_ = sb.next_object_id;
-  if (sb.root.empty()) {
-    // A container no commit has changed yet: an empty root group.
-    auto root = std::make_unique<Node>();
-    root->id = kRootId;
-    root->kind = ObjectKind::kGroup;
-    root_ = root.get();
-    nodes_.emplace(kRootId, std::move(root));
-  } else {
-    Status s = LoadNode(sb.root, ObjectKind::kGroup, kRootId, nullptr, "", 0);
-    if (!s.ok()) return s.WithContext(path());
-  }
-  std::vector<Extent> free;
-  if (!sb.free_list.empty()) {
-    SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(sb.free_list, BlockType::kFreeList, "free list"));
-    auto decoded = DecodeFreeList(payload, sb.file_end);
-    if (!decoded) return decoded.error().WithContext(path());
-    free = std::move(*decoded);
-  }
-  alloc_.Reset(sb.file_end, free);
-  return Status::OK();
-}
-
-Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent,
-                               std::string name, int depth) {
-  if (depth > kMaxDepth) return Status::Corruption("groups nested deeper than " + std::to_string(kMaxDepth));
-  std::string what = "object " + std::to_string(expect_id);
-  SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(ref, BlockTypeOf(kind), what));
-  SLABFS_ASSIGN_OR_RETURN(ObjectRecord rec, DecodeObject(payload, BlockTypeOf(kind), sb_.file_end));
-  if (rec.id != expect_id) return Status::Corruption(what + ": block holds object " + std::to_string(rec.id));
-  if (rec.id >= sb_.next_object_id) return Status::Corruption(what + ": id beyond the superblock's next id");
-  if (nodes_.count(rec.id)) return Status::Corruption(what + " appears twice in the tree");
-  auto owned = std::make_unique<Node>();
-  Node* n = owned.get();
-  n->id = rec.id;
-  n->kind = kind;
-  n->parent = parent;
-  n->name = std::move(name);
-  n->attrs = std::move(rec.attrs);
-  n->block = ref;
-  nodes_.emplace(n->id, std::move(owned));
-  if (!parent) root_ = n;
-  else parent->children.emplace(n->name, n);
-  if (kind == ObjectKind::kDataset) {
-    const DatasetRecord& d = rec.dataset;
-    auto index = OpenChunkIndex(d.index, GeometryOf(d), d.index_root, &store_, "dataset " + std::to_string(rec.id));
-    if (!index) {
-      if (index.error().code() == Code::kNotSupported) return index.error();
-      return Status::Corruption(index.error().message());
-    }
-    n->ds = std::make_shared<DatasetState>(this, n->id, rec.dataset, std::move(*index));
-    return Status::OK();
-  }
-  for (const ChildRecord& c : rec.children)
-    SLABFS_RETURN_IF_ERROR(LoadNode(c.block, c.kind, c.id, n, c.name, depth + 1));
-  return Status::OK();
 }
 
 Status ContainerImpl::Close() {
@@ -591,6 +512,7 @@ SpaceInfo ContainerImpl::space() {
   SpaceInfo s;
   if (auto size = file_->Size()) s.file_bytes = *size;
   s.free_bytes = alloc_.free_bytes();
+  s.held_bytes = alloc_.held_bytes();
   if (auto d = DiskSpaceOf(path())) {
     s.disk_free_bytes = d->free_bytes;
     s.disk_total_bytes = d->total_bytes;
@@ -672,13 +594,19 @@ Status ContainerImpl::CommitLocked() {
   store_.Free(attempt_free_list_);
   attempt_free_list_ = BlockRef{};
   alloc_.TrimTail();
-  size_t slots = alloc_.Unreferenced().size() + 2;
+  // What this commit frees is tagged with its generation and time, so that
+  // the space is reused only once no reader reads an older commit (a
+  // writer that opens later reads the tags back).
+  const uint64_t generation = sb_.generation + 1;
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  size_t slots = alloc_.Unreferenced(generation, now).size() + 2;
   uint64_t len = kBlockHeaderBytes + FreeListPayloadBytes(slots);
   BlockRef fl{alloc_.Allocate(len, 64), static_cast<uint32_t>(len)};
   attempt_free_list_ = fl;
-  std::vector<Extent> unreferenced = alloc_.Unreferenced();
+  std::vector<FreedExtent> unreferenced = alloc_.Unreferenced(generation, now);
   if (unreferenced.size() > slots) return fail(Status::IOError("free list grew while being written"));
-  std::string image = EncodeBlock(BlockType::kFreeList, EncodeFreeList(unreferenced, slots));
+  std::string image =
+      EncodeBlock(BlockType::kFreeList, EncodeFreeList(unreferenced, slots), kFreeListVersion);
   s = file_->WriteAt(fl.addr, image.data(), image.size());
   if (s.ok()) {
     // The new state is valid only in a file at least file_end long (an open
@@ -696,7 +624,7 @@ Status ContainerImpl::CommitLocked() {
   }
 
   Superblock next = sb_;
-  next.generation = sb_.generation + 1;
+  next.generation = generation;
   next.root = root_->block;
   next.free_list = fl;
   next.file_end = alloc_.file_end();
@@ -710,7 +638,8 @@ Status ContainerImpl::CommitLocked() {
   }
   // Durable.
   sb_ = next;
-  alloc_.MarkDurable();
+  alloc_.MarkDurable(generation, now);
+  ReleaseHeld();
   old_free_list_freed_ = false;
   attempt_free_list_ = BlockRef{};
   ns_dirty_ = false;

@@ -26,9 +26,11 @@
 #include "engine/format/superblock.h"
 #include "engine/index/chunk_index.h"
 #include "engine/io/file.h"
+#include "engine/log.h"
 #include "engine/selection/hyperslab.h"
 #include "engine/space/allocator.h"
 #include "engine/txn/block_store.h"
+#include "engine/txn/reader_table.h"
 #include "slabfs/container.h"
 
 namespace slabfs::engine {
@@ -83,6 +85,14 @@ class DatasetState {
   Status Reclaim();
   bool detached() const { return detached_; }
   void set_detached() { detached_ = true; }
+
+  // Refresh support (read-only containers); the caller holds commit_mu_
+  // exclusively. Takes the layout and contents `fresh` was loaded with
+  // (handles see them at once) and drops the cached chunks of the old ones.
+  void ReplaceContents(DatasetState& fresh);
+  // The dataset is not in the commit the container moved to: every
+  // operation answers NotFound from now on.
+  void MarkGone() { gone_ = true; }
   std::string what() const;  // "dataset 12" for messages
 
  private:
@@ -177,6 +187,8 @@ class DatasetState {
   // sizes vary, else BytesOfChunk.
   uint64_t FileBytesOf(ChunkCoord coords, const ChunkRecord& rec) const;
   Status CheckWritable() const;
+  // NotFound once MarkGone was called; checked under commit_mu_.
+  Status CheckPresent() const;
   // "dataset 12 chunk [3,4]", for messages.
   std::string ChunkWhat(ChunkCoord c) const;
   // Logs a Corruption status (a damaged chunk is always worth a line), and
@@ -202,6 +214,7 @@ class DatasetState {
   Status lost_writes_;         // the first lost write not yet taken
   uint64_t defined_ = 0;       // sparse: defined elements, as written back
   bool detached_ = false;
+  bool gone_ = false;  // set under commit_mu_ held exclusively
 };
 
 class ContainerImpl {
@@ -215,6 +228,8 @@ class ContainerImpl {
   Status Close();
   void Discard();
   Status Commit();
+  // Moves a read-only container to the newest commit (engine/load.cc).
+  Result<RefreshInfo> Refresh();
   bool dirty() const;
   bool read_only() const { return read_only_; }
   const std::string& path() const { return file_->name(); }
@@ -265,9 +280,33 @@ class ContainerImpl {
   };
 
   ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o);
+
+  // Loading a committed state (engine/load.cc).
+  // A tree being loaded: its nodes, and for a refresh the tree it replaces,
+  // whose unchanged parts are copied instead of read, and what differs.
+  struct LoadTarget {
+    Superblock sb;  // the state being loaded
+    std::unordered_map<ObjectId, std::unique_ptr<Node>> nodes;
+    Node* root = nullptr;
+    const std::unordered_map<ObjectId, std::unique_ptr<Node>>* old = nullptr;
+    RefreshInfo* info = nullptr;
+    // Datasets whose record changed: the live state and the one loaded.
+    std::vector<std::pair<std::shared_ptr<DatasetState>, std::shared_ptr<DatasetState>>> replaced;
+  };
+  // Reads the open's first state (read-only: registered as a reader's).
   Status Load();
-  Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent, std::string name,
-                  int depth);
+  // The newest valid superblock.
+  Result<Superblock> ReadNewestSuperblock();
+  // The free list of the state of `sb`.
+  Result<std::vector<FreedExtent>> ReadFreeList(const Superblock& sb);
+  // Loads the tree of `sb` into `t` (the caller adopts it on success).
+  Status LoadTree(const Superblock& sb, LoadTarget* t);
+  Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent,
+                  std::string name, int depth, LoadTarget* t);
+  // Copies the unchanged subtree of `from` (a node of t->old) into t.
+  Status CopySubtree(const Node& from, Node* parent, std::string name, LoadTarget* t);
+  // Writable: frees the held extents that no reader can reach any more.
+  void ReleaseHeld();
   Status WriteLockRecord();
   Result<Node*> GetNode(ObjectId id);
   Result<Node*> GetGroup(ObjectId id);
@@ -286,6 +325,11 @@ class ContainerImpl {
 
   std::unique_ptr<File> file_;
   const bool read_only_;
+  // Read-only: the generation read, registered (engine/txn/reader_table.h).
+  ReaderSlot reader_;
+  // Writable: seconds after a commit before the space it freed is reused
+  // (OpenOptions::reuse_delay_seconds, resolved).
+  int64_t reuse_delay_s_ = 0;
   std::string holder_;
   std::string holder_mount_;
   Allocator alloc_;
@@ -313,9 +357,6 @@ class ContainerImpl {
 // rank, shapes, chunks, fill and filters (InvalidArgument naming the
 // problem) and picks the chunks and index kind left to the engine.
 Result<DatasetRecord> MakeDatasetRecord(const DatasetOptions& o);
-
-// Logging for the engine (spdlog behind it).
-void LogWarn(std::string_view msg);
 
 }  // namespace slabfs::engine
 

@@ -147,6 +147,11 @@ void DatasetState::CoordsOf(uint64_t linear, uint64_t* c) const {
 
 std::string DatasetState::what() const { return "dataset " + std::to_string(id_); }
 
+Status DatasetState::CheckPresent() const {
+  if (gone_) return Status::NotFound(what() + " is not in the commit the container now reads");
+  return Status::OK();
+}
+
 Status DatasetState::CheckWritable() const {
   if (c_->read_only()) return Status::ReadOnly(c_->path() + " is open read-only");
   return Status::OK();
@@ -347,6 +352,7 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
 
 Status DatasetState::Read(const Slab& sel, void* buf, const MemSpace* mem) {
   std::shared_lock cl(c_->commit_mu());
+  SLABFS_RETURN_IF_ERROR(CheckPresent());
   std::shared_lock lock(rw_);
   // One plan per thread, reused: small reads (windows) then allocate
   // nothing for it. Nothing below calls Read again on this thread.
@@ -711,6 +717,7 @@ Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const c
 
 Status DatasetState::ReadElements(uint64_t first, uint64_t count, void* buf) {
   std::shared_lock cl(c_->commit_mu());
+  SLABFS_RETURN_IF_ERROR(CheckPresent());
   std::shared_lock lock(rw_);
   return ReadElementsLocked(first, count, static_cast<char*>(buf));
 }
@@ -726,6 +733,7 @@ Status DatasetState::WriteElements(uint64_t first, uint64_t count, const void* b
 
 Result<size_t> DatasetState::ReadBytes(uint64_t offset, size_t length, void* buf) {
   std::shared_lock cl(c_->commit_mu());
+  SLABFS_RETURN_IF_ERROR_R(CheckPresent());
   std::shared_lock lock(rw_);
   const uint64_t size = num_elements() * item_size_;
   if (offset >= size || length == 0) return size_t{0};
@@ -1016,6 +1024,7 @@ Status DatasetState::Reclaim() {
 
 Result<std::vector<StoredChunk>> DatasetState::StoredChunks() {
   std::shared_lock cl(c_->commit_mu());
+  SLABFS_RETURN_IF_ERROR_R(CheckPresent());
   std::unique_lock lock(rw_);
   if (!c_->read_only()) SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(cache_id_)));
   std::vector<StoredChunk> out;
@@ -1131,6 +1140,7 @@ Status DatasetState::DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Bo
 
 Result<std::vector<Box>> DatasetState::Defined(const Slab& sel) {
   std::shared_lock cl(c_->commit_mu());
+  SLABFS_RETURN_IF_ERROR_R(CheckPresent());
   std::unique_lock lock(rw_);
   const size_t rank = meta_.shape.size();
   if (static_cast<size_t>(sel.rank()) != rank)
@@ -1157,6 +1167,7 @@ Result<std::vector<Box>> DatasetState::Defined(const Slab& sel) {
 
 Result<std::vector<ElementRun>> DatasetState::DefinedRuns(uint64_t first, uint64_t count) {
   std::shared_lock cl(c_->commit_mu());
+  SLABFS_RETURN_IF_ERROR_R(CheckPresent());
   std::unique_lock lock(rw_);
   const uint64_t total = num_elements();
   if (first > total || count > total - first)
@@ -1207,6 +1218,7 @@ Result<std::vector<ElementRun>> DatasetState::DefinedRuns(uint64_t first, uint64
 Result<uint64_t> DatasetState::CountDefined() {
   {
     std::shared_lock cl(c_->commit_mu());
+    SLABFS_RETURN_IF_ERROR_R(CheckPresent());
     std::unique_lock lock(rw_);
     SLABFS_RETURN_IF_ERROR_R(WriteBackForQuery());
     if (format_->tracks_defined()) return defined_;

@@ -96,6 +96,14 @@ void DatasetState::ExchangeContentsLocked(DatasetState& other) {
   other.header_dirty_ = true;
 }
 
+void DatasetState::ReplaceContents(DatasetState& fresh) {
+  std::unique_lock lock(rw_);
+  ExchangeContentsLocked(fresh);
+  header_dirty_ = false;
+  // The chunks cached under the old contents' key, now fresh's.
+  c_->cache().EraseDataset(fresh.cache_id_);
+}
+
 Status DatasetState::Relayout(DatasetRecord rec) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
   if (detached_) return Status::NotFound(what() + " was removed");

@@ -38,6 +38,7 @@ nlohmann::json ToJson(const std::string& file, const FsckReport& r) {
           {"chunks_verified", s.chunks_verified},
           {"free_extents", s.free_extents},
           {"free_bytes", s.free_bytes},
+          {"held_bytes", s.held_bytes},
           {"leaked_bytes", s.leaked_bytes},
           {"findings", findings}};
 }
@@ -56,8 +57,8 @@ void PrintText(const std::string& file, const FsckReport& r, bool no_data, std::
                      no_data ? ", not read (--no-data)"
                              : fmt::format(", {} read and verified", s.chunks_verified),
                      s.index_blocks, s.index_bytes);
-  out << fmt::format("  free: {} extents, {} bytes; leaked: {} bytes\n", s.free_extents,
-                     s.free_bytes, s.leaked_bytes);
+  out << fmt::format("  free: {} extents, {} bytes ({} held for readers); leaked: {} bytes\n",
+                     s.free_extents, s.free_bytes, s.held_bytes, s.leaked_bytes);
   out << (r.damaged() ? "DAMAGED\n" : r.leaks() ? "leaked space (the data is intact)\n" : "clean\n");
 }
 

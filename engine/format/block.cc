@@ -21,12 +21,14 @@ std::string_view BlockTypeName(BlockType t) {
   return "unknown";
 }
 
-std::string EncodeBlock(BlockType type, std::string_view payload) {
+uint8_t MaxBlockVersion(BlockType type) { return type == BlockType::kFreeList ? 2 : 1; }
+
+std::string EncodeBlock(BlockType type, std::string_view payload, uint8_t version) {
   std::string s;
   s.reserve(kBlockHeaderBytes + payload.size());
   PutU32(&s, kBlockMagic);
   PutU8(&s, static_cast<uint8_t>(type));
-  PutU8(&s, 1);
+  PutU8(&s, version);
   PutU16(&s, 0);
   PutU32(&s, static_cast<uint32_t>(payload.size()));
   uint32_t crc = Crc32c(s.data(), 12);
@@ -36,7 +38,8 @@ std::string EncodeBlock(BlockType type, std::string_view payload) {
   return s;
 }
 
-Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what) {
+Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what,
+                                     uint8_t* version) {
   auto bad = [&](std::string_view why) {
     return Err(Status::Corruption(std::string(what) + " (" + std::string(BlockTypeName(type)) +
                                   " block): " + std::string(why)));
@@ -44,13 +47,15 @@ Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std
   if (image.size() < kBlockHeaderBytes) return bad("truncated header");
   if (LoadU32(image.data()) != kBlockMagic) return bad("bad magic");
   if (static_cast<uint8_t>(image[4]) != static_cast<uint8_t>(type)) return bad("wrong block type");
-  if (static_cast<uint8_t>(image[5]) != 1) return bad("unknown block version");
+  const uint8_t v = static_cast<uint8_t>(image[5]);
+  if (v < 1 || v > MaxBlockVersion(type)) return bad("unknown block version");
   if (image[6] != 0 || image[7] != 0) return bad("reserved header bytes are not zero");
   uint32_t len = LoadU32(image.data() + 8);
   if (len != image.size() - kBlockHeaderBytes) return bad("length mismatch");
   uint32_t crc = Crc32c(image.data(), 12);
   crc = Crc32c(crc, image.data() + kBlockHeaderBytes, len);
   if (!ChecksumMatches(LoadU32(image.data() + 12), crc)) return bad("checksum mismatch");
+  if (version) *version = v;
   return image.substr(kBlockHeaderBytes);
 }
 

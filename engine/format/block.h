@@ -4,7 +4,7 @@
 //
 //   0  u32  magic "SLBK"
 //   4  u8   type (BlockType)
-//   5  u8   version (1)
+//   5  u8   version (1; a free list may also be 2, see free_list.h)
 //   6  u16  reserved, 0
 //   8  u32  payload length
 //   12 u32  CRC-32C of bytes 0..11 and the payload
@@ -47,11 +47,16 @@ struct BlockRef {
   bool operator==(const BlockRef&) const = default;
 };
 
+// The newest version of each block type: 1, and 2 for the free list.
+uint8_t MaxBlockVersion(BlockType type);
+
 // Header + payload, ready to write.
-std::string EncodeBlock(BlockType type, std::string_view payload);
-// Checks header, type, length and checksum of a whole block image; returns
-// the payload (a view into `image`). `what` names the block in messages.
-Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what);
+std::string EncodeBlock(BlockType type, std::string_view payload, uint8_t version = 1);
+// Checks header, type, version (1 .. MaxBlockVersion), length and checksum
+// of a whole block image; returns the payload (a view into `image`) and,
+// with `version`, the block's version. `what` names the block in messages.
+Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what,
+                                     uint8_t* version = nullptr);
 // Bounds checks on a reference read from disk.
 Status CheckBlockRef(const BlockRef& ref, uint64_t file_end, std::string_view what);
 

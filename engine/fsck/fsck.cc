@@ -25,8 +25,10 @@
 #include "engine/index/chunk_index.h"
 #include "engine/index/dataset_geometry.h"
 #include "engine/io/file.h"
+#include "engine/io/writer_lock.h"
 #include "engine/space/allocator.h"
 #include "engine/txn/block_store.h"
+#include "engine/txn/reader_table.h"
 
 namespace slabfs {
 
@@ -336,21 +338,25 @@ void Checker::CheckFreeList() {
     return;
   }
   extents_.Claim(ref.addr, ref.len, "free-list block");
-  auto payload = store_.Read(ref, BlockType::kFreeList, "free list");
+  uint8_t version = 0;
+  auto payload = store_.Read(ref, BlockType::kFreeList, "free list", &version);
   if (!payload) {
     Damage("free list", payload.error().message(), ref.addr, ref.len);
     return;
   }
-  auto free = DecodeFreeList(*payload, sb_.file_end);
+  auto free = DecodeFreeList(*payload, sb_.file_end, version, sb_.generation + 1);
   if (!free) {
     Damage("free list", free.error().message(), ref.addr, ref.len);
     return;
   }
-  for (const Extent& e : *free) {
+  // Extents a writer still keeps back for readers of older commits are
+  // free space like any other (they are unreferenced by this commit).
+  for (const FreedExtent& e : *free) {
     if (e.len == 0) continue;
     extents_.Claim(e.addr, e.len, "free space");
     ++report_.stats.free_extents;
     report_.stats.free_bytes += e.len;
+    if (e.generation != 0) report_.stats.held_bytes += e.len;
   }
 }
 
@@ -380,7 +386,21 @@ void Checker::CheckSpace() {
 }
 
 FsckReport Checker::Run() {
+  // Registered as a reader (engine/txn/reader_table.h), so that a writer
+  // at work reuses nothing of the commit this check walks.
+  ReaderSlot reader(file_.get());
+  auto held = reader.HoldNewest([&]() -> Result<uint64_t> {
+    std::string head(kSuperblockSlot1 + kSuperblockBytes, '\0');
+    SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(0, head.data(), head.size()));
+    uint64_t newest = 0;
+    for (uint64_t slot : {kSuperblockSlot0, kSuperblockSlot1}) {
+      auto sb = DecodeSuperblock(std::string_view(head.data() + slot, kSuperblockBytes));
+      if (sb) newest = std::max(newest, sb->generation);
+    }
+    return newest;
+  });
   if (!LoadSuperblock()) return std::move(report_);
+  const bool registered = held && *held == sb_.generation;
   if (!sb_.root.empty()) WalkObject(sb_.root, ObjectKind::kGroup, kRootId, "/", 0);
   else report_.stats.groups = 1;
   for (const DatasetToCheck& d : datasets_) {
@@ -396,11 +416,17 @@ FsckReport Checker::Run() {
                                 fmt::format("{} more findings of this kind are not listed",
                                             listed_[k] - kMaxListed)});
   }
-  auto locked = file_->LockedElsewhere();
+  auto locked = WriterPresent(file_.get());
   if (locked && *locked) {
     Add(FsckFinding::Kind::kWarning, "lock",
-        "a writer holds the container: this check saw its last commit, and findings may come "
-        "from racing its next one; check again when it is closed");
+        registered
+            ? fmt::format("a writer holds the container: this check read generation {}, which "
+                          "the writer keeps intact while a reader reads it; commits made since "
+                          "are not checked",
+                          sb_.generation)
+            : std::string("a writer holds the container and this check could not register as a "
+                          "reader: findings may come from racing its next commit; check again "
+                          "when it is closed"));
   }
   return std::move(report_);
 }

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -117,32 +119,57 @@ class PosixFile final : public File {
     return Status::OK();
   }
 
-  Status LockExclusive() override {
-    struct flock fl {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = 0;
-    fl.l_len = 0;
-    if (::fcntl(fd_, F_OFD_SETLK, &fl) != 0) {
-      if (errno == EAGAIN || errno == EACCES) return Status::Busy(path_ + " is open for writing elsewhere");
+  Status TryLock(uint64_t off, uint64_t len, bool exclusive) override {
+    struct flock fl = Range(exclusive ? F_WRLCK : F_RDLCK, off, len);
+    while (::fcntl(fd_, F_OFD_SETLK, &fl) != 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EACCES) return Status::Busy(path_ + " is locked by another open");
+      if (errno == ENOLCK || errno == EINVAL || errno == EOPNOTSUPP) {
+        return Status::NotSupported(path_ + ": the filesystem keeps no byte-range locks");
+      }
       return ErrnoStatus(errno, "lock " + path_);
     }
     return Status::OK();
   }
 
-  Result<bool> LockedElsewhere() override {
-    struct flock fl {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = 0;
-    fl.l_len = 0;
-    if (::fcntl(fd_, F_OFD_GETLK, &fl) != 0) return Err(ErrnoStatus(errno, "test the lock of " + path_));
-    return fl.l_type != F_UNLCK;
+  Status Unlock(uint64_t off, uint64_t len) override {
+    struct flock fl = Range(F_UNLCK, off, len);
+    while (::fcntl(fd_, F_OFD_SETLK, &fl) != 0) {
+      if (errno != EINTR) return ErrnoStatus(errno, "unlock " + path_);
+    }
+    return Status::OK();
+  }
+
+  Result<std::optional<uint64_t>> LowestLockIn(uint64_t off, uint64_t len) override {
+    // F_OFD_GETLK reports one conflicting lock, not necessarily the lowest:
+    // look again below each one found.
+    std::optional<uint64_t> lowest;
+    while (len > 0) {
+      struct flock fl = Range(F_WRLCK, off, len);
+      if (::fcntl(fd_, F_OFD_GETLK, &fl) != 0) {
+        if (errno == EINTR) continue;
+        return Err(ErrnoStatus(errno, "test the locks of " + path_));
+      }
+      if (fl.l_type == F_UNLCK) break;
+      const uint64_t start = std::max<uint64_t>(static_cast<uint64_t>(fl.l_start), off);
+      lowest = start;
+      len = start - off;
+    }
+    return lowest;
   }
 
   const std::string& name() const override { return path_; }
 
  private:
+  static struct flock Range(short type, uint64_t off, uint64_t len) {
+    struct flock fl {};
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = static_cast<off_t>(off);
+    fl.l_len = static_cast<off_t>(len);
+    return fl;
+  }
+
   Status Truncated(uint64_t off, size_t n) {
     struct stat st;
     uint64_t size = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
@@ -242,6 +269,28 @@ Result<DiskSpace> DiskSpaceOf(const std::string& path) {
   d.total_bytes = static_cast<uint64_t>(sv.f_blocks) * sv.f_frsize;
   d.free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
   return d;
+}
+
+Result<bool> OnNetworkFilesystem(const std::string& path) {
+  struct statfs sf;
+  if (::statfs(path.c_str(), &sf) != 0) return Err(ErrnoStatus(errno, "statfs " + path));
+  // Magic numbers from linux/magic.h and the filesystems' own headers.
+  switch (static_cast<uint64_t>(sf.f_type)) {
+    case 0x6969:        // NFS
+    case 0xFF534D42:    // CIFS
+    case 0xFE534D42:    // SMB2
+    case 0x517B:        // SMB
+    case 0x00C36400:    // Ceph
+    case 0x0BD00BD0:    // Lustre
+    case 0x47504653:    // GPFS
+    case 0x5346414F:    // AFS
+    case 0x65735546:    // FUSE (sshfs, s3fs, ...)
+    case 0x013111A8:    // IBRIX
+    case 0x19830326:    // BeeGFS
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace slabfs::engine

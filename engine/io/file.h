@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "slabfs/status.h"
@@ -40,13 +41,22 @@ class File {
   virtual Result<uint64_t> Size() = 0;
   virtual Status Truncate(uint64_t size) = 0;
 
-  // Takes an exclusive advisory lock on the whole file for this open file
-  // (OFD lock: released when the file is closed, and conflicting even with
-  // other opens in the same process). Busy when someone else holds it.
-  virtual Status LockExclusive() { return Status::OK(); }
-  // Whether another open file holds a lock that LockExclusive would meet,
-  // without taking one.
-  virtual Result<bool> LockedElsewhere() { return false; }
+  // Advisory byte-range locks on [off, off + len) for this open file: OFD
+  // locks, released when the file is closed and conflicting with every
+  // other open of the file, in this process too. Nothing is read or written
+  // there, and a range may lie far past the end of the file. A lock
+  // replaces this open file's own lock on the same bytes.
+  // TryLock is Busy when another open file holds a conflicting lock, and
+  // NotSupported where the filesystem keeps no locks.
+  virtual Status TryLock(uint64_t /*off*/, uint64_t /*len*/, bool /*exclusive*/) {
+    return Status::OK();
+  }
+  virtual Status Unlock(uint64_t /*off*/, uint64_t /*len*/) { return Status::OK(); }
+  // The start of the lowest lock another open file holds inside
+  // [off, off + len) (any lock: shared or exclusive), or nullopt.
+  virtual Result<std::optional<uint64_t>> LowestLockIn(uint64_t /*off*/, uint64_t /*len*/) {
+    return std::optional<uint64_t>();
+  }
 
   virtual const std::string& name() const = 0;
 };
@@ -70,6 +80,11 @@ struct DiskSpace {
 };
 // Space on the filesystem that holds path (statvfs).
 Result<DiskSpace> DiskSpaceOf(const std::string& path);
+
+// Whether `path` lies on a network or FUSE filesystem (NFS, SMB/CIFS,
+// Ceph, Lustre, GPFS, AFS, a FUSE mount such as sshfs), where fcntl locks
+// may not reach the processes of other hosts (statfs f_type).
+Result<bool> OnNetworkFilesystem(const std::string& path);
 
 // Turns an errno into a Status naming the operation and path.
 Status ErrnoStatus(int err, const std::string& what);

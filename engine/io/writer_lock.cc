@@ -163,10 +163,18 @@ bool HolderIsUnmounting(const LockRecord& r) {
   return !IsMountPoint(r.mount);
 }
 
+Result<bool> WriterPresent(File* file) {
+  SLABFS_ASSIGN_OR_RETURN(std::optional<uint64_t> at, file->LowestLockIn(kWriterLockByte, 1));
+  return at.has_value();
+}
+
 Status AcquireWriterLock(File* file, std::chrono::milliseconds wait) {
   Status last;
   const bool got = WaitWhileUnmounting(file, wait, [&] {
-    last = file->LockExclusive();
+    last = file->TryLock(kWriterLockByte, 1, /*exclusive=*/true);
+    // No lock support at all: one writer cannot be enforced, but refusing
+    // every write would be worse (documented in docs/format.md).
+    if (last.code() == Code::kNotSupported) last = Status::OK();
     return last.code() != Code::kBusy;
   });
   if (got) return last;
@@ -175,7 +183,7 @@ Status AcquireWriterLock(File* file, std::chrono::milliseconds wait) {
 
 void WaitForUnmountingWriter(File* file, std::chrono::milliseconds wait) {
   WaitWhileUnmounting(file, wait, [&] {
-    Result<bool> locked = file->LockedElsewhere();
+    Result<bool> locked = WriterPresent(file);
     return !locked || !*locked;
   });
 }

@@ -1,4 +1,6 @@
-// The container's single writer: an exclusive OFD lock on the whole file,
+// The container's single writer: an exclusive OFD lock on one byte
+// (kWriterLockByte; read-only opens lock other bytes, see
+// engine/txn/reader_table.h),
 // and a lock record (at kLockRecordOffset) that names the holder: program,
 // pid, host, since when, and, for a slabfs daemon, the mount point it
 // serves.
@@ -48,6 +50,9 @@ std::string DescribeHolder(const std::optional<LockRecord>& r);
 bool HolderIsUnmounting(const LockRecord& r);
 // Whether `path` is a mount point in /proc/self/mountinfo.
 bool IsMountPoint(std::string_view path);
+
+// Whether another open file holds the writer's lock.
+Result<bool> WriterPresent(File* file);
 
 // Takes the lock for writing, waiting up to `wait` while the holder is an
 // unmounting daemon. Busy naming the holder when someone else has it.

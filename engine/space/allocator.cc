@@ -4,15 +4,23 @@
 
 namespace slabfs::engine {
 
-void Allocator::Reset(uint64_t file_end, const std::vector<Extent>& free) {
+void Allocator::Reset(uint64_t file_end, const std::vector<FreedExtent>& free) {
   std::lock_guard lock(mu_);
   file_end_ = file_end;
   free_.clear();
   by_size_.clear();
   fresh_.clear();
   pending_.clear();
-  free_bytes_ = pending_bytes_ = 0;
-  for (const auto& e : free) InsertFreeLocked(e.addr, e.len);
+  held_.clear();
+  free_bytes_ = pending_bytes_ = held_bytes_ = 0;
+  for (const auto& e : free) {
+    if (e.generation == 0) {
+      InsertFreeLocked(e.addr, e.len);
+    } else {
+      held_.push_back(e);
+      held_bytes_ += e.len;
+    }
+  }
 }
 
 void Allocator::EraseFreeLocked(std::map<uint64_t, uint64_t>::iterator it) {
@@ -103,17 +111,24 @@ bool Allocator::IsFresh(uint64_t addr) const {
   return fresh_.count(addr) != 0;
 }
 
-std::vector<Extent> Allocator::Unreferenced() const {
+std::vector<FreedExtent> Allocator::Unreferenced(uint64_t generation, int64_t now) const {
   std::lock_guard lock(mu_);
-  std::vector<Extent> all;
-  all.reserve(free_.size() + pending_.size());
-  for (const auto& [a, l] : free_) all.push_back({a, l});
-  all.insert(all.end(), pending_.begin(), pending_.end());
-  std::sort(all.begin(), all.end(), [](const Extent& x, const Extent& y) { return x.addr < y.addr; });
-  std::vector<Extent> merged;
+  std::vector<FreedExtent> all;
+  all.reserve(free_.size() + held_.size() + pending_.size());
+  for (const auto& [a, l] : free_) all.push_back({a, l, 0, 0});
+  all.insert(all.end(), held_.begin(), held_.end());
+  for (const Extent& e : pending_) all.push_back({e.addr, e.len, generation, now});
+  std::sort(all.begin(), all.end(),
+            [](const FreedExtent& x, const FreedExtent& y) { return x.addr < y.addr; });
+  std::vector<FreedExtent> merged;
   for (const auto& e : all) {
-    if (!merged.empty() && merged.back().addr + merged.back().len == e.addr) merged.back().len += e.len;
-    else merged.push_back(e);
+    FreedExtent* last = merged.empty() ? nullptr : &merged.back();
+    if (last && last->addr + last->len == e.addr && last->generation == e.generation &&
+        last->time == e.time) {
+      last->len += e.len;
+    } else {
+      merged.push_back(e);
+    }
   }
   return merged;
 }
@@ -130,12 +145,32 @@ uint64_t Allocator::TrimTail() {
   return file_end_;
 }
 
-void Allocator::MarkDurable() {
+void Allocator::MarkDurable(uint64_t generation, int64_t now) {
   std::lock_guard lock(mu_);
   fresh_.clear();
-  for (const auto& e : pending_) InsertFreeLocked(e.addr, e.len);
+  for (const auto& e : pending_) {
+    if (generation == 0) {
+      InsertFreeLocked(e.addr, e.len);
+    } else {
+      held_.push_back({e.addr, e.len, generation, now});
+      held_bytes_ += e.len;
+    }
+  }
   pending_.clear();
   pending_bytes_ = 0;
+}
+
+uint64_t Allocator::Release(uint64_t oldest_reader, int64_t made_by) {
+  std::lock_guard lock(mu_);
+  uint64_t released = 0;
+  std::erase_if(held_, [&](const FreedExtent& e) {
+    if (e.generation > oldest_reader || e.time > made_by) return false;
+    InsertFreeLocked(e.addr, e.len);
+    released += e.len;
+    return true;
+  });
+  held_bytes_ -= released;
+  return released;
 }
 
 uint64_t Allocator::file_end() const {
@@ -145,7 +180,12 @@ uint64_t Allocator::file_end() const {
 
 uint64_t Allocator::free_bytes() const {
   std::lock_guard lock(mu_);
-  return free_bytes_ + pending_bytes_;
+  return free_bytes_ + held_bytes_ + pending_bytes_;
+}
+
+uint64_t Allocator::held_bytes() const {
+  std::lock_guard lock(mu_);
+  return held_bytes_;
 }
 
 size_t Allocator::num_free_extents() const {

@@ -2,12 +2,17 @@
 //
 // Invariant (copy-on-write): an extent that the last committed state
 // references is never handed out again until a later commit that no longer
-// references it is durable. Extents are in one of four states:
+// references it is durable, and no reader still reads a state that does.
+// Extents are in one of five states:
 //   free     - usable now;
 //   fresh    - allocated since the last commit (not in any committed state),
 //              so it may be overwritten in place and, when freed, is free at once;
-//   pending  - freed since the last commit but referenced by it: usable only
-//              after MarkDurable();
+//   pending  - freed since the last commit but referenced by it: held after
+//              MarkDurable();
+//   held     - unreferenced since the durable commit of generation f, but a
+//              read-only open may still read an older state: free once
+//              Release() learns that no reader holds a generation below f
+//              (and a reuse delay, if any, has passed since f was made);
 //   in use   - everything else below file_end.
 // Thread-safe.
 #ifndef SLABFS_ENGINE_SPACE_ALLOCATOR_H_
@@ -26,8 +31,9 @@ namespace slabfs::engine {
 
 class Allocator {
  public:
-  // Starts from a committed state: its file end and free list.
-  void Reset(uint64_t file_end, const std::vector<Extent>& free);
+  // Starts from a committed state: its file end and free list (extents
+  // with a freed generation are held until the first Release).
+  void Reset(uint64_t file_end, const std::vector<FreedExtent>& free);
 
   // Best fit among free extents, else the end of the file. `align` is a
   // power of two (ignored when packed). The extent is fresh until
@@ -40,17 +46,27 @@ class Allocator {
   void Free(uint64_t addr, uint64_t len);
   bool IsFresh(uint64_t addr) const;
 
-  // Free and pending extents merged: what the next committed state does not
-  // reference (written as that state's free list).
-  std::vector<Extent> Unreferenced() const;
+  // Free, held and pending extents: what the next committed state does not
+  // reference (written as that state's free list). Pending extents get
+  // `generation` (the commit being made) and `now`; free ones generation 0.
+  // Neighbours merge when their generation and time agree.
+  std::vector<FreedExtent> Unreferenced(uint64_t generation = 0, int64_t now = 0) const;
   // Drops a free (not pending) extent that ends at file_end, lowering
   // file_end. Returns the new file_end.
   uint64_t TrimTail();
-  // The commit that freed the pending extents is durable.
-  void MarkDurable();
+  // The commit of `generation`, made at `now` (Unix seconds), that freed the
+  // pending extents is durable: they become held (generation 0: free at
+  // once, for a file no reader can share).
+  void MarkDurable(uint64_t generation = 0, int64_t now = 0);
+  // Frees every held extent that no reader can reach: freed by a commit of
+  // a generation <= `oldest_reader` (the oldest generation a reader holds;
+  // UINT64_MAX: none) and made at or before `made_by` (Unix seconds: now
+  // minus the reuse delay). Returns the bytes freed.
+  uint64_t Release(uint64_t oldest_reader, int64_t made_by);
 
   uint64_t file_end() const;
-  uint64_t free_bytes() const;  // free + pending
+  uint64_t free_bytes() const;  // free + held + pending
+  uint64_t held_bytes() const;
   size_t num_free_extents() const;
 
  private:
@@ -63,8 +79,10 @@ class Allocator {
   std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (len, addr)
   std::unordered_map<uint64_t, uint64_t> fresh_;  // addr -> len
   std::vector<Extent> pending_;
+  std::vector<FreedExtent> held_;
   uint64_t free_bytes_ = 0;
   uint64_t pending_bytes_ = 0;
+  uint64_t held_bytes_ = 0;
   bool packed_ = false;
 };
 

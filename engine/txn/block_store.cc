@@ -4,12 +4,13 @@
 
 namespace slabfs::engine {
 
-Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::string_view what) {
+Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::string_view what,
+                                     uint8_t* version) {
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, alloc_->file_end(), what));
   if (ref.empty()) return Err(Status::Corruption(std::string(what) + ": missing block"));
   std::string image(ref.len, '\0');
   SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(ref.addr, image.data(), image.size()));
-  SLABFS_ASSIGN_OR_RETURN(std::string_view payload, DecodeBlock(image, type, what));
+  SLABFS_ASSIGN_OR_RETURN(std::string_view payload, DecodeBlock(image, type, what, version));
   return std::string(payload);
 }
 

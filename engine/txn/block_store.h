@@ -18,8 +18,10 @@ class BlockStore {
  public:
   BlockStore(File* file, Allocator* alloc) : file_(file), alloc_(alloc) {}
 
-  // Reads and verifies a block; returns its payload.
-  Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what);
+  // Reads and verifies a block; returns its payload (and, with `version`,
+  // the block's version).
+  Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what,
+                           uint8_t* version = nullptr);
   Result<BlockRef> Write(BlockType type, std::string_view payload);
   void Free(const BlockRef& ref);
 

@@ -20,8 +20,12 @@
 //
 // Concurrency between processes: opening for writing takes an exclusive lock
 // on the file; a second writer (another process, or another Container in this
-// process) gets Busy with a message naming the holder. Read-only opens take
-// no lock and see the last commit made before they opened.
+// process) gets Busy with a message naming the holder. A read-only open reads
+// the last commit made before it opened, and keeps reading exactly that
+// commit, whatever a writer does meanwhile, until Refresh moves it to the
+// newest one: it registers the commit it reads (a shared byte-range lock),
+// and a writer never reuses space a registered commit uses (see
+// OpenOptions::reuse_delay_seconds for readers on other hosts).
 #ifndef SLABFS_CONTAINER_H_
 #define SLABFS_CONTAINER_H_
 
@@ -175,6 +179,14 @@ class Container {
 
   // Makes every change so far durable and atomic. A no-op when clean.
   Status Commit();
+  // Read-only containers: moves to the newest commit. Dataset handles keep
+  // working and see the new shape and contents; a handle of a dataset that
+  // is gone answers NotFound; names, groups and attributes are those of the
+  // new commit. Only what changed is read again. Waits for operations in
+  // flight, and holds new ones back while it runs. On failure nothing
+  // changes. A writable container always reads its own newest state: its
+  // Refresh changes nothing.
+  Result<RefreshInfo> Refresh();
   // Whether there are changes since the last commit.
   bool dirty() const;
   bool read_only() const;

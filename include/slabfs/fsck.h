@@ -53,6 +53,9 @@ struct FsckStats {
   uint64_t chunks = 0, chunk_bytes = 0;
   uint64_t chunks_verified = 0;
   uint64_t free_extents = 0, free_bytes = 0;
+  // Of the free bytes, those a writer keeps back while readers may still
+  // read an older commit (freed by a recent commit).
+  uint64_t held_bytes = 0;
   uint64_t leaked_bytes = 0;
 };
 

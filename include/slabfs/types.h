@@ -267,6 +267,25 @@ struct OpenOptions {
   // whose mount point is gone waits for its last commit (at most a
   // minute) instead of failing or reading the commit before it.
   std::string holder_mount;
+  // Readers that follow a writer. A writer reuses the space a commit no
+  // longer references only once no read-only open (in any process that
+  // shares the kernel's locks) still reads an older commit. Where locks may
+  // not reach readers on other hosts, it also waits this many seconds after
+  // the commit: a reader there must Refresh within that time. -1 (auto):
+  // 60 on network and FUSE filesystems, 0 on local ones.
+  int reuse_delay_seconds = -1;
+};
+
+// What Container::Refresh found.
+struct RefreshInfo {
+  uint64_t generation = 0;  // the commit the container now reads
+  bool changed = false;     // it is newer than the one read before
+  // Objects that are new, or whose attributes, children (groups) or
+  // contents and shape (datasets) changed; a group whose descendant changed
+  // is listed too. Sorted.
+  std::vector<ObjectId> changed_objects;
+  // Objects that are gone. Sorted.
+  std::vector<ObjectId> removed_objects;
 };
 
 struct CacheStats {
@@ -288,6 +307,9 @@ struct SpaceInfo {
   uint64_t disk_total_bytes = 0;
   uint64_t num_objects = 0;
   uint64_t generation = 0;       // commits so far
+  // Free extents a writer keeps back because a reader may still read an
+  // older commit that uses them (included in free_bytes).
+  uint64_t held_bytes = 0;
 };
 
 }  // namespace slabfs

@@ -358,11 +358,12 @@ TEST(GrowthTest, ShrinkingFreesTheChunksOutside) {
   ASSERT_OK(c->Commit());  // the freed space is reusable once the freeing commit is durable
   EXPECT_EQ(s.info().allocated_chunks, 0u);
   // The three chunks left are free again: the file shrank or holds them
-  // as free space.
+  // as free space (less what the metadata written since took: the free
+  // list grows by an entry or two of 32 bytes).
   const SpaceInfo after = c->space();
   EXPECT_GE(static_cast<int64_t>(after.free_bytes) + static_cast<int64_t>(before.file_bytes) -
                 static_cast<int64_t>(after.file_bytes),
-            static_cast<int64_t>(before.free_bytes + 3 * 4 * 64))
+            static_cast<int64_t>(before.free_bytes + 3 * 4 * 64 - 128))
       << "before: file " << before.file_bytes << " free " << before.free_bytes << "; after: file "
       << after.file_bytes << " free " << after.free_bytes;
 }

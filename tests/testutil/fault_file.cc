@@ -19,10 +19,9 @@ std::string Disk::CrashImage(std::mt19937_64& rng, double keep_p, double torn_p)
 }
 
 FaultFile::~FaultFile() {
-  if (holds_lock_) {
-    std::lock_guard lock(disk_->mu);
-    disk_->locked = false;
-  }
+  // Closing an open file drops its locks.
+  std::lock_guard lock(disk_->mu);
+  std::erase_if(disk_->locks, [&](const Disk::Lock& l) { return l.owner == this; });
 }
 
 Status FaultFile::ReadAt(uint64_t off, void* buf, size_t n) {
@@ -75,11 +74,45 @@ Status FaultFile::Truncate(uint64_t size) {
   return Status::OK();
 }
 
-Status FaultFile::LockExclusive() {
+namespace {
+
+bool Overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen) {
+  return a < b + blen && b < a + alen;
+}
+
+}  // namespace
+
+Status FaultFile::TryLock(uint64_t off, uint64_t len, bool exclusive) {
   std::lock_guard lock(disk_->mu);
-  if (disk_->locked) return Status::Busy(name_ + " is locked");
-  disk_->locked = holds_lock_ = true;
+  for (const Disk::Lock& l : disk_->locks) {
+    if (l.owner != this && Overlaps(l.off, l.len, off, len) && (exclusive || l.exclusive)) {
+      return Status::Busy(name_ + " is locked");
+    }
+  }
+  std::erase_if(disk_->locks, [&](const Disk::Lock& l) {
+    return l.owner == this && l.off == off && l.len == len;
+  });
+  disk_->locks.push_back({this, off, len, exclusive});
   return Status::OK();
+}
+
+Status FaultFile::Unlock(uint64_t off, uint64_t len) {
+  std::lock_guard lock(disk_->mu);
+  std::erase_if(disk_->locks, [&](const Disk::Lock& l) {
+    return l.owner == this && l.off == off && l.len == len;
+  });
+  return Status::OK();
+}
+
+Result<std::optional<uint64_t>> FaultFile::LowestLockIn(uint64_t off, uint64_t len) {
+  std::lock_guard lock(disk_->mu);
+  std::optional<uint64_t> lowest;
+  for (const Disk::Lock& l : disk_->locks) {
+    if (l.owner == this || !Overlaps(l.off, l.len, off, len)) continue;
+    const uint64_t start = std::max(l.off, off);
+    if (!lowest || start < *lowest) lowest = start;
+  }
+  return lowest;
 }
 
 std::shared_ptr<Disk> DiskWithImage(std::string image) {

@@ -37,7 +37,13 @@ struct Disk {
   // space: a hole).
   uint64_t capacity = UINT64_MAX;
   bool crashed = false;
-  bool locked = false;
+  // Advisory locks, modelled as OFD locks: each FaultFile is one open.
+  struct Lock {
+    const void* owner;
+    uint64_t off, len;
+    bool exclusive;
+  };
+  std::vector<Lock> locks;
 
   // The image after a crash: durable plus each unsynced write kept with
   // probability keep_p, and a kept write torn at a random length with
@@ -56,13 +62,14 @@ class FaultFile final : public engine::File {
   Status Sync() override;
   Result<uint64_t> Size() override;
   Status Truncate(uint64_t size) override;
-  Status LockExclusive() override;
+  Status TryLock(uint64_t off, uint64_t len, bool exclusive) override;
+  Status Unlock(uint64_t off, uint64_t len) override;
+  Result<std::optional<uint64_t>> LowestLockIn(uint64_t off, uint64_t len) override;
   const std::string& name() const override { return name_; }
 
  private:
   std::shared_ptr<Disk> disk_;
   std::string name_;
-  bool holds_lock_ = false;
 };
 
 // A disk holding `image` as both current and durable contents.

@@ -6,7 +6,7 @@ namespace slabfs::testutil {
 
 uint64_t LiveBytesAfter(engine::Allocator& alloc, uint64_t data_end) {
   uint64_t unreferenced = 0;
-  for (const engine::Extent& e : alloc.Unreferenced())
+  for (const engine::FreedExtent& e : alloc.Unreferenced())
     if (e.addr >= data_end) unreferenced += e.len;
   return alloc.file_end() - data_end - unreferenced;
 }

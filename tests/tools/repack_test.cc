@@ -305,7 +305,7 @@ TEST_F(RepackTest, WritesEveryChunkOnceInOneCommit) {
   EXPECT_EQ(out->cache_stats().bytes_written, stored);
   EXPECT_EQ(out->space().generation, 2u);  // created, then one commit
 
-  for (const engine::Extent& e : out->impl()->allocator().Unreferenced()) {
+  for (const engine::FreedExtent& e : out->impl()->allocator().Unreferenced()) {
     SCOPED_TRACE(fmt::format("free extent {}+{}", e.addr, e.len));
     // A gap ends where an aligned extent starts, and is shorter than the
     // largest alignment; the first also holds the replaced 64-byte root.

@@ -1,6 +1,7 @@
-// The free-list block: round trip with padding, truncation at every length,
-// flips inside its block, and hostile payloads (bad counts, unsorted,
-// overlapping or out-of-bounds extents, trailing bytes).
+// The free-list block: round trip with padding and with freed generations,
+// version 1 payloads, truncation at every length, flips inside its block,
+// and hostile payloads (bad counts, unsorted, overlapping or out-of-bounds
+// extents, trailing bytes, generations from the future).
 #include "engine/format/free_list.h"
 
 #include <gtest/gtest.h>
@@ -20,24 +21,29 @@ namespace {
 
 constexpr uint64_t kEnd = kDataStart + (1 << 20);
 
-// A payload written field by field: u64 count, then (addr, len) pairs.
-std::string RawFreeList(uint64_t count, const std::vector<Extent>& entries) {
+// A payload written field by field: u64 count, then (addr, len) pairs, and
+// in version 2 each pair followed by its generation and time.
+std::string RawFreeList(uint64_t count, const std::vector<FreedExtent>& entries, int version = 2) {
   std::string s;
   PutU64(&s, count);
   for (const auto& e : entries) {
     PutU64(&s, e.addr);
     PutU64(&s, e.len);
+    if (version == 2) {
+      PutU64(&s, e.generation);
+      PutU64(&s, static_cast<uint64_t>(e.time));
+    }
   }
   return s;
 }
 
-std::vector<Extent> Sample() {
+std::vector<FreedExtent> Sample() {
   return {{kDataStart, 64}, {kDataStart + 64, 100},  // adjacent entries are fine
-          {kDataStart + 4096, 4096}, {kEnd - 10, 10}};
+          {kDataStart + 4096, 4096, 7, 1700000000}, {kEnd - 10, 10, 9, 1700000100}};
 }
 
 TEST(FreeListTest, RoundTripsExtents) {
-  std::vector<Extent> e = Sample();
+  std::vector<FreedExtent> e = Sample();
   std::string p = EncodeFreeList(e, e.size());
   EXPECT_EQ(p.size(), FreeListPayloadBytes(e.size()));
   ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(p, kEnd));
@@ -45,7 +51,7 @@ TEST(FreeListTest, RoundTripsExtents) {
 }
 
 TEST(FreeListTest, RoundTripsWithPaddingSlots) {
-  std::vector<Extent> e = Sample();
+  std::vector<FreedExtent> e = Sample();
   for (size_t slots : {e.size() + 1, e.size() + 17}) {
     std::string p = EncodeFreeList(e, slots);
     EXPECT_EQ(p.size(), FreeListPayloadBytes(slots));
@@ -63,11 +69,11 @@ TEST(FreeListTest, RoundTripsEmptyList) {
     EXPECT_TRUE(back.empty());
   }
   EXPECT_EQ(FreeListPayloadBytes(0), 8u);
-  EXPECT_EQ(FreeListPayloadBytes(5), 88u);
+  EXPECT_EQ(FreeListPayloadBytes(5), 168u);
 }
 
 TEST(FreeListTest, RoundTripsInsideABlock) {
-  std::vector<Extent> e = Sample();
+  std::vector<FreedExtent> e = Sample();
   std::string image = EncodeBlock(BlockType::kFreeList, EncodeFreeList(e, 10));
   ASSERT_OK_AND_ASSIGN(std::string_view payload, DecodeBlock(image, BlockType::kFreeList, "free list"));
   ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(payload, kEnd));
@@ -78,11 +84,11 @@ TEST(FreeListTest, SkipsPaddingEntriesAnywhere) {
   // len 0 entries are padding, whatever their address.
   std::string p = RawFreeList(4, {{0, 0}, {kDataStart + 100, 10}, {5, 0}, {kDataStart + 200, 10}});
   ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(p, kEnd));
-  EXPECT_EQ(back, (std::vector<Extent>{{kDataStart + 100, 10}, {kDataStart + 200, 10}}));
+  EXPECT_EQ(back, (std::vector<FreedExtent>{{kDataStart + 100, 10}, {kDataStart + 200, 10}}));
 }
 
 TEST(FreeListTest, RejectsTruncatedPayloadAtEveryLength) {
-  std::vector<Extent> e = Sample();
+  std::vector<FreedExtent> e = Sample();
   std::string p = EncodeFreeList(e, e.size() + 2);
   for (size_t n = 0; n < p.size(); ++n) {
     SCOPED_TRACE(n);
@@ -91,7 +97,7 @@ TEST(FreeListTest, RejectsTruncatedPayloadAtEveryLength) {
 }
 
 TEST(FreeListTest, RejectsEveryByteFlipInItsBlock) {
-  std::vector<Extent> e = Sample();
+  std::vector<FreedExtent> e = Sample();
   const std::string good = EncodeBlock(BlockType::kFreeList, EncodeFreeList(e, e.size()));
   for (size_t i = 0; i < good.size(); ++i) {
     std::string image = good;
@@ -102,7 +108,7 @@ TEST(FreeListTest, RejectsEveryByteFlipInItsBlock) {
 }
 
 TEST(FreeListTest, RejectsCountsThatExceedTheRemainingBytes) {
-  std::vector<Extent> e = Sample();
+  std::vector<FreedExtent> e = Sample();
   for (uint64_t count : {e.size() + 1, e.size() + 1000, uint64_t{1} << 60,
                          std::numeric_limits<uint64_t>::max()}) {
     SCOPED_TRACE(count);
@@ -111,7 +117,7 @@ TEST(FreeListTest, RejectsCountsThatExceedTheRemainingBytes) {
 }
 
 TEST(FreeListTest, RejectsTrailingBytes) {
-  std::vector<Extent> e = Sample();
+  std::vector<FreedExtent> e = Sample();
   // A count smaller than the entries present.
   EXPECT_CODE(DecodeFreeList(RawFreeList(e.size() - 1, e), kEnd), Code::kCorruption);
   EXPECT_CODE(DecodeFreeList(RawFreeList(0, e), kEnd), Code::kCorruption);
@@ -125,12 +131,12 @@ TEST(FreeListTest, RejectsTrailingBytes) {
 }
 
 TEST(FreeListTest, RejectsUnsortedExtents) {
-  std::vector<Extent> e = {{kDataStart + 4096, 10}, {kDataStart, 10}};
+  std::vector<FreedExtent> e = {{kDataStart + 4096, 10}, {kDataStart, 10}};
   EXPECT_CODE(DecodeFreeList(RawFreeList(2, e), kEnd), Code::kCorruption);
 }
 
 TEST(FreeListTest, RejectsOverlappingAndDuplicateExtents) {
-  const std::vector<std::vector<Extent>> bad = {
+  const std::vector<std::vector<FreedExtent>> bad = {
       {{kDataStart, 100}, {kDataStart + 99, 10}},             // overlap by one byte
       {{kDataStart, 100}, {kDataStart + 50, 10}},             // nested
       {{kDataStart + 64, 10}, {kDataStart + 64, 10}},         // duplicate
@@ -141,7 +147,7 @@ TEST(FreeListTest, RejectsOverlappingAndDuplicateExtents) {
 
 TEST(FreeListTest, RejectsExtentsOutOfBounds) {
   const uint64_t max = std::numeric_limits<uint64_t>::max();
-  const std::vector<Extent> bad = {
+  const std::vector<FreedExtent> bad = {
       {0, 16},                   // the superblock slots
       {kDataStart - 1, 16},      // one byte before the data area
       {kEnd - 9, 10},            // one byte past file_end
@@ -151,7 +157,7 @@ TEST(FreeListTest, RejectsExtentsOutOfBounds) {
       {max, 1},
       {kEnd - 1, max},
   };
-  for (const Extent& x : bad) {
+  for (const FreedExtent& x : bad) {
     SCOPED_TRACE(std::to_string(x.addr) + "+" + std::to_string(x.len));
     EXPECT_CODE(DecodeFreeList(RawFreeList(1, {x}), kEnd), Code::kCorruption);
     // Also after a valid entry.
@@ -161,7 +167,54 @@ TEST(FreeListTest, RejectsExtentsOutOfBounds) {
 
 TEST(FreeListTest, AcceptsExtentEndingExactlyAtFileEnd) {
   ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(RawFreeList(1, {{kDataStart, kEnd - kDataStart}}), kEnd));
-  EXPECT_EQ(back, (std::vector<Extent>{{kDataStart, kEnd - kDataStart}}));
+  EXPECT_EQ(back, (std::vector<FreedExtent>{{kDataStart, kEnd - kDataStart}}));
+}
+
+TEST(FreeListTest, DecodesVersionOnePayloadsAsFreeForEveryone) {
+  const std::vector<FreedExtent> e = {{kDataStart, 64}, {kDataStart + 4096, 4096}};
+  const std::string image = EncodeBlock(BlockType::kFreeList, RawFreeList(e.size(), e, 1), 1);
+  uint8_t version = 0;
+  ASSERT_OK_AND_ASSIGN(std::string_view payload,
+                       DecodeBlock(image, BlockType::kFreeList, "free list", &version));
+  EXPECT_EQ(version, 1);
+  ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(payload, kEnd, version));
+  EXPECT_EQ(back, e);  // generation and time 0
+  // The same bytes read as version 2 are a different, shorter list.
+  EXPECT_CODE(DecodeFreeList(payload, kEnd, 2), Code::kCorruption);
+}
+
+TEST(FreeListTest, KeepsGenerationsAndTimesThroughItsBlock) {
+  const std::vector<FreedExtent> e = Sample();
+  const std::string image = EncodeBlock(BlockType::kFreeList, EncodeFreeList(e, e.size() + 1), kFreeListVersion);
+  uint8_t version = 0;
+  ASSERT_OK_AND_ASSIGN(std::string_view payload,
+                       DecodeBlock(image, BlockType::kFreeList, "free list", &version));
+  EXPECT_EQ(version, kFreeListVersion);
+  ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(payload, kEnd, version, 10));
+  EXPECT_EQ(back, e);
+}
+
+TEST(FreeListTest, RejectsUnknownVersions) {
+  const std::string payload = EncodeFreeList(Sample(), 4);
+  for (uint8_t v : {0, 3, 255}) {
+    SCOPED_TRACE(v);
+    EXPECT_CODE(DecodeFreeList(payload, kEnd, v), Code::kCorruption);
+    EXPECT_CODE(DecodeBlock(EncodeBlock(BlockType::kFreeList, payload, v), BlockType::kFreeList, "free list"),
+                Code::kCorruption);
+  }
+  // Version 2 exists only for the free list.
+  EXPECT_CODE(DecodeBlock(EncodeBlock(BlockType::kGroup, "x", 2), BlockType::kGroup, "group"),
+              Code::kCorruption);
+}
+
+TEST(FreeListTest, RejectsExtentsFreedByALaterCommitOrAtANegativeTime) {
+  // The list of the state of generation 9 names extents freed by commits up
+  // to 9.
+  EXPECT_OK(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, 9, 5}}), kEnd, 2, 10));
+  EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, 10, 5}}), kEnd, 2, 10), Code::kCorruption);
+  EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, UINT64_MAX, 5}}), kEnd, 2, 10),
+              Code::kCorruption);
+  EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, 3, -1}}), kEnd, 2, 10), Code::kCorruption);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ namespace slabfs {
 namespace {
 
 namespace fs = std::filesystem;
-using engine::Extent;
+using Extent = engine::FreedExtent;
 
 class FsckTest : public ::testing::Test {
  protected:
@@ -110,19 +110,21 @@ class FsckTest : public ::testing::Test {
     ASSERT_FALSE(sb.free_list.empty());
     std::string all = ReadAll();
     std::string_view image(all.data() + sb.free_list.addr, sb.free_list.len);
-    auto payload = engine::DecodeBlock(image, engine::BlockType::kFreeList, "free list");
+    uint8_t version = 0;
+    auto payload = engine::DecodeBlock(image, engine::BlockType::kFreeList, "free list", &version);
     ASSERT_TRUE(payload.has_value());
     engine::Reader r(*payload);
     uint64_t slots = 0;
     ASSERT_TRUE(r.U64(&slots));
-    auto extents = engine::DecodeFreeList(*payload, sb.file_end);
+    auto extents = engine::DecodeFreeList(*payload, sb.file_end, version);
     ASSERT_TRUE(extents.has_value());
     std::vector<Extent> e = *extents;
     e.erase(std::remove_if(e.begin(), e.end(), [](const Extent& x) { return x.len == 0; }), e.end());
     edit(&e);
     std::sort(e.begin(), e.end(), [](const Extent& a, const Extent& b) { return a.addr < b.addr; });
     ASSERT_LE(e.size(), slots);
-    std::string block = engine::EncodeBlock(engine::BlockType::kFreeList, engine::EncodeFreeList(e, slots));
+    std::string block = engine::EncodeBlock(engine::BlockType::kFreeList, engine::EncodeFreeList(e, slots),
+                                            engine::kFreeListVersion);
     ASSERT_EQ(block.size(), sb.free_list.len);
     WriteAt(sb.free_list.addr, block);
   }

@@ -177,7 +177,7 @@ class ExtensibleArrayTest : public ::testing::Test {
   // the data region that is not free or pending.
   uint64_t LiveBytesAfterData() {
     uint64_t unreferenced = 0;
-    for (const Extent& e : alloc_.Unreferenced())
+    for (const FreedExtent& e : alloc_.Unreferenced())
       if (e.addr >= data_end_) unreferenced += e.len;
     return alloc_.file_end() - data_end_ - unreferenced;
   }

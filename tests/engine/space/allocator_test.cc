@@ -1,6 +1,6 @@
 // The allocator: best fit, alignment, tail growth, merging, the fresh /
-// pending / free states of copy-on-write, TrimTail, and a randomized run
-// against a byte-level ownership map.
+// pending / held / free states of copy-on-write, TrimTail, and a randomized
+// run against a byte-level ownership map.
 #include "engine/space/allocator.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +16,9 @@ namespace slabfs::engine {
 namespace {
 
 constexpr uint64_t D = kDataStart;
+// The free list's extents; these tests give generation 0 (free for every
+// reader) unless they say otherwise.
+using Extent = FreedExtent;
 
 class AllocatorTest : public ::testing::Test {
  protected:
@@ -351,6 +354,58 @@ TEST_P(AllocatorModelTest, NeverOverlapsLiveOrPendingSpace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomSeeds, AllocatorModelTest, ::testing::Values(1, 2, 3, 4));
+
+TEST_F(AllocatorTest, ExtentsFreedByACommitAreHeldUntilNoOlderReader) {
+  alloc_.Reset(D + 10000, {});
+  alloc_.Free(D, 100);          // referenced by the last commit: pending
+  alloc_.Free(D + 1000, 100);
+  alloc_.MarkDurable(7, 1000);  // the commit of generation 7, made at t=1000
+  EXPECT_EQ(alloc_.held_bytes(), 200u);
+  EXPECT_EQ(alloc_.free_bytes(), 200u);
+  EXPECT_EQ(alloc_.Allocate(100, 1), D + 10000) << "a held extent is not handed out";
+  // A reader of generation 6 still reads a state that uses them.
+  EXPECT_EQ(alloc_.Release(6, 1000), 0u);
+  EXPECT_EQ(alloc_.held_bytes(), 200u);
+  // Readers of 7 or later (or none) do not.
+  EXPECT_EQ(alloc_.Release(7, 1000), 200u);
+  EXPECT_EQ(alloc_.held_bytes(), 0u);
+  EXPECT_EQ(alloc_.Allocate(100, 1), D);
+}
+
+TEST_F(AllocatorTest, AReuseDelayKeepsExtentsHeldUntilItPassed) {
+  alloc_.Reset(D + 10000, {});
+  alloc_.Free(D, 100);
+  alloc_.MarkDurable(3, 5000);
+  EXPECT_EQ(alloc_.Release(UINT64_MAX, 4999), 0u);  // made_by before the commit
+  EXPECT_EQ(alloc_.Release(UINT64_MAX, 5000), 100u);
+}
+
+TEST_F(AllocatorTest, TheFreeListTagsHeldAndPendingExtentsAndResetHoldsThemAgain) {
+  alloc_.Reset(D + 10000, {{D + 5000, 100}});  // free for everyone
+  alloc_.Free(D, 100);
+  alloc_.MarkDurable(4, 40);
+  alloc_.Free(D + 100, 50);  // adjacent to the held one, freed by the next commit
+  const std::vector<FreedExtent> list = alloc_.Unreferenced(5, 50);
+  EXPECT_EQ(list, (std::vector<FreedExtent>{{D, 100, 4, 40}, {D + 100, 50, 5, 50}, {D + 5000, 100, 0, 0}}))
+      << "neighbours with different tags stay apart";
+  // A writer that opens this state later holds what readers may still use.
+  Allocator again;
+  again.Reset(D + 10000, list);
+  EXPECT_EQ(again.held_bytes(), 150u);
+  EXPECT_EQ(again.free_bytes(), 250u);
+  EXPECT_EQ(again.Release(4, 100), 100u);  // a reader of generation 4 remains
+  EXPECT_EQ(again.Release(UINT64_MAX, 100), 50u);
+  EXPECT_EQ(again.Unreferenced(), (std::vector<FreedExtent>{{D, 150}, {D + 5000, 100}}));
+}
+
+TEST_F(AllocatorTest, HeldExtentsAtTheTailAreNotTrimmed) {
+  alloc_.Reset(D + 1000, {});
+  alloc_.Free(D + 900, 100);
+  alloc_.MarkDurable(2, 1);
+  EXPECT_EQ(alloc_.TrimTail(), D + 1000) << "a reader may still read the last bytes";
+  alloc_.Release(UINT64_MAX, 1);
+  EXPECT_EQ(alloc_.TrimTail(), D + 900);
+}
 
 }  // namespace
 }  // namespace slabfs::engine

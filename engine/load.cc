@@ -1,0 +1,237 @@
+// ContainerImpl: reading a committed state, at open and when a read-only
+// container moves to a newer commit (Refresh), and giving back the space
+// that no reader can reach any more (ReleaseHeld).
+//
+// A read-only open registers the generation it reads before it trusts any
+// block of it (engine/txn/reader_table.h), so a writer in another process
+// never reuses what that state references. Refresh registers the newest
+// generation, loads its tree beside the current one -- unchanged subtrees
+// (the same block reference: copy-on-write gives any change a new block,
+// and a registered state's blocks are never reused) are copied, not read --
+// and swaps it in only when all of it loaded; dataset states keep their
+// identity, so handles see the new contents.
+#include <algorithm>
+#include <ctime>
+
+#include "engine/container_impl.h"
+#include "engine/format/free_list.h"
+#include "engine/format/layout.h"
+#include "engine/index/dataset_geometry.h"
+
+namespace slabfs::engine {
+namespace {
+
+constexpr int kMaxDepth = 512;
+
+}  // namespace
+
+Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
+  SLABFS_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+  const std::string not_container = path() + " is not a slabfs container";
+  if (size < kSuperblockBytes) return Err(Status::Corruption(not_container + " (too short)"));
+  std::string head(std::min<uint64_t>(size, kSuperblockSlot1 + kSuperblockBytes), '\0');
+  SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(0, head.data(), head.size()));
+  bool any_magic = false;
+  Result<Superblock> best = Err(Status::Corruption(""));
+  Status last_error;
+  for (uint64_t slot : {kSuperblockSlot0, kSuperblockSlot1}) {
+    if (head.size() < slot + kSuperblockBytes) continue;
+    std::string_view bytes(head.data() + slot, kSuperblockBytes);
+    any_magic |= HasSuperblockMagic(bytes);
+    auto sb = DecodeSuperblock(bytes);
+    if (!sb) {
+      if (HasSuperblockMagic(bytes)) last_error = sb.error();
+      continue;
+    }
+    if (!best || sb->generation > best->generation) best = sb;
+  }
+  if (!any_magic) return Err(Status::Corruption(not_container));
+  if (!best) {
+    if (last_error.code() == Code::kNotSupported) return Err(last_error.WithContext(path()));
+    return Err(Status::Corruption(path() + ": no valid superblock (" + last_error.message() + ")"));
+  }
+  if (size < best->file_end)
+    return Err(Status::Corruption(path() + " is truncated: " + std::to_string(size) +
+                                  " bytes, the container needs " + std::to_string(best->file_end)));
+  return best;
+}
+
+Status ContainerImpl::Load() {
+  Superblock sb;
+  auto newest = [&]() -> Result<uint64_t> {
+    SLABFS_ASSIGN_OR_RETURN(sb, ReadNewestSuperblock());
+    return sb.generation;
+  };
+  auto g = read_only_ ? reader_.HoldNewest(newest) : newest();
+  if (!g) return g.error();
+  alloc_.Reset(sb.file_end, {});  // the bounds BlockStore checks references against
+  LoadTarget t;
+  SLABFS_RETURN_IF_ERROR(LoadTree(sb, &t));
+  SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> free, ReadFreeList(sb));
+  nodes_ = std::move(t.nodes);
+  root_ = t.root;
+  sb_ = sb;
+  sb_next_id_ = sb.next_object_id;
+  // A reader never allocates; its allocator only answers space().
+  alloc_.Reset(sb.file_end, free);
+  if (!read_only_) ReleaseHeld();
+  return Status::OK();
+}
+
+Result<std::vector<FreedExtent>> ContainerImpl::ReadFreeList(const Superblock& sb) {
+  if (sb.free_list.empty()) return std::vector<FreedExtent>();
+  uint8_t version = 0;
+  SLABFS_ASSIGN_OR_RETURN(std::string payload,
+                          store_.Read(sb.free_list, BlockType::kFreeList, "free list", &version));
+  auto decoded = DecodeFreeList(payload, sb.file_end, version, sb.generation + 1);
+  if (!decoded) return Err(decoded.error().WithContext(path()));
+  return decoded;
+}
+
+Status ContainerImpl::LoadTree(const Superblock& sb, LoadTarget* t) {
+  t->sb = sb;
+  if (sb.root.empty()) {
+    // A container no commit has changed yet: an empty root group.
+    auto root = std::make_unique<Node>();
+    root->id = kRootId;
+    root->kind = ObjectKind::kGroup;
+    t->root = root.get();
+    t->nodes.emplace(kRootId, std::move(root));
+    return Status::OK();
+  }
+  Status s = LoadNode(sb.root, ObjectKind::kGroup, kRootId, nullptr, "", 0, t);
+  if (!s.ok()) return s.WithContext(path());
+  return Status::OK();
+}
+
+Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id,
+                               Node* parent, std::string name, int depth, LoadTarget* t) {
+  if (depth > kMaxDepth) return Status::Corruption("groups nested deeper than " + std::to_string(kMaxDepth));
+  const Node* before = nullptr;
+  if (t->old) {
+    auto it = t->old->find(expect_id);
+    if (it != t->old->end() && it->second->kind == kind) before = it->second.get();
+    if (before && before->block == ref) return CopySubtree(*before, parent, std::move(name), t);
+  }
+  std::string what = "object " + std::to_string(expect_id);
+  SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(ref, BlockTypeOf(kind), what));
+  SLABFS_ASSIGN_OR_RETURN(ObjectRecord rec, DecodeObject(payload, BlockTypeOf(kind), t->sb.file_end));
+  if (rec.id != expect_id) return Status::Corruption(what + ": block holds object " + std::to_string(rec.id));
+  if (rec.id >= t->sb.next_object_id) return Status::Corruption(what + ": id beyond the superblock's next id");
+  if (t->nodes.count(rec.id)) return Status::Corruption(what + " appears twice in the tree");
+  auto owned = std::make_unique<Node>();
+  Node* n = owned.get();
+  n->id = rec.id;
+  n->kind = kind;
+  n->parent = parent;
+  n->name = std::move(name);
+  n->attrs = std::move(rec.attrs);
+  n->block = ref;
+  t->nodes.emplace(n->id, std::move(owned));
+  if (!parent) t->root = n;
+  else parent->children.emplace(n->name, n);
+  if (t->info) t->info->changed_objects.push_back(n->id);
+  if (kind == ObjectKind::kDataset) {
+    const DatasetRecord& d = rec.dataset;
+    auto index = OpenChunkIndex(d.index, GeometryOf(d), d.index_root, &store_, "dataset " + std::to_string(rec.id));
+    if (!index) {
+      if (index.error().code() == Code::kNotSupported) return index.error();
+      return Status::Corruption(index.error().message());
+    }
+    n->ds = std::make_shared<DatasetState>(this, n->id, rec.dataset, std::move(*index));
+    // A dataset read before keeps its state (handles point at it); it takes
+    // these contents once the whole tree has loaded.
+    if (before && before->ds) t->replaced.emplace_back(before->ds, n->ds);
+    return Status::OK();
+  }
+  for (const ChildRecord& c : rec.children)
+    SLABFS_RETURN_IF_ERROR(LoadNode(c.block, c.kind, c.id, n, c.name, depth + 1, t));
+  return Status::OK();
+}
+
+Status ContainerImpl::CopySubtree(const Node& from, Node* parent, std::string name, LoadTarget* t) {
+  if (t->nodes.count(from.id)) {
+    return Status::Corruption("object " + std::to_string(from.id) + " appears twice in the tree");
+  }
+  auto owned = std::make_unique<Node>();
+  Node* n = owned.get();
+  n->id = from.id;
+  n->kind = from.kind;
+  n->parent = parent;
+  n->name = std::move(name);  // a rename changes the parent's block, not this one
+  n->attrs = from.attrs;
+  n->block = from.block;
+  n->ds = from.ds;
+  t->nodes.emplace(n->id, std::move(owned));
+  if (!parent) t->root = n;
+  else parent->children.emplace(n->name, n);
+  for (const auto& [child_name, child] : from.children) {
+    SLABFS_RETURN_IF_ERROR(CopySubtree(*child, n, child_name, t));
+  }
+  return Status::OK();
+}
+
+Result<RefreshInfo> ContainerImpl::Refresh() {
+  std::unique_lock cl(commit_mu_);
+  RefreshInfo info;
+  info.generation = sb_.generation;
+  if (closed_) return Err(Status::InvalidArgument(path() + " is closed"));
+  if (!read_only_) return info;
+
+  Superblock sb;
+  SLABFS_ASSIGN_OR_RETURN(uint64_t g, reader_.HoldNewest([&]() -> Result<uint64_t> {
+    SLABFS_ASSIGN_OR_RETURN(sb, ReadNewestSuperblock());
+    return sb.generation;
+  }));
+  if (g == sb_.generation) return info;
+
+  std::unique_lock ns(ns_mu_);
+  const uint64_t old_end = alloc_.file_end();
+  const std::vector<FreedExtent> old_free = alloc_.Unreferenced();
+  alloc_.Reset(sb.file_end, {});
+  LoadTarget t;
+  t.old = &nodes_;
+  t.info = &info;
+  Status s = LoadTree(sb, &t);
+  auto free = s.ok() ? ReadFreeList(sb) : Err(s);
+  if (!free) {
+    s = free.error();
+    // Nothing changed: the old state stays read, and registered.
+    alloc_.Reset(old_end, old_free);
+    reader_.Keep(sb_.generation);
+    return Err(s);
+  }
+  for (const auto& [id, n] : nodes_) {
+    if (t.nodes.count(id)) continue;
+    info.removed_objects.push_back(id);
+    if (n->ds) n->ds->MarkGone();
+  }
+  for (auto& [live, fresh] : t.replaced) {
+    live->ReplaceContents(*fresh);
+    t.nodes.at(live->id())->ds = live;
+  }
+  nodes_ = std::move(t.nodes);
+  root_ = t.root;
+  sb_ = sb;
+  sb_next_id_ = sb.next_object_id;
+  alloc_.Reset(sb.file_end, *free);
+  reader_.Keep(g);
+  info.generation = g;
+  info.changed = true;
+  std::sort(info.changed_objects.begin(), info.changed_objects.end());
+  std::sort(info.removed_objects.begin(), info.removed_objects.end());
+  return info;
+}
+
+void ContainerImpl::ReleaseHeld() {
+  if (alloc_.held_bytes() == 0) return;
+  auto oldest = OldestReader(file_.get(), sb_.generation);
+  if (!oldest) {
+    LogWarn("reading the reader locks of " + path() + ": " + oldest.error().ToString() +
+            "; freed space is kept back");
+    return;
+  }
+  alloc_.Release(*oldest, static_cast<int64_t>(std::time(nullptr)) - reuse_delay_s_);
+}
+
+}  // namespace slabfs::engine
