@@ -202,7 +202,14 @@ Result<RefreshInfo> ContainerImpl::Refresh() {
     return Err(s);
   }
   for (const auto& [id, n] : nodes_) {
-    if (t.nodes.count(id)) continue;
+    auto now = t.nodes.find(id);
+    if (n->parent) {
+      const Node* moved = now == t.nodes.end() ? nullptr : now->second.get();
+      if (!moved || !moved->parent || moved->parent->id != n->parent->id || moved->name != n->name) {
+        info.dropped_names.push_back({n->parent->id, n->name});
+      }
+    }
+    if (now != t.nodes.end()) continue;
     info.removed_objects.push_back(id);
     if (n->ds) n->ds->MarkGone();
   }

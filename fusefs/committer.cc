@@ -7,8 +7,9 @@
 
 namespace slabfs::fusefs {
 
-Committer::Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit)
-    : interval_(interval), dirty_(std::move(dirty)), commit_(std::move(commit)) {}
+Committer::Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit,
+                     std::string what)
+    : interval_(interval), dirty_(std::move(dirty)), commit_(std::move(commit)), what_(std::move(what)) {}
 
 Committer::~Committer() { Stop(); }
 
@@ -45,12 +46,12 @@ void Committer::Run(std::stop_token stop) {
         std::lock_guard lock(mu_);
         ++commits_;
       }
-      if (!s.ok()) Log().error("periodic commit failed: {}", s.ToString());
-      else Log().debug("periodic commit done");
+      if (!s.ok()) Log().error("{} failed: {}", what_, s.ToString());
+      else Log().debug("{} done", what_);
     } catch (const std::exception& e) {
-      Log().error("periodic commit failed: {}", e.what());
+      Log().error("{} failed: {}", what_, e.what());
     } catch (...) {
-      Log().error("periodic commit failed: unknown exception");
+      Log().error("{} failed: unknown exception", what_);
     }
   }
 }

@@ -1,5 +1,7 @@
 // The periodic commit: a background thread that, every `interval`, commits
-// when there are uncommitted changes.
+// when there are uncommitted changes. (The follow mount's refresh runs on
+// one too: any periodic step with a "whether" and a "do", named `what` in
+// its log lines.)
 //
 // The two functions are given rather than a Container so that the thread's
 // lifetime rules can be tested on their own. Start launches the thread;
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "slabfs/status.h"
@@ -27,7 +30,8 @@ class Committer {
   using CommitFn = std::function<Status()>;
 
   // A zero interval makes Start a no-op.
-  Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit);
+  Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit,
+            std::string what = "periodic commit");
   ~Committer();
 
   void Start();
@@ -45,6 +49,7 @@ class Committer {
   const std::chrono::milliseconds interval_;
   const DirtyFn dirty_;
   const CommitFn commit_;
+  const std::string what_;
 
   // Guards commits_ and is the condition variable's mutex. A leaf: dirty_
   // and commit_ run without it.

@@ -100,6 +100,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   FsOptions fo;
   fo.read_only = cfg.read_only;
   fo.commit_interval = cfg.commit_interval;
+  fo.follow_interval = cfg.follow_interval;
   fo.uid = getuid();
   fo.gid = getgid();
   fo.mountpoint = cfg.mountpoint;
@@ -146,6 +147,7 @@ Status RunDaemon(const MountConfig& cfg) {
   oo.read_only = cfg.read_only;
   oo.cache_bytes = cfg.cache_bytes;
   oo.cache_max_bytes = cfg.cache_max_bytes;
+  oo.reuse_delay_seconds = cfg.reuse_delay_seconds;
   oo.holder = "slabfs";
   oo.holder_mount = cfg.mountpoint;
   auto container = Container::Open(cfg.container, oo);

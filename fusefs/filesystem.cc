@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "fusefs/follower.h"
 #include "fusefs/layout_ops.h"
 #include "fusefs/log.h"
 #include "fusefs/namespace_ops.h"
@@ -90,7 +91,8 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // Only this daemon changes the data (a read-write mount holds the lock, a
   // read-only one reads a snapshot), so the page cache stays valid across
   // opens and attribute refreshes; a reset to fill makes the kernel drop it
-  // (see SetAttr).
+  // (see SetAttr), and so does a follow mount's refresh for what changed
+  // (follower.h).
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
   // Writes go through to the engine at once, so that EFBIG reaches the
   // writer and mmap/read see what was written.
@@ -98,6 +100,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
   try {
     fs.committer.Start();
     fs.invalidator.Start();
+    fs.follower.Start();
   } catch (const std::exception& e) {
     LogUnexpected("init", e.what());
   }
@@ -109,6 +112,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
 void Destroy(void* userdata) {
   auto& fs = *static_cast<Filesystem*>(userdata);
   try {
+    fs.follower.Stop();
     fs.committer.Stop();
     fs.invalidator.Stop();
     fs.final_commit = Commit(fs);
@@ -558,6 +562,28 @@ void CommitChange(Filesystem& fs, std::string_view op, std::string_view what) {
   }
 }
 
+namespace {
+
+// What a follow refresh tells the kernel (follower.h).
+FollowHooks FollowHooksOf(Filesystem& fs) {
+  FollowHooks h;
+  h.forget_name = [&fs](uint64_t parent, std::string_view name) {
+    if (fs.session == nullptr) return;
+    const int err = fuse_lowlevel_notify_inval_entry(fs.session, parent, name.data(), name.size());
+    if (err != 0 && err != -ENOENT) {
+      Log().debug("forgetting the name {} in inode {}: {}", name, parent, strerror(-err));
+    }
+  };
+  h.forget_data = [&fs](uint64_t ino) { fs.invalidator.Post(ino, 0, 0, std::chrono::milliseconds(0)); };
+  h.forget_attributes = [&fs](uint64_t ino) {
+    fs.invalidator.Post(ino, -1, 0, std::chrono::milliseconds(0));
+  };
+  h.touch = [&fs](uint64_t ino) { fs.Touch(ino); };
+  return h;
+}
+
+}  // namespace
+
 // ------------------------------------------------------------ Filesystem
 
 Filesystem::Filesystem(Container* c, const FsOptions& o)
@@ -568,6 +594,9 @@ Filesystem::Filesystem(Container* c, const FsOptions& o)
       committer(
           o.read_only ? std::chrono::milliseconds(0) : o.commit_interval,
           [c] { return c->dirty(); }, [c] { return c->Commit(); }),
+      follower(
+          o.read_only ? o.follow_interval : std::chrono::milliseconds(0), [] { return true; },
+          [this] { return FollowStep(container, FollowHooksOf(*this)); }, "follow refresh"),
       invalidator([this](uint64_t ino, int64_t offset, int64_t length) {
         return session != nullptr ? fuse_lowlevel_notify_inval_inode(session, ino, offset, length)
                                   : -ENOTCONN;

@@ -36,6 +36,9 @@ namespace slabfs::fusefs {
 struct FsOptions {
   bool read_only = false;
   std::chrono::milliseconds commit_interval{5000};  // zero: no periodic commit
+  // Read-only: how often to move to the newest commit (follower.h); zero:
+  // never (the mount reads the commit it started with).
+  std::chrono::milliseconds follow_interval{0};
   uid_t uid = 0;               // owner reported for every object
   gid_t gid = 0;
   double attr_timeout = 1.0;   // seconds the kernel may cache attributes
@@ -101,6 +104,9 @@ struct Filesystem {
   const StatContext stat_ctx;
   const timespec mount_time;
   Committer committer;  // started by init, stopped by destroy
+  // -o ro,follow: the refresh thread (follower.h); started by init,
+  // stopped by destroy.
+  Committer follower;
   // Drops ranges of the kernel's page cache (fallocate); started by init,
   // stopped by destroy.
   Invalidator invalidator;

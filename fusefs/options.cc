@@ -29,6 +29,9 @@ enum Key {
   kKeyCacheSize,
   kKeyCacheMax,
   kKeyCommitInterval,
+  kKeyFollow,
+  kKeyFollowEvery,
+  kKeyReuseDelay,
   kKeyLogLevel,
   kKeyFsName,
   kKeySubtype,
@@ -44,7 +47,7 @@ struct OptionSpec {
   const char* help;
 };
 constexpr OptionSpec kOptions[] = {
-    {"ro", kKeyReadOnly, "-o ro", "mount read-only (the container is not locked)"},
+    {"ro", kKeyReadOnly, "-o ro", "mount read-only: reads the last commit, whole, while another process writes"},
     {"rw", kKeyReadWrite, "-o rw", "mount read-write (the default)"},
     {"cache_size=", kKeyCacheSize, "-o cache_size=SIZE",
      "chunk cache budget, a hard bound unless cache_max is given, e.g. 256M, 1G (default 64M)"},
@@ -53,6 +56,13 @@ constexpr OptionSpec kOptions[] = {
     {"commit_interval=", kKeyCommitInterval, "-o commit_interval=S",
      "commit every S seconds while dirty; 0 = only on fsync, close after a write, namespace changes and unmount "
      "(default 5)"},
+    {"follow", kKeyFollow, "-o follow[=S]",
+     "with ro: show new commits of a writer (another mount, slab, the API), looking every S seconds "
+     "(default 1)"},
+    {"follow=", kKeyFollowEvery, nullptr, nullptr},
+    {"reuse_delay=", kKeyReuseDelay, "-o reuse_delay=S",
+     "reuse space a commit freed only S seconds after it, for readers on hosts that fcntl locks do "
+     "not reach (default 60 on network and FUSE filesystems, else 0)"},
     {"log_level=", kKeyLogLevel, "-o log_level=LEVEL", "trace, debug, info, warn, error or off (default info)"},
     {"fsname=", kKeyFsName, nullptr, nullptr},
     {"subtype=", kKeySubtype, nullptr, nullptr},
@@ -141,6 +151,29 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
         return -1;
       }
       cfg.commit_interval = *interval;
+      return 0;
+    }
+    case kKeyFollow:
+      cfg.follow_interval = kDefaultFollowInterval;
+      return 0;
+    case kKeyFollowEvery: {
+      auto interval = ParseInterval(ValueOf(arg));
+      if (!interval) {
+        st->error = fmt::format("bad follow: {}", interval.error().message());
+        return -1;
+      }
+      // Sub-10 ms refreshes would only burn a core.
+      cfg.follow_interval = interval->count() == 0 ? *interval
+                                                   : std::max(*interval, std::chrono::milliseconds(10));
+      return 0;
+    }
+    case kKeyReuseDelay: {
+      auto delay = ParseInterval(ValueOf(arg));
+      if (!delay) {
+        st->error = fmt::format("bad reuse_delay: {}", delay.error().message());
+        return -1;
+      }
+      cfg.reuse_delay_seconds = static_cast<int>((delay->count() + 999) / 1000);
       return 0;
     }
     case kKeyLogLevel: {
@@ -377,6 +410,10 @@ Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv) {
     return Err(Status::InvalidArgument("missing CONTAINER and MOUNTPOINT"));
   }
   if (mountpoint == nullptr) return Err(Status::InvalidArgument("missing MOUNTPOINT"));
+  if (cfg.follow_interval.count() > 0 && !cfg.read_only) {
+    return Err(Status::InvalidArgument(
+        "follow needs ro: a read-write mount is the writer and always shows its own changes"));
+  }
   cfg.container = boost::filesystem::absolute(cfg.container).lexically_normal().string();
   cfg.mountpoint = mountpoint.get();
   for (int i = 0; i < args->argc; ++i) cfg.fuse_args.emplace_back(args->argv[i]);

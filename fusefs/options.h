@@ -3,7 +3,8 @@
 //   slabfs CONTAINER MOUNTPOINT [-f] [-s] [-d] [-o OPT[,OPT...]]
 //
 // slabfs's own -o options are ro, rw, cache_size=SIZE, cache_max=SIZE,
-// commit_interval=SECONDS and log_level=LEVEL (one table in options.cc
+// commit_interval=SECONDS, follow[=SECONDS], reuse_delay=SECONDS and
+// log_level=LEVEL (one table in options.cc
 // parses them and writes --help); the words of /etc/fstab and systemd that
 // are not for the filesystem (noauto, user, nofail, _netdev, x-*, ...) are
 // dropped; every other option (-h, -V, -o allow_other, -o max_threads=N,
@@ -27,6 +28,7 @@ namespace slabfs::fusefs {
 
 inline constexpr uint64_t kDefaultCacheBytes = 64ull << 20;
 inline constexpr std::chrono::milliseconds kDefaultCommitInterval{5000};
+inline constexpr std::chrono::milliseconds kDefaultFollowInterval{1000};
 
 struct MountConfig {
   std::string container;   // absolute path of the container file
@@ -38,6 +40,11 @@ struct MountConfig {
   // -o commit_interval=SECONDS; zero disables the periodic commit.
   std::chrono::milliseconds commit_interval = kDefaultCommitInterval;
   std::string log_level = "info";          // -o log_level=LEVEL
+  // -o follow[=SECONDS] (needs ro): move to the newest commit this often;
+  // zero: never.
+  std::chrono::milliseconds follow_interval{0};
+  // -o reuse_delay=SECONDS (OpenOptions::reuse_delay_seconds); -1: auto.
+  int reuse_delay_seconds = -1;
 
   bool foreground = false;     // -f (and -d)
   bool single_thread = false;  // -s

@@ -286,6 +286,14 @@ struct RefreshInfo {
   std::vector<ObjectId> changed_objects;
   // Objects that are gone. Sorted.
   std::vector<ObjectId> removed_objects;
+  // Names of the commit read before that no longer lead to the same object
+  // (removed, renamed, moved or replaced), for caches of names such as the
+  // kernel's dentries.
+  struct Name {
+    ObjectId parent = 0;
+    std::string name;
+  };
+  std::vector<Name> dropped_names;
 };
 
 struct CacheStats {

@@ -172,6 +172,15 @@ TEST_F(RefreshTest, RefreshShowsTheNewestCommit) {
   ExpectAll(rsame, 7);
   EXPECT_FALSE(std::binary_search(info.changed_objects.begin(), info.changed_objects.end(), rsame.id()));
   EXPECT_TRUE(std::binary_search(info.changed_objects.begin(), info.changed_objects.end(), kRootId));
+  // The names that no longer lead where they did: the removed dataset and
+  // the renamed group; not the unchanged dataset inside it.
+  std::vector<std::string> dropped;
+  for (const RefreshInfo::Name& n : info.dropped_names) {
+    EXPECT_EQ(n.parent, kRootId);
+    dropped.push_back(n.name);
+  }
+  std::sort(dropped.begin(), dropped.end());
+  EXPECT_EQ(dropped, (std::vector<std::string>{"h", "old"}));
 }
 
 TEST_F(RefreshTest, AWriterThatOpensLaterHonoursOlderReaders) {

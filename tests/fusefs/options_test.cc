@@ -155,6 +155,38 @@ TEST_F(ParseCommandLineTest, ReadsSlabfsOptionsAndConsumesThem) {
   EXPECT_TRUE(Has(cfg->fuse_args, "ro"));
 }
 
+TEST_F(ParseCommandLineTest, ReadsFollowAndReuseDelay) {
+  auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "ro,follow"});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  EXPECT_EQ(cfg->follow_interval, kDefaultFollowInterval);
+  EXPECT_EQ(cfg->reuse_delay_seconds, -1);
+  EXPECT_FALSE(HasPrefix(cfg->fuse_args, "follow"));
+  cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "ro,follow=0.25,reuse_delay=30"});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  EXPECT_EQ(cfg->follow_interval, milliseconds(250));
+  EXPECT_EQ(cfg->reuse_delay_seconds, 30);
+  EXPECT_FALSE(HasPrefix(cfg->fuse_args, "reuse_delay"));
+  // Tiny intervals are raised to 10 ms; 0 turns following off.
+  cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "ro,follow=0.001"});
+  ASSERT_TRUE(cfg.has_value());
+  EXPECT_EQ(cfg->follow_interval, milliseconds(10));
+  cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "follow=0"});
+  ASSERT_TRUE(cfg.has_value()) << "follow=0 is off, so rw is fine";
+  EXPECT_EQ(cfg->follow_interval, milliseconds(0));
+}
+
+TEST_F(ParseCommandLineTest, RefusesFollowOnAReadWriteMountAndBadValues) {
+  for (const char* opts : {"follow", "rw,follow=2", "follow,rw"}) {
+    auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", opts});
+    ASSERT_FALSE(cfg.has_value()) << opts;
+    EXPECT_NE(cfg.error().message().find("follow needs ro"), std::string::npos) << cfg.error().message();
+  }
+  for (const char* opts : {"ro,follow=x", "ro,follow=-1", "reuse_delay=", "reuse_delay=1y"}) {
+    auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", opts});
+    EXPECT_FALSE(cfg.has_value()) << opts;
+  }
+}
+
 TEST_F(ParseCommandLineTest, AcceptsOptionsBeforeThePositionals) {
   auto cfg = ParseCommandLine({"slabfs", "-f", "-o", "ro", "x.slab", dir_});
   ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
@@ -217,7 +249,7 @@ TEST_F(ParseCommandLineTest, CheckFuseOptionsNamesAnOptionLibfuseDoesNotKnow) {
 TEST(UsageTest, ListsEveryOption) {
   const std::string u = Usage("slabfs");
   for (const char* opt : {"-o ro", "-o rw", "-o cache_size=SIZE", "-o cache_max=SIZE", "-o commit_interval=S",
-                          "-o log_level=LEVEL",
+                          "-o follow[=S]", "-o reuse_delay=S", "-o log_level=LEVEL",
                           "noauto", "nofail", "x-*"}) {
     EXPECT_NE(u.find(opt), std::string::npos) << opt;
   }
