@@ -10,6 +10,8 @@
 #ifndef SLABFS_PYTHON_HANDLES_H_
 #define SLABFS_PYTHON_HANDLES_H_
 
+#include <unistd.h>
+
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -22,13 +24,18 @@ namespace slabfs::python {
 
 // The Status every call on a closed container answers (ValueError in Python).
 Status ClosedStatus(const std::string& path);
+// What a forked child gets from a container its parent opened for writing:
+// the child has none of its locks, and a commit from it would race the
+// parent's (ValueError in Python).
+Status ForkedStatus(const std::string& path, pid_t opener);
 
 class OpenContainer {
  public:
   OpenContainer(std::unique_ptr<Container> c, std::string path, bool read_only)
-      : c_(std::move(c)), path_(std::move(path)), read_only_(read_only) {}
+      : c_(std::move(c)), path_(std::move(path)), read_only_(read_only), pid_(getpid()) {}
   // Closes (committing a writable container) if still open; a failure is
   // reported as a Python RuntimeWarning, since nothing can be raised here.
+  // In a forked child a writable container is abandoned, never committed.
   ~OpenContainer();
 
   // Runs f(Container&) under the shared lock and returns what it returns
@@ -37,6 +44,7 @@ class OpenContainer {
   auto Run(F&& f) const -> decltype(f(std::declval<Container&>())) {
     std::shared_lock lock(mu_);
     if (!c_) return Err(ClosedStatus(path_));
+    if (!read_only_ && getpid() != pid_) return Err(ForkedStatus(path_, pid_));
     return f(*c_);
   }
 
@@ -57,6 +65,7 @@ class OpenContainer {
   std::unique_ptr<Container> c_;  // null once closed
   const std::string path_;
   const bool read_only_;
+  const pid_t pid_;  // the process that opened it
 };
 
 // A dataset handle. Holds its container open (Python keeps the owner alive
