@@ -172,7 +172,7 @@ class Dataset:
         if sel.fancy_axis is not None:
             inverse = np.searchsorted(sel.fancy_unique, sel.fancy_index)
             buf = np.take(buf, inverse, axis=sel.fancy_axis)
-        out = buf.reshape(sel.out_shape)
+        out = sel.to_numpy_order(buf.reshape(sel.natural_shape()))
         return out[()] if out.ndim == 0 else out
 
     def __array__(self, dtype=None, copy=None):
@@ -218,7 +218,7 @@ class Dataset:
             ax = sel.fancy_axis
             full = list(sel.mshape)
             full[ax] = sel.fancy_index.size
-            v = np.broadcast_to(val, sel.out_shape).reshape(full)
+            v = sel.from_numpy_order(np.broadcast_to(val, sel.out_shape)).reshape(full)
             if sel.flip:
                 v = v[sel.flip_key()]
             if v.size == 0:

@@ -28,10 +28,13 @@ class Selection:
     on axis ``fancy_axis``, ``fancy_index`` holds the indices in the caller's
     order, ``fancy_unique`` the distinct ones sorted (the buffer's extent on
     that axis, ``count``); ``runs()`` gives the hyperslabs that transfer them
-    (``start``/``stride`` on that axis are unused)."""
+    (``start``/``stride`` on that axis are unused). As in numpy, the index
+    array's axis of the result is where the array was in the key
+    (``fancy_pos``), unless integers and the array are apart in the key
+    (``fancy_front``): then it is the first axis of the result."""
 
     __slots__ = ("shape", "start", "stride", "count", "flip", "out_shape",
-                 "fancy_axis", "fancy_index", "fancy_unique")
+                 "fancy_axis", "fancy_index", "fancy_unique", "fancy_pos", "fancy_front")
 
     def __init__(self, shape):
         self.shape = tuple(shape)
@@ -43,6 +46,8 @@ class Selection:
         self.fancy_axis = None
         self.fancy_index = None
         self.fancy_unique = None
+        self.fancy_pos = None
+        self.fancy_front = False
 
     @property
     def mshape(self):
@@ -64,6 +69,22 @@ class Selection:
         """The slices that reverse the flipped axes of an ``mshape`` array."""
         return tuple(slice(None, None, -1) if d in self.flip else slice(None)
                      for d in range(len(self.count)))
+
+    def natural_shape(self):
+        """out_shape with the index array's axis at fancy_pos."""
+        if not self.fancy_front:
+            return self.out_shape
+        rest = list(self.out_shape[1:])
+        rest.insert(self.fancy_pos, self.out_shape[0])
+        return tuple(rest)
+
+    def to_numpy_order(self, arr):
+        """An array of natural_shape() in the axis order numpy gives."""
+        return np.moveaxis(arr, self.fancy_pos, 0) if self.fancy_front else arr
+
+    def from_numpy_order(self, arr):
+        """The inverse of to_numpy_order."""
+        return np.moveaxis(arr, 0, self.fancy_pos) if self.fancy_front else arr
 
     def runs(self):
         """For an index array: the hyperslabs along the fancy axis that
@@ -120,18 +141,22 @@ def select(shape, key):
     if real > rank:
         raise IndexError(f"too many indices for dataset: dataset is {rank}-dimensional, "
                          f"but {real} were indexed")
+    # (position in the key, item): numpy decides where an index array's axis
+    # goes by positions in the key as written, where even an Ellipsis that
+    # stands for no dimension separates two items.
     items = []
-    for k in key:
+    for pos, k in enumerate(key):
         if k is Ellipsis:
-            items.extend([slice(None)] * (rank - real))
+            items.extend([(pos, slice(None))] * (rank - real))
         else:
-            items.append(k)
+            items.append((pos, k))
     if not ellipses:
-        items.extend([slice(None)] * (rank - real))
+        items.extend([(len(key), slice(None))] * (rank - real))
 
     sel = Selection(shape)
     dim = 0
-    for k in items:
+    advanced = []  # positions in items of integers and the index array
+    for pos, k in items:
         if k is None:
             sel.out_shape.append(1)
             continue
@@ -162,6 +187,8 @@ def select(shape, key):
             sel.fancy_axis = dim
             sel.fancy_index = idx
             sel.fancy_unique = np.unique(idx)
+            sel.fancy_pos = len(sel.out_shape)
+            advanced.append(pos)
             sel.start.append(0)
             sel.stride.append(1)
             sel.count.append(int(sel.fancy_unique.size))
@@ -177,6 +204,13 @@ def select(shape, key):
             sel.start.append(i + n if i < 0 else i)
             sel.stride.append(1)
             sel.count.append(1)
+            advanced.append(pos)
         dim += 1
-    sel.out_shape = tuple(sel.out_shape)
+    out = tuple(sel.out_shape)
+    if sel.fancy_axis is not None and advanced[-1] - advanced[0] + 1 != len(advanced):
+        # numpy: advanced indices (integers count, next to an array) that are
+        # apart in the key put their axis first.
+        sel.fancy_front = True
+        out = (out[sel.fancy_pos],) + out[:sel.fancy_pos] + out[sel.fancy_pos + 1:]
+    sel.out_shape = out
     return sel
