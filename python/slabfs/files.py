@@ -1,4 +1,5 @@
 """slabfs.File: a container file opened like an h5py File."""
+import errno
 import os
 import secrets
 
@@ -45,6 +46,8 @@ class File(Group):
         path = os.fsdecode(os.fspath(name))
         if mode not in _MODES:
             raise ValueError(f"invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "a container is a file, not a directory", path)
 
         def open_(read_only, create):
             return _slabfs.Container.open(path, read_only, create, int(cache_bytes), int(cache_max_bytes),

@@ -179,6 +179,14 @@ def select(shape, key):
             sel.out_shape.append(c)
         elif isinstance(k, (bool, np.bool_)):
             raise TypeError("a boolean scalar is not a valid dataset index")
+        elif isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iu":
+            k = int(k)
+            if k < -n or k >= n:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+            sel.start.append(k + n if k < 0 else k)
+            sel.stride.append(1)
+            sel.count.append(1)
+            advanced.append(pos)
         elif _is_index_array(k):
             if sel.fancy_axis is not None:
                 raise TypeError("slabfs datasets take at most one index array (like h5py); "

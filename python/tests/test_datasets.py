@@ -124,15 +124,3 @@ def test_help_documents_the_api():
     text = pydoc.render_doc(slabfs.Dataset, renderer=pydoc.plaintext)
     for word in ("read_direct", "resize", "erase", "defined", "pickles", "GIL", "fillvalue"):
         assert word in text, word
-
-
-def test_refresh_is_bound_or_says_why(path):
-    with slabfs.File(path, "w") as f:
-        f.create_dataset("x", shape=(2,))
-    with slabfs.File(path) as f:
-        if slabfs.HAS_REFRESH:
-            info = f.refresh()
-            assert info["changed"] is False
-        else:
-            with pytest.raises(NotImplementedError, match="Refresh"):
-                f.refresh()

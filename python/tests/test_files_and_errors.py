@@ -284,3 +284,36 @@ def test_exceptions_carry_the_code():
     with pytest.raises(FileNotFoundError) as e:
         slabfs.File("/nonexistent/dir/x.slab")
     assert e.value.slabfs_code == "not found"
+
+
+def test_paths_that_are_not_containers(tmp_path):
+    for mode in ("r", "r+", "w", "a"):
+        with pytest.raises(IsADirectoryError):
+            slabfs.File(tmp_path, mode)
+        with pytest.raises(FileNotFoundError):
+            slabfs.File(tmp_path / "missing-dir" / "x.slab", mode)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refresh_follows_a_writer(path):
+    with slabfs.File(path, "w") as w:
+        x = w.create_dataset("x", shape=(0, 4), maxshape=(None, 4), dtype="i4", chunks=(4, 4))
+        w.flush()
+        with slabfs.File(path, "r") as r:
+            rx = r["x"]
+            x.resize(10, axis=0)
+            x[...] = np.arange(40).reshape(10, 4)
+            w.create_group("new")
+            w.flush()
+            assert rx.shape == (0, 4) and "new" not in r      # a reader keeps its commit
+            if not slabfs.HAS_REFRESH:
+                # Built against a library without Container::Refresh: says so.
+                with pytest.raises(NotImplementedError, match="Refresh"):
+                    r.refresh()
+                return
+            info = r.refresh()
+            assert info["changed"] and x.id in info["changed_objects"]
+            assert rx.shape == (10, 4) and "new" in r
+            np.testing.assert_array_equal(rx[...], np.arange(40).reshape(10, 4))
+            assert rx.refresh()["changed"] is False
+            assert w.refresh()["changed"] is False             # a writer always sees its own state

@@ -213,6 +213,17 @@ def test_broadcast_write_in_blocks(path, monkeypatch):
         np.testing.assert_array_equal(ds[...], want)
 
 
+def test_numpy_integer_keys(path):
+    with slabfs.File(path, "w") as f:
+        ds = f.create_dataset("a", data=np.arange(30).reshape(5, 6))
+        model = np.arange(30).reshape(5, 6)
+        for key in [np.int8(2), np.array(3), np.array(-1), (np.uint64(4), slice(np.int64(1), None, np.int16(2))),
+                    (slice(None), np.array([5, 0]))]:
+            check_read(ds, model, key)
+        with pytest.raises(IndexError):
+            ds[np.array(5)]
+
+
 def test_empty_selections(path):
     with slabfs.File(path, "w") as f:
         ds = f.create_dataset("a", shape=(0, 4), maxshape=(None, 4), dtype="u1")
