@@ -100,6 +100,24 @@ void BindContainer(py::module_& m) {
         "Routes the engine's log lines to stderr at this spdlog level.");
   m.def("_io_gil_state", [] { return g_io_gil_state.load(); },
         "Whether the last engine call held the GIL: -1 none yet, 0 no, 1 yes (for tests).");
+  m.def(
+      "_raise_for_test",
+      [](const std::string& code, const std::string& context, const std::string& filename) {
+        static const std::pair<const char*, Code> kCodes[] = {
+            {"not found", Code::kNotFound}, {"already exists", Code::kAlreadyExists},
+            {"invalid argument", Code::kInvalidArgument}, {"corruption", Code::kCorruption},
+            {"I/O error", Code::kIOError}, {"no space", Code::kNoSpace}, {"not supported", Code::kNotSupported},
+            {"busy", Code::kBusy}, {"read-only", Code::kReadOnly}, {"not empty", Code::kNotEmpty},
+            {"out of range", Code::kOutOfRange}, {"permission denied", Code::kPermissionDenied},
+            {"not a group", Code::kNotAGroup}, {"not a dataset", Code::kNotADataset}};
+        static const std::pair<const char*, Ctx> kContexts[] = {
+            {"data", Ctx::kData}, {"lookup", Ctx::kLookup}, {"create", Ctx::kCreate}, {"file", Ctx::kFile}};
+        for (const auto& [cn, c] : kCodes)
+          for (const auto& [xn, x] : kContexts)
+            if (code == cn && context == xn) Raise(Status(c, "test message"), x, filename);
+        throw py::value_error("unknown code or context");
+      },
+      "Raises the exception a status code maps to in a context (for the tests of the table).");
 
   py::class_<OpenContainer, std::shared_ptr<OpenContainer>>(m, "Container",
                                                             "An open container file (low level; use slabfs.File).")

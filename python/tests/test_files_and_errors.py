@@ -317,3 +317,71 @@ def test_refresh_follows_a_writer(path):
             np.testing.assert_array_equal(rx[...], np.arange(40).reshape(10, 4))
             assert rx.refresh()["changed"] is False
             assert w.refresh()["changed"] is False             # a writer always sees its own state
+
+
+# Every code in every context: the one table in python/src/errors.cc.
+TABLE = {
+    # code: (data, lookup, create, file)
+    "not found": (FileNotFoundError, KeyError, KeyError, FileNotFoundError),
+    "already exists": (ValueError, ValueError, ValueError, FileExistsError),
+    "invalid argument": (ValueError,) * 4,
+    "out of range": (ValueError,) * 4,
+    "corruption": (OSError,) * 4,
+    "I/O error": (OSError,) * 4,
+    "no space": (OSError,) * 4,
+    "not supported": (OSError,) * 4,
+    "busy": (OSError,) * 4,
+    "read-only": (OSError,) * 4,
+    "not empty": (OSError,) * 4,
+    "permission denied": (PermissionError,) * 4,
+    "not a group": (TypeError, KeyError, TypeError, TypeError),
+    "not a dataset": (TypeError, KeyError, TypeError, TypeError),
+}
+ERRNO = {"not found": errno.ENOENT, "already exists": errno.EEXIST, "corruption": errno.EIO,
+         "I/O error": errno.EIO, "no space": errno.ENOSPC, "not supported": errno.ENOTSUP,
+         "busy": errno.EBUSY, "read-only": errno.EROFS, "not empty": errno.ENOTEMPTY,
+         "permission denied": errno.EPERM}
+
+
+@pytest.mark.parametrize("code", list(TABLE))
+def test_error_table(code):
+    from slabfs import _slabfs
+    for context, want in zip(("data", "lookup", "create", "file"), TABLE[code]):
+        with pytest.raises(Exception) as e:
+            _slabfs._raise_for_test(code, context, "f.slab" if context == "file" else "")
+        assert type(e.value) is want, (code, context, type(e.value))
+        assert e.value.slabfs_code == code and "test message" in str(e.value)
+        if isinstance(e.value, OSError):
+            assert e.value.errno == ERRNO[code], (code, context)
+            assert e.value.filename == ("f.slab" if context == "file" else None)
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """An 8 MiB tmpfs, always unmounted at the end."""
+    d = tmp_path / "fs"
+    d.mkdir()
+    cp = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8M", "tmpfs", str(d)], capture_output=True, text=True)
+    assert cp.returncode == 0, f"mount tmpfs: {cp.stderr}"
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)], capture_output=True)
+
+
+def test_full_disk_is_enospc_and_loses_nothing(small_fs):
+    path = str(small_fs / "c.slab")
+    keep = np.random.default_rng(1).integers(0, 255, (4, 65536), dtype="u1")
+    with slabfs.File(path, "w") as f:
+        f.create_dataset("keep", data=keep, chunks=(1, 65536))
+    f = slabfs.File(path, "r+")
+    big = f.create_dataset("big", shape=(256, 65536), dtype="u1", chunks=(1, 65536))
+    with pytest.raises(OSError) as e:
+        for i in range(256):
+            big[i] = np.random.default_rng(i).integers(0, 255, 65536, dtype="u1")
+        f.flush()
+    assert e.value.errno == errno.ENOSPC and e.value.slabfs_code == "no space", e.value
+    f.discard()
+    with slabfs.File(path, "r") as f:
+        assert list(f) == ["keep"]
+        np.testing.assert_array_equal(f["keep"][...], keep)
