@@ -3,7 +3,9 @@
 # fuse.slabfs and the systemd units work: builds (installing what is
 # missing), then `cmake --install` into PREFIX (default /usr/local: slabfs,
 # slab and umount-slabfs in PREFIX/bin, the systemd examples in
-# PREFIX/share/slabfs/systemd).
+# PREFIX/share/slabfs/systemd, and the Python package, when it is built, in
+# PREFIX/lib/python3.X/dist-packages, where Debian's python3 finds it for
+# /usr/local).
 #
 #   mount_scripts/install.sh [PREFIX]
 set -euo pipefail
@@ -12,6 +14,15 @@ PREFIX=${1:-/usr/local}
 BUILD_DIR=${SLABFS_BUILD_DIR:-$ROOT/build}
 bash "$ROOT/mount_scripts/install_deps.sh"
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)" --target slabfs slab
+TARGETS=(slabfs slab)
+PYTHON=0
+if cmake --build "$BUILD_DIR" --target help | grep 'slabfs_python' >/dev/null; then
+  TARGETS+=(slabfs_python)
+  PYTHON=1
+fi
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${TARGETS[@]}"
 cmake --install "$BUILD_DIR" --prefix "$PREFIX" --component Unspecified >/dev/null
+if [ "$PYTHON" = 1 ]; then
+  cmake --install "$BUILD_DIR" --prefix "$PREFIX" --component python >/dev/null
+fi
 echo "slabfs: installed into $PREFIX (try: mount -t fuse.slabfs FILE.slab /mnt/point)"

@@ -12,7 +12,10 @@ BUILD_DIR=${SLABFS_BUILD_DIR:-$ROOT/build}
 
 bash "$ROOT/mount_scripts/install_deps.sh"
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)" --target slabfs slab
+TARGETS=(slabfs slab)
+# The Python package (build/python), when pybind11 is there: docs/python.md.
+if cmake --build "$BUILD_DIR" --target help | grep 'slabfs_python' >/dev/null; then TARGETS+=(slabfs_python); fi
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${TARGETS[@]}"
 SLAB="$BUILD_DIR/bin/slab"
 SLABFS="$BUILD_DIR/bin/slabfs"
 

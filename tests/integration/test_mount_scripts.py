@@ -232,3 +232,13 @@ def test_install_script_installs_where_mount_finds_it(tmp_path):
         assert (prefix / p).exists(), p
     assert os.access(prefix / "bin" / "umount-slabfs", os.X_OK)
     assert subprocess.run([str(prefix / "bin" / "slabfs"), "--version"], capture_output=True).returncode == 0
+    # The Python package, where it is built: importable from PREFIX/lib/python3.X/dist-packages,
+    # with the xarray entry point beside it.
+    packages = list(prefix.glob("lib/python3*/*-packages/slabfs/__init__.py"))
+    if list(pathlib.Path(bin_path("slabfs")).parent.parent.glob("python/slabfs/_slabfs*.so")):
+        assert len(packages) == 1, packages
+        site = packages[0].parent.parent
+        assert list(site.glob("slabfs-*.dist-info/entry_points.txt"))
+        code = "import slabfs, sys; sys.exit(0 if slabfs.__file__.startswith(sys.argv[1]) else 1)"
+        env = dict(os.environ, PYTHONPATH=str(site))
+        assert subprocess.run(["/usr/bin/python3", "-c", code, str(site)], env=env).returncode == 0

@@ -1,0 +1,114 @@
+"""Attributes of groups and datasets: ``obj.attrs`` as a MutableMapping."""
+from collections.abc import MutableMapping
+
+import numpy as np
+
+from .creation import normalize_dtype, numpy_dtype
+
+__all__ = ["AttributeManager"]
+
+
+def encode(value):
+    """(kind, dtype, bytes) of an attribute value: a str or bytes is a
+    string; a number, a sequence of numbers or a 0-/1-D numpy array of
+    i1..i8, u1..u8, f4, f8 (bool is stored as u1, float16 as f4) is numeric."""
+    if isinstance(value, str):
+        return "string", "", value.encode("utf-8", "surrogateescape")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "string", "", bytes(value)
+    arr = np.asarray(value)
+    if arr.dtype.kind == "U" and arr.ndim == 0:
+        return encode(str(arr))
+    if arr.dtype.kind == "S" and arr.ndim == 0:
+        return encode(bytes(arr))
+    if arr.dtype.kind == "b":
+        arr = arr.astype("u1")
+    elif arr.dtype.kind == "f" and arr.dtype.itemsize == 2:
+        arr = arr.astype("f4")
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"attribute values are strings, numbers or arrays of numbers, not {arr.dtype} "
+                        f"({type(value).__name__})")
+    name = normalize_dtype(arr.dtype)
+    if arr.ndim > 1:
+        raise ValueError(f"attribute arrays are one-dimensional, not of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError("an attribute array cannot be empty")
+    return "numeric", name, np.ascontiguousarray(arr, dtype=numpy_dtype(name)).reshape(-1).tobytes()
+
+
+def decode(kind, dtype, data):
+    """The Python value of an attribute: str (bytes if it is not UTF-8), a
+    numpy scalar for one number, a 1-D numpy array for several."""
+    if kind == "string":
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+    arr = np.frombuffer(data, dtype=numpy_dtype(dtype)).copy()
+    return arr[0] if arr.size == 1 else arr
+
+
+class AttributeManager(MutableMapping):
+    """The attributes of one group or dataset, like h5py's ``.attrs``.
+
+    Values are strings, numbers and 1-D arrays of numbers (up to 64 KiB
+    each). A single number reads back as a numpy scalar, several as a 1-D
+    array. Changes are durable at the file's next commit (``flush``/close).
+    A missing name is KeyError; a bad name or value ValueError or TypeError;
+    a read-only file OSError(EROFS)."""
+
+    def __init__(self, parent):
+        self._parent = parent
+
+    @property
+    def _c(self):
+        return self._parent.file._c
+
+    def __getitem__(self, name):
+        return decode(*self._c.get_attr(self._parent.id, _name(name)))
+
+    def __setitem__(self, name, value):
+        self._c.set_attr(self._parent.id, _name(name), *encode(value))
+        self._parent.file._changed()
+
+    def __delitem__(self, name):
+        self._c.del_attr(self._parent.id, _name(name))
+        self._parent.file._changed()
+
+    def __iter__(self):
+        return iter(self._c.attr_names(self._parent.id))
+
+    def __len__(self):
+        return len(self._c.attr_names(self._parent.id))
+
+    def __contains__(self, name):
+        if not isinstance(name, (str, bytes)):
+            return False
+        return _name(name) in self._c.attr_names(self._parent.id)
+
+    def create(self, name, data, shape=None, dtype=None):
+        """Creates or replaces attribute `name` with `data` converted to
+        `dtype` and reshaped to `shape` (h5py's signature)."""
+        if dtype is not None or shape is not None:
+            data = np.asarray(data, dtype=dtype)
+            if shape is not None:
+                data = data.reshape(shape)
+        self[name] = data
+
+    def modify(self, name, value):
+        """Sets `name` to `value` (h5py's spelling of ``attrs[name] = value``)."""
+        self[name] = value
+
+    def __repr__(self):
+        try:
+            return f"<Attributes of slabfs object {self._parent.name!r}: {list(self)}>"
+        except (ValueError, OSError):
+            return "<Attributes of a closed slabfs object>"
+
+
+def _name(name):
+    if isinstance(name, bytes):
+        name = name.decode("utf-8")
+    if not isinstance(name, str):
+        raise TypeError(f"attribute names are strings, not {type(name).__name__}")
+    return name

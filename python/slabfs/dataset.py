@@ -1,0 +1,414 @@
+"""slabfs.Dataset: an n-dimensional chunked array in a container, read and
+written with numpy indexing."""
+import os
+import uuid
+import warnings
+
+import numpy as np
+
+from .attrs import AttributeManager
+from .creation import numpy_dtype, parse_filters
+from .selection import select
+
+__all__ = ["Dataset"]
+
+# Writes whose source must be copied (broadcast, strided, another dtype)
+# are copied and written this many bytes at a time.
+_WRITE_BLOCK_BYTES = 64 << 20
+
+
+class Dataset:
+    """A dataset of a slabfs container, like an h5py Dataset.
+
+    Read and write with numpy basic indexing -- ``ds[10:20, ::2]``,
+    ``ds[..., -1]``, ``ds[5] = row``, ``ds[:, 0] = 0`` -- plus one integer
+    or boolean index array on one axis. Each read goes into a numpy array
+    allocated here, straight from the chunk cache (a strided slice is one
+    hyperslab transfer), with the GIL released, so Python threads read in
+    parallel. Elements never written read as the fill value.
+
+    Properties: shape, dtype, chunks, maxshape, fillvalue, compression,
+    compression_opts, shuffle, fletcher32 (the CRC-32C checksum filter),
+    sparse, size, ndim, nbytes, attrs, name, parent, file.
+
+    Errors: IndexError for an index out of range, TypeError for an index
+    slabfs does not take, ValueError for a value that does not broadcast or
+    a bad shape, OSError(EIO) for damaged data, OSError(EROFS) for a write
+    to a read-only file, ValueError once the file is closed.
+
+    A Dataset pickles as (container path, dataset path): unpickled in another
+    process it reopens the container read-only (once per process) and reads
+    its last commit -- what Dask's process schedulers need.
+    """
+
+    def __init__(self, file, handle):
+        self._file = file
+        self._h = handle
+        self._id = handle.id
+
+    # ------------------------------------------------------------ description
+    def _info(self):
+        return self._h.info()
+
+    @property
+    def id(self):
+        """The object id: stable across renames, never reused."""
+        return self._id
+
+    @property
+    def file(self):
+        return self._file
+
+    @property
+    def name(self):
+        """The path of the dataset in its container ("/a/b")."""
+        return self._file._c.path_of(self._id)
+
+    @property
+    def parent(self):
+        from .group import Group
+        return Group(self._file, self._file._c.resolve(os.path.dirname(self.name) or "/"))
+
+    @property
+    def attrs(self):
+        return AttributeManager(self)
+
+    @property
+    def shape(self):
+        return self._info()["shape"]
+
+    @property
+    def dtype(self):
+        return numpy_dtype(self._info()["dtype"])
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def chunks(self):
+        return self._info()["chunks"]
+
+    @property
+    def maxshape(self):
+        """The maximum shape; None for an unlimited dimension."""
+        return self._info()["maxshape"]
+
+    @property
+    def fillvalue(self):
+        i = self._info()
+        return np.frombuffer(i["fill"], dtype=numpy_dtype(i["dtype"]))[0]
+
+    @property
+    def filters(self):
+        """The filter pipeline as slabfs spells it ("shuffle,deflate=6,checksum"), "" for none."""
+        return self._info()["filters"]
+
+    @property
+    def compression(self):
+        return parse_filters(self.filters)[0]
+
+    @property
+    def compression_opts(self):
+        return parse_filters(self.filters)[1]
+
+    @property
+    def shuffle(self):
+        return parse_filters(self.filters)[2]
+
+    @property
+    def fletcher32(self):
+        """Whether chunks carry a checksum (slabfs's is CRC-32C, verified on every read)."""
+        return parse_filters(self.filters)[3]
+
+    @property
+    def scaleoffset(self):
+        return None
+
+    @property
+    def sparse(self):
+        return self._info()["sparse"]
+
+    @property
+    def index_kind(self):
+        """The chunk index: "single", "compact", "fixed", "extensible" or "btree"."""
+        return self._info()["index"]
+
+    @property
+    def stored_bytes(self):
+        """Bytes of chunk data stored in the container (h5py: id.get_storage_size())."""
+        return self._info()["stored_bytes"]
+
+    def info(self):
+        """Everything the engine says about the dataset, as a dict."""
+        return self._info()
+
+    # ------------------------------------------------------------ reading
+    def __getitem__(self, key):
+        i = self._info()
+        return self._read(select(i["shape"], key), numpy_dtype(i["dtype"]))
+
+    def _read(self, sel, dt):
+        buf = np.empty(sel.mshape, dt)
+        if buf.size:
+            if sel.fancy_axis is None:
+                self._h.read(sel.start, sel.stride, sel.count, buf)
+            else:
+                for fs, fst, fc, ms, mc in _fancy_runs(sel):
+                    self._h.read(fs, fst, fc, buf, ms, [1] * len(ms), mc)
+        if sel.flip:
+            buf = buf[sel.flip_key()]
+        if sel.fancy_axis is not None:
+            inverse = np.searchsorted(sel.fancy_unique, sel.fancy_index)
+            buf = np.take(buf, inverse, axis=sel.fancy_axis)
+        out = sel.to_numpy_order(buf.reshape(sel.natural_shape()))
+        return out[()] if out.ndim == 0 else out
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self[()]
+        arr = np.asarray(arr)
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def read_direct(self, dest, source_sel=None, dest_sel=None):
+        """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's
+        signature; a selection is a numpy index such as ``np.s_[0:10, ::2]``).
+        ``dest`` is a C-contiguous numpy array of the dataset's dtype, written
+        in place: when both selections have the dataset's rank and the same
+        extents, with positive steps, the engine writes into it directly."""
+        _check_direct(dest, self.dtype, writeable=True)
+        i = self._info()
+        src = select(i["shape"], () if source_sel is None else source_sel)
+        dst = select(dest.shape, () if dest_sel is None else dest_sel)
+        if _direct(src, dst):
+            if src.nselect:
+                self._h.read(src.start, src.stride, src.count, dest, dst.start, dst.stride, dst.count)
+        else:
+            dest[() if dest_sel is None else dest_sel] = self._read(src, numpy_dtype(i["dtype"]))
+
+    # ------------------------------------------------------------ writing
+    def __setitem__(self, key, value):
+        i = self._info()
+        dt = numpy_dtype(i["dtype"])
+        sel = select(i["shape"], key)
+        val = np.asarray(value, dtype=dt)
+        if sel.fancy_axis is None:
+            v = np.broadcast_to(val, sel.out_shape).reshape(sel.mshape)
+            if sel.flip:
+                v = v[sel.flip_key()]
+            self._write_blocks(sel, v)
+        else:
+            ax = sel.fancy_axis
+            full = list(sel.mshape)
+            full[ax] = sel.fancy_index.size
+            v = sel.from_numpy_order(np.broadcast_to(val, sel.out_shape)).reshape(full)
+            if sel.flip:
+                v = v[sel.flip_key()]
+            if v.size == 0:
+                return
+            # numpy's rule for repeated indices: the last assignment wins.
+            rev = sel.fancy_index[::-1]
+            _, first = np.unique(rev, return_index=True)
+            vbuf = np.ascontiguousarray(np.take(v, rev.size - 1 - first, axis=ax))
+            for fs, fst, fc, ms, mc in _fancy_runs(sel):
+                self._h.write(fs, fst, fc, vbuf, ms, [1] * len(ms), mc)
+        self._file._changed()
+
+    def _write_blocks(self, sel, v):
+        if v.size == 0:
+            return
+        if v.flags.c_contiguous:
+            self._h.write(sel.start, sel.stride, sel.count, v)
+            return
+        # A broadcast or strided source: copy it a block of rows at a time.
+        row_bytes = max(1, v[0].size * v.itemsize)
+        rows = max(1, _WRITE_BLOCK_BYTES // row_bytes)
+        start, count = list(sel.start), list(sel.count)
+        for a in range(0, sel.count[0], rows):
+            b = min(a + rows, sel.count[0])
+            start[0] = sel.start[0] + a * sel.stride[0]
+            count[0] = b - a
+            self._h.write(start, sel.stride, count, np.ascontiguousarray(v[a:b]))
+
+    def write_direct(self, source, source_sel=None, dest_sel=None):
+        """Writes ``source[source_sel]`` to ``self[dest_sel]`` (h5py's
+        signature). A C-contiguous source of the dataset's dtype, with both
+        selections of the dataset's rank and the same extents, is written by
+        the engine without a copy."""
+        i = self._info()
+        dt = numpy_dtype(i["dtype"])
+        source = np.asarray(source)
+        dst = select(i["shape"], () if dest_sel is None else dest_sel)
+        src = select(source.shape, () if source_sel is None else source_sel)
+        if source.dtype == dt and source.flags.c_contiguous and _direct(dst, src):
+            if dst.nselect:
+                self._h.write(dst.start, dst.stride, dst.count, source, src.start, src.stride, src.count)
+            self._file._changed()
+        else:
+            self[() if dest_sel is None else dest_sel] = source[() if source_sel is None else source_sel]
+
+    def resize(self, size, axis=None):
+        """Changes the shape within maxshape: ``resize((n, m))``, or
+        ``resize(n, axis=0)`` for one axis. New elements read as the fill
+        value; elements cut off are forgotten (they read as fill if the
+        dataset grows again). ValueError past maxshape."""
+        shape = list(self.shape)
+        if axis is None:
+            new = [size] if isinstance(size, (int, np.integer)) else list(size)
+            if len(new) != len(shape):
+                raise ValueError(f"new shape {tuple(new)} has rank {len(new)}, the dataset {len(shape)}")
+        else:
+            if not -len(shape) <= axis < len(shape):
+                raise ValueError(f"axis {axis} is out of range for a {len(shape)}-dimensional dataset")
+            new = shape
+            new[axis] = size
+        for d in new:
+            if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 0:
+                raise ValueError(f"invalid shape {tuple(new)}: dimensions are non-negative integers")
+        self._h.resize([int(d) for d in new])
+        self._file._changed()
+
+    def clear(self):
+        """Resets every element to the fill value and frees all chunks."""
+        self._h.clear()
+        self._file._changed()
+
+    # ------------------------------------------------------------ defined elements
+    def erase(self, sel=()):
+        """Makes the selected elements undefined: they read as the fill value
+        and (in a sparse dataset) take no space; whole chunks inside the
+        selection are freed. A dense dataset stores the fill value in partly
+        erased chunks. ``sel`` is a numpy index (``np.s_[0:100, ::2]``)."""
+        s = select(self.shape, sel)
+        if s.fancy_axis is not None:
+            raise TypeError("erase takes a hyperslab, not an index array")
+        if s.nselect:
+            self._h.erase(s.start, s.stride, s.count)
+        self._file._changed()
+
+    def defined(self, sel=()):
+        """The defined elements inside a box ``sel`` (steps of 1), as a list
+        of disjoint boxes in C order, each a tuple of slices (so
+        ``ds[box]`` reads it): for a sparse dataset the elements written and
+        not erased, for a dense one the elements of its stored chunks."""
+        s = select(self.shape, sel)
+        if not s.is_box or s.flip:
+            raise ValueError("defined() takes a box: slices with step 1 and integers")
+        if not s.nselect:
+            return []
+        return [tuple(slice(a, a + c) for a, c in zip(start, count))
+                for start, count in self._h.defined(s.start, s.count)]
+
+    def defined_mask(self, sel=()):
+        """A boolean array shaped like ``ds[sel]``: True where the element is
+        defined (see defined()). Any basic index works; the work follows the
+        stored chunks inside the selection's bounding box."""
+        s = select(self.shape, sel)
+        if s.fancy_axis is not None:
+            raise TypeError("defined_mask takes a hyperslab, not an index array")
+        span = [(c - 1) * st + 1 if c else 0 for c, st in zip(s.count, s.stride)]
+        mask = np.zeros(span, dtype=bool)
+        if mask.size:
+            for start, count in self._h.defined(s.start, span):
+                mask[tuple(slice(a - o, a - o + c) for a, o, c in zip(start, s.start, count))] = True
+        mask = mask[tuple(slice(None, None, st) for st in s.stride)]
+        if s.flip:
+            mask = mask[s.flip_key()]
+        out = mask.reshape(s.out_shape)
+        return out[()] if out.ndim == 0 else out
+
+    def count_defined(self):
+        """How many elements are defined (see defined())."""
+        return self._h.count_defined()
+
+    # ------------------------------------------------------------ following a writer
+    def refresh(self):
+        """Moves the whole file to its newest commit (File.refresh); this
+        handle then sees the new shape and contents."""
+        return self._file.refresh()
+
+    def flush(self):
+        """Commits the file (File.flush)."""
+        self._file.flush()
+
+    # ------------------------------------------------------------ Python protocols
+    def __reduce__(self):
+        f = self._file
+        if not f._c.read_only and f._c.dirty:
+            warnings.warn(f"slabfs: pickling {self.name} of {f.filename} with uncommitted changes: "
+                          "another process that unpickles it reads the last commit (call flush() first)",
+                          RuntimeWarning, stacklevel=2)
+        from .reopen import reopen_dataset
+        return reopen_dataset, (f._realpath, self.name)
+
+    def __dask_tokenize__(self):
+        f = self._file
+        if not f._c.read_only:
+            # Its contents change under the same name: never reuse a result.
+            return uuid.uuid4().hex
+        i = self._info()
+        return ("slabfs.Dataset", f._realpath, self._id, f._c.space()["generation"], i["shape"], i["dtype"])
+
+    def __eq__(self, other):
+        return isinstance(other, Dataset) and other._file._c is self._file._c and other._id == self._id
+
+    def __hash__(self):
+        return hash((id(self._file._c), self._id))
+
+    def __bool__(self):
+        return not self._file._c.closed
+
+    def __repr__(self):
+        if self._file._c.closed:
+            return "<Closed slabfs dataset>"
+        i = self._info()
+        return f'<slabfs Dataset "{self.name}": shape {i["shape"]}, type "<{i["dtype"]}">'
+
+
+def _fancy_runs(sel):
+    """(file start, stride, count, memory start, memory count) of each
+    hyperslab that transfers an index-array selection, the memory side being
+    the (unique indices)-shaped buffer."""
+    ax = sel.fancy_axis
+    for pos, start, stride, count in sel.runs():
+        fs, fst, fc = list(sel.start), list(sel.stride), list(sel.count)
+        fs[ax], fst[ax], fc[ax] = start, stride, count
+        ms, mc = [0] * len(fc), list(sel.count)
+        ms[ax], mc[ax] = pos, count
+        yield fs, fst, fc, ms, mc
+
+
+def _direct(file_sel, mem_sel):
+    """Whether two selections can be one engine transfer with a memory space."""
+    return (file_sel.fancy_axis is None and mem_sel.fancy_axis is None
+            and not file_sel.flip and not mem_sel.flip
+            and len(file_sel.count) == len(mem_sel.count) and file_sel.count == mem_sel.count)
+
+
+def _check_direct(arr, dt, writeable):
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"read_direct needs a numpy array, not {type(arr).__name__}")
+    if arr.dtype != dt:
+        raise TypeError(f"the destination has dtype {arr.dtype}, the dataset {dt}")
+    if not arr.flags.c_contiguous:
+        raise ValueError("the destination array must be C-contiguous")
+    if writeable and not arr.flags.writeable:
+        raise ValueError("the destination array is read-only")
+

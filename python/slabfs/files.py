@@ -1,0 +1,183 @@
+"""slabfs.File: a container file opened like an h5py File."""
+import errno
+import os
+import secrets
+
+from . import _slabfs
+from .group import ROOT_ID, Group
+
+__all__ = ["File"]
+
+_MODES = {"r", "r+", "w", "w-", "x", "a"}
+
+
+class File(Group):
+    """A slabfs container (``.slab`` file), opened like ``h5py.File``; it is
+    also its root group.
+
+    mode:
+      'r'        read only, the file must exist (default)
+      'r+'       read and write, the file must exist
+      'w'        create, replacing any existing file
+      'w-', 'x'  create, FileExistsError if the file exists
+      'a'        read and write if the file exists, create it otherwise
+
+    Writing takes an exclusive lock on the container: a second writer (a
+    mount, `slab`, another File) gets OSError(EBUSY) naming the holder.
+    A read-only File reads the last commit made before it opened (refresh()
+    moves it to the newest). Changes become durable and visible to others
+    atomically at flush() (a commit) and at close(); discard() closes without
+    committing. ``with slabfs.File(...) as f:`` closes (and so commits) on
+    the way out, as h5py does, even after an exception.
+
+    cache_bytes     -- the chunk cache's budget (default 64 MiB)
+    cache_max_bytes -- how far the cache may grow when the working set does
+                       not fit (default: it does not grow)
+    swmr            -- accepted for h5py compatibility and ignored: readers
+                       follow writers without a special mode
+
+    Errors: FileNotFoundError, FileExistsError, OSError(EBUSY),
+    OSError(EIO) for a damaged or foreign file.
+    """
+
+    def __init__(self, name, mode="r", *, cache_bytes=64 << 20, cache_max_bytes=0, swmr=False,
+                 holder="python"):
+        del swmr
+        path = os.fsdecode(os.fspath(name))
+        if mode not in _MODES:
+            raise ValueError(f"invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "a container is a file, not a directory", path)
+
+        def open_(read_only, create):
+            return _slabfs.Container.open(path, read_only, create, int(cache_bytes), int(cache_max_bytes),
+                                          holder)
+
+        if mode == "r":
+            c = open_(True, False)
+        elif mode == "r+":
+            c = open_(False, False)
+        elif mode in ("w-", "x"):
+            c = open_(False, True)
+        elif mode == "w":
+            c = _replace(path, open_)
+        else:  # "a"
+            try:
+                c = open_(False, False)
+            except FileNotFoundError:
+                try:
+                    c = open_(False, True)
+                except FileExistsError:  # created meanwhile by someone else
+                    c = open_(False, False)
+        self._container = c
+        self._filename = path
+        self._realpath = os.path.realpath(path)
+        self._mutations = 0
+        super().__init__(self, ROOT_ID)
+        if not c.read_only:
+            from .reopen import register_writer
+            register_writer(self)
+
+    @property
+    def _c(self):
+        return self._container
+
+    @property
+    def filename(self):
+        """The path the file was opened with."""
+        return self._filename
+
+    @property
+    def mode(self):
+        """'r' for a read-only file, 'r+' for a writable one (as h5py)."""
+        return "r" if self._container.read_only else "r+"
+
+    @property
+    def closed(self):
+        return self._container.closed
+
+    def _changed(self):
+        self._mutations += 1
+
+    def flush(self):
+        """Commits: every change so far becomes durable and visible to
+        readers that open or refresh afterwards, atomically. A no-op when
+        nothing changed or the file is read-only."""
+        if not self._container.read_only:
+            self._container.commit()
+
+    commit = flush
+
+    def refresh(self):
+        """Moves a read-only file to the newest commit: existing Dataset
+        objects see new shapes and contents, names and attributes are those
+        of the new commit. Returns a dict (generation, changed,
+        changed_objects, removed_objects). A writable file always sees its
+        own newest state."""
+        if not _slabfs.HAS_REFRESH:
+            raise NotImplementedError("this build of slabfs has no Container::Refresh; "
+                                      "reopen the file to see newer commits")
+        return self._container.refresh()
+
+    def close(self):
+        """Commits (when writable) and closes. Every Group and Dataset of the
+        file is unusable afterwards (ValueError). Closing twice is fine."""
+        self._container.close(True)
+
+    def discard(self):
+        """Closes without committing: changes since the last commit are
+        dropped, and the file stays as that commit left it."""
+        self._container.close(False)
+
+    def cache_stats(self):
+        """The chunk cache's counters (hits, misses, bytes read and written, ...)."""
+        return self._container.cache_stats()
+
+    def space(self):
+        """File size, free space inside it, objects and commits so far."""
+        return self._container.space()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if self._container.closed:
+            return "<Closed slabfs file>"
+        return f'<slabfs File "{os.path.basename(self._filename)}" (mode {self.mode})>'
+
+
+def _replace(path, open_):
+    """mode 'w': a new empty container at `path`. An existing container is
+    replaced only if no one writes to it (its lock is taken first, so a
+    mounted container is OSError(EBUSY), not pulled from under the mount);
+    any other file is replaced. The new file is created beside it and
+    renamed over it, so readers of the old one keep reading it."""
+    if not os.path.lexists(path):
+        try:
+            return open_(False, True)
+        except FileExistsError:
+            pass
+    old = None
+    try:
+        old = open_(False, False)
+    except OSError as e:
+        if getattr(e, "slabfs_code", None) not in ("corruption", "not supported"):
+            raise  # busy, permission, I/O: leave the file alone
+    try:
+        d, base = os.path.split(os.path.abspath(path))
+        tmp = os.path.join(d, f".{base}.new-{secrets.token_hex(4)}")
+        open_tmp = _slabfs.Container.open(tmp, False, True, 1 << 20, 0, "python")
+        open_tmp.close(True)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    finally:
+        if old is not None:
+            old.close(False)
+    return open_(False, False)

@@ -1,0 +1,305 @@
+"""slabfs.Group: a group of a container as a mapping of names to groups
+and datasets, like an h5py Group."""
+from collections.abc import MutableMapping
+import posixpath
+
+import numpy as np
+
+from .attrs import AttributeManager
+from .creation import dataset_options, normalize_dtype
+from .dataset import Dataset
+
+__all__ = ["Group"]
+
+ROOT_ID = 1
+
+
+class Group(MutableMapping):
+    """A group: a mapping from names to groups and datasets.
+
+    ``g['a/b']`` (relative, or absolute from the root with a leading '/'),
+    ``'a/b' in g``, ``g.keys()``, iteration (names, sorted), ``len(g)``,
+    ``del g['x']`` (a group with everything in it), ``g['x'] = array``
+    (creates a dataset), create_group, require_group, create_dataset,
+    require_dataset, move, visit, visititems, ``.attrs``, ``.name``,
+    ``.parent``, ``.file``.
+
+    A missing name is KeyError; creating a name that exists ValueError;
+    a change to a read-only file OSError(EROFS)."""
+
+    def __init__(self, file, oid):
+        self._file = file
+        self._id = oid
+
+    @property
+    def _c(self):
+        return self._file._c
+
+    # ------------------------------------------------------------ identity
+    @property
+    def id(self):
+        """The object id (the root group's is 1): stable across renames."""
+        return self._id
+
+    @property
+    def file(self):
+        return self._file
+
+    @property
+    def name(self):
+        """The path of the group in its container ("/" for the root)."""
+        return self._c.path_of(self._id)
+
+    @property
+    def parent(self):
+        if self._id == ROOT_ID:
+            return self
+        return Group(self._file, self._c.resolve(posixpath.dirname(self.name) or "/"))
+
+    @property
+    def attrs(self):
+        return AttributeManager(self)
+
+    # ------------------------------------------------------------ names
+    def _lookup(self, name):
+        """The id a name (relative to this group, or absolute) refers to."""
+        if isinstance(name, bytes):
+            name = name.decode("utf-8")
+        if not isinstance(name, str):
+            raise TypeError(f"group members are named by strings, not {type(name).__name__}")
+        oid = ROOT_ID if name.startswith("/") else self._id
+        for part in name.split("/"):
+            if part in ("", "."):
+                continue
+            oid = self._c.lookup(oid, part)
+        return oid
+
+    def _object(self, oid):
+        if self._c.stat(oid)["kind"] == "group":
+            return Group(self._file, oid)
+        return Dataset(self._file, self._c.open_dataset(oid))
+
+    def _split(self, name):
+        """(parent id, last name) of a path to create or remove; the parent
+        must exist."""
+        if isinstance(name, bytes):
+            name = name.decode("utf-8")
+        if not isinstance(name, str):
+            raise TypeError(f"group members are named by strings, not {type(name).__name__}")
+        head, _, last = name.rstrip("/").rpartition("/")
+        if last in ("", ".", ".."):
+            raise ValueError(f"{name!r} does not name a new member")
+        if name.startswith("/") and not head:
+            head = "/"
+        return (self._lookup(head) if head else self._id), last
+
+    def __getitem__(self, name):
+        return self._object(self._lookup(name))
+
+    def get(self, name, default=None, getclass=False):
+        """The member `name`, or `default` if there is none; with getclass,
+        its class (Group or Dataset) instead."""
+        try:
+            oid = self._lookup(name)
+        except KeyError:
+            return default
+        if getclass:
+            return Group if self._c.stat(oid)["kind"] == "group" else Dataset
+        return self._object(oid)
+
+    def __contains__(self, name):
+        try:
+            self._lookup(name)
+            return True
+        except (KeyError, ValueError, TypeError):
+            return False
+
+    def __iter__(self):
+        for name, _, _ in self._c.list(self._id):
+            yield name
+
+    def __len__(self):
+        return self._c.stat(self._id)["num_children"]
+
+    def __setitem__(self, name, value):
+        """``g[name] = array`` creates a dataset holding the array."""
+        if isinstance(value, (Group, Dataset)):
+            raise TypeError("slabfs has no hard or soft links: copy the data, or move() the object")
+        self.create_dataset(name, data=value)
+
+    def __delitem__(self, name):
+        """Removes a dataset, or a group with everything in it (as h5py does)."""
+        parent, last = self._split(name)
+        oid = self._c.lookup(parent, last)
+        if self._c.stat(oid)["kind"] == "group":
+            self._remove_children(oid)
+        self._c.remove(parent, last)
+        self._file._changed()
+
+    def _remove_children(self, oid):
+        for child, cid, kind in self._c.list(oid):
+            if kind == "group":
+                self._remove_children(cid)
+            self._c.remove(oid, child)
+
+    # ------------------------------------------------------------ creating
+    def create_group(self, name, track_order=None):
+        """Creates group `name` (with any missing groups on its path) and
+        returns it. ValueError if the name exists."""
+        del track_order  # names are always listed sorted
+        parent, last = self._split_creating(name)
+        oid = self._c.create_group(parent, last)
+        self._file._changed()
+        return Group(self._file, oid)
+
+    def require_group(self, name):
+        """The group `name`, created (with its path) if missing. TypeError if
+        a dataset has that name."""
+        oid = self._lookup_or_none(name)
+        if oid is None:
+            return self.create_group(name)
+        if self._c.stat(oid)["kind"] != "group":
+            raise TypeError(f"incompatible object (Dataset) already exists at {name!r}")
+        return Group(self._file, oid)
+
+    def _lookup_or_none(self, name):
+        try:
+            return self._lookup(name)
+        except KeyError:
+            return None
+
+    def _split_creating(self, name):
+        """(parent id, last name) for a new member, creating the groups on
+        its path that are missing."""
+        if isinstance(name, bytes):
+            name = name.decode("utf-8")
+        if not isinstance(name, str):
+            raise TypeError(f"group members are named by strings, not {type(name).__name__}")
+        head, _, last = name.rstrip("/").rpartition("/")
+        if last in ("", ".", ".."):
+            raise ValueError(f"{name!r} does not name a new member")
+        if name.startswith("/") and not head:
+            head = "/"
+        return (self.require_group(head).id if head else self._id), last
+
+    def create_dataset(self, name, shape=None, dtype=None, data=None, *, chunks=None, maxshape=None,
+                       compression=None, compression_opts=None, shuffle=False, fletcher32=False,
+                       fillvalue=None, sparse=False, index="auto", scaleoffset=None, track_times=None,
+                       track_order=None):
+        """Creates dataset `name` and returns it (h5py's arguments).
+
+        shape     -- tuple (or int); from `data` if omitted
+        dtype     -- i1 i2 i4 i8 u1 u2 u4 u8 f4 f8 (any numpy spelling);
+                     default f4, or data's dtype
+        data      -- array-like written to the new dataset
+        chunks    -- chunk shape; None or True: chosen automatically
+        maxshape  -- maximum shape, None in a dimension for unlimited;
+                     default: the shape (fixed)
+        compression='gzip' (or an int 1-9), compression_opts=level (default 4)
+        shuffle   -- byte shuffle before compression
+        fletcher32 -- a checksum on every chunk (CRC-32C), verified on read
+        fillvalue -- what unwritten elements read as (default 0)
+        sparse    -- keep only the elements written (see erase, defined)
+        index     -- the chunk index kind ("auto", "single", "compact",
+                     "fixed", "extensible", "btree")
+
+        ValueError if the name exists or an argument is bad (nothing is
+        created then, and a failed write of `data` removes the dataset)."""
+        del track_times, track_order
+        options, data = dataset_options(shape, dtype, data, chunks, maxshape, compression,
+                                        compression_opts, shuffle, fletcher32, fillvalue, sparse,
+                                        index, scaleoffset)
+        parent, last = self._split_creating(name)
+        handle = self._c.create_dataset(parent, last, **options)
+        self._file._changed()
+        ds = Dataset(self._file, handle)
+        if data is not None:
+            try:
+                ds[...] = data
+            except BaseException:
+                # No partial dataset: remove what was created.
+                self._c.remove(parent, last)
+                raise
+        return ds
+
+    def require_dataset(self, name, shape, dtype, exact=False, **kwds):
+        """The dataset `name` if it exists with this shape and a dtype that
+        `dtype` converts to losslessly (exactly `dtype` with exact=True);
+        otherwise created. TypeError if what exists does not fit."""
+        oid = self._lookup_or_none(name)
+        if oid is None:
+            return self.create_dataset(name, shape, dtype, **kwds)
+        obj = self._object(oid)
+        if not isinstance(obj, Dataset):
+            raise TypeError(f"incompatible object (Group) already exists at {name!r}")
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if obj.shape != shape:
+            raise TypeError(f"shapes do not match (existing {obj.shape} vs new {shape})")
+        want = normalize_dtype(dtype)
+        have = normalize_dtype(obj.dtype)
+        if exact and want != have:
+            raise TypeError(f"datatypes do not exactly match (existing {have} vs new {want})")
+        if not np.can_cast(np.dtype(want), obj.dtype):
+            raise TypeError(f"datatypes cannot be safely cast (existing {have} vs new {want})")
+        return obj
+
+    def create_dataset_like(self, name, other, **kwds):
+        """Creates a dataset with the shape, dtype, chunks, maxshape, fill
+        value, filters and sparseness of `other`; keywords override."""
+        args = dict(shape=other.shape, dtype=other.dtype, chunks=other.chunks, maxshape=other.maxshape,
+                    fillvalue=other.fillvalue, compression=other.compression,
+                    compression_opts=other.compression_opts, shuffle=other.shuffle,
+                    fletcher32=other.fletcher32, sparse=getattr(other, "sparse", False))
+        args.update(kwds)
+        return self.create_dataset(name, **args)
+
+    def move(self, source, dest):
+        """Moves or renames `source` to `dest` (paths relative to this group).
+        ValueError if `dest` exists."""
+        sp, sn = self._split(source)
+        dp, dn = self._split_creating(dest)
+        self._c.rename(sp, sn, dp, dn, True)
+        self._file._changed()
+
+    # ------------------------------------------------------------ walking
+    def visit(self, func):
+        """Calls func(name) for every object below this group (names relative
+        to it, parents before children, sorted); stops and returns the first
+        value that is not None."""
+        return self.visititems(lambda name, obj: func(name))
+
+    def visititems(self, func):
+        """Calls func(name, object) for every object below this group, as
+        visit() does."""
+        def walk(oid, prefix):
+            for child, cid, kind in self._c.list(oid):
+                name = prefix + child
+                obj = Group(self._file, cid) if kind == "group" else Dataset(self._file, self._c.open_dataset(cid))
+                r = func(name, obj)
+                if r is not None:
+                    return r
+                if kind == "group":
+                    r = walk(cid, name + "/")
+                    if r is not None:
+                        return r
+            return None
+        return walk(self._id, "")
+
+    # ------------------------------------------------------------ Python protocols
+    def __eq__(self, other):
+        return isinstance(other, Group) and other._file._c is self._file._c and other._id == self._id
+
+    def __hash__(self):
+        return hash((id(self._file._c), self._id))
+
+    def __bool__(self):
+        return not self._c.closed
+
+    def __reduce__(self):
+        raise TypeError("slabfs groups and files do not pickle: pickle a Dataset, or reopen with "
+                        "slabfs.File(path, 'r')")
+
+    def __repr__(self):
+        if self._c.closed:
+            return "<Closed slabfs group>"
+        return f'<slabfs Group "{self.name}" ({len(self)} members)>'

@@ -1,0 +1,199 @@
+"""The xarray backend: ``xr.open_dataset("run.slab", engine="slabfs",
+group="/climate")``.
+
+A group opens as an xarray Dataset: each dataset directly in it is a
+variable (subgroups are not read, as with netCDF groups), its attributes
+are the variable's attrs and the group's attributes the Dataset's attrs.
+Dimension names come from each dataset's ``_ARRAY_DIMENSIONS`` attribute, a
+JSON list such as ``["time", "lat", "lon"]`` (the Zarr convention, which
+slab's HDF5/Zarr importers write); without it, axis i is ``dim_i`` (or
+``dim_i_N`` when ``dim_i`` already has another length N in the group).
+Data is read lazily, through numpy indexing of the slabfs dataset (one
+index array per read goes to slabfs; xarray does the rest), and
+``chunks={}`` gives Dask arrays chunked as the datasets are.
+
+CF decoding (``mask_and_scale``, ``decode_times``, ...) is xarray's: a
+``_FillValue`` attribute masks its value as NaN. The slabfs fill value
+(what unwritten elements read as) is in each variable's
+``encoding["fillvalue"]``; it is not a missing-value marker unless a
+``_FillValue`` attribute says so.
+
+The entry point is registered in the ``xarray.backends`` group of the
+package's dist-info; ``engine=SlabfsBackendEntrypoint`` works as well.
+"""
+import json
+import os
+
+import numpy as np
+from xarray import Dataset as XDataset
+from xarray import Variable
+from xarray import conventions
+from xarray.backends import BackendArray, BackendEntrypoint
+from xarray.core import indexing
+
+from .dataset import Dataset
+from .files import File
+from .group import Group
+
+__all__ = ["SlabfsBackendEntrypoint", "SlabfsBackendArray", "DIMENSIONS_ATTR"]
+
+DIMENSIONS_ATTR = "_ARRAY_DIMENSIONS"
+_MAGIC = b"\x89SLABFS\n"
+
+
+class SlabfsBackendArray(BackendArray):
+    """A slabfs dataset as xarray's lazily indexed array. Thread-safe
+    without a lock (the engine is), and picklable (the dataset pickles by
+    path), so Dask's threaded, process and distributed schedulers all work."""
+
+    __slots__ = ("dataset", "shape", "dtype")
+
+    def __init__(self, dataset):
+        self.dataset = dataset
+        self.shape = dataset.shape
+        self.dtype = dataset.dtype
+
+    def __getitem__(self, key):
+        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER_1VECTOR,
+                                                  self._getitem)
+
+    def _getitem(self, key):
+        return np.asarray(self.dataset[key])
+
+
+class _FileCloser:
+    """Closes the File an xarray Dataset was opened from. Pickles as a no-op:
+    an unpickled copy must not close the file its process shares."""
+
+    def __init__(self, f):
+        self._file = f
+
+    def __call__(self):
+        self._file.close()
+
+    def __reduce__(self):
+        return _noop, ()
+
+
+def _noop():
+    return None
+
+
+def dimension_names(dataset, used):
+    """The dimension names of a slabfs dataset; `used` maps names to lengths
+    already taken in the group (and is updated)."""
+    shape = dataset.shape
+    names = None
+    if DIMENSIONS_ATTR in dataset.attrs:
+        raw = dataset.attrs[DIMENSIONS_ATTR]
+        try:
+            names = json.loads(raw) if isinstance(raw, (str, bytes)) else None
+        except ValueError:
+            names = None
+        if (not isinstance(names, list) or len(names) != len(shape)
+                or not all(isinstance(n, str) and n for n in names)):
+            raise ValueError(f"{dataset.name}: attribute {DIMENSIONS_ATTR} must be a JSON list of "
+                             f"{len(shape)} names, not {raw!r}")
+    else:
+        names = []
+        for axis, n in enumerate(shape):
+            name = f"dim_{axis}"
+            if used.get(name, n) != n:
+                name = f"dim_{axis}_{n}"
+            names.append(name)
+    for name, n in zip(names, shape):
+        if used.get(name, n) != n:
+            raise ValueError(f"{dataset.name}: dimension {name!r} has length {n} here and "
+                             f"{used[name]} in another dataset of the group")
+        used[name] = n
+    return names
+
+
+def _variable(ds, dims):
+    attrs = {k: v for k, v in ds.attrs.items() if k != DIMENSIONS_ATTR}
+    info = ds.info()
+    encoding = {
+        "chunks": info["chunks"],
+        "preferred_chunks": dict(zip(dims, info["chunks"])),
+        "dtype": ds.dtype,
+        "fillvalue": ds.fillvalue,
+        "compression": ds.compression,
+        "compression_opts": ds.compression_opts,
+        "shuffle": ds.shuffle,
+        "fletcher32": ds.fletcher32,
+        "sparse": info["sparse"],
+        "source": ds.file.filename,
+        "slabfs_path": ds.name,
+    }
+    data = indexing.LazilyIndexedArray(SlabfsBackendArray(ds))
+    return Variable(dims, data, attrs, encoding)
+
+
+def group_variables(group, drop_variables=()):
+    """The datasets directly in `group` as xarray Variables, by name."""
+    datasets = [(name, obj) for name, obj in group.items()
+                if isinstance(obj, Dataset) and name not in drop_variables]
+    used = {}
+    dims = {}
+    # Named dimensions first, so that a default name never takes one.
+    for name, ds in sorted(datasets, key=lambda item: DIMENSIONS_ATTR not in item[1].attrs):
+        dims[name] = dimension_names(ds, used)
+    return {name: _variable(ds, dims[name]) for name, ds in datasets}
+
+
+class SlabfsBackendEntrypoint(BackendEntrypoint):
+    """Opens a group of a slabfs container as an xarray Dataset:
+    ``xr.open_dataset(path, engine="slabfs", group="/a/b")`` (group: a path,
+    default the root). ``filename_or_obj`` may also be an open slabfs File or
+    Group (left open when the Dataset closes)."""
+
+    description = "Open groups of slabfs containers (.slab) in xarray"
+    open_dataset_parameters = ("filename_or_obj", "drop_variables", "group", "mask_and_scale",
+                               "decode_times", "concat_characters", "decode_coords", "use_cftime",
+                               "decode_timedelta", "cache_bytes")
+
+    def open_dataset(self, filename_or_obj, *, drop_variables=None, group=None, mask_and_scale=True,
+                     decode_times=True, concat_characters=True, decode_coords=True, use_cftime=None,
+                     decode_timedelta=None, cache_bytes=64 << 20):
+        if isinstance(filename_or_obj, Group):
+            f, close = filename_or_obj.file, None
+            base = filename_or_obj
+        else:
+            f = File(filename_or_obj, "r", cache_bytes=cache_bytes)
+            close = _FileCloser(f)
+            base = f
+        try:
+            g = base[group] if group else base
+            if not isinstance(g, Group):
+                raise ValueError(f"{group!r} is a dataset, not a group")
+            drop = set([drop_variables] if isinstance(drop_variables, str) else (drop_variables or ()))
+            variables = group_variables(g, drop)
+            attrs = dict(g.attrs)
+            ds = XDataset(variables, attrs=attrs)
+            ds = conventions.decode_cf(ds, mask_and_scale=mask_and_scale, decode_times=decode_times,
+                                       concat_characters=concat_characters, decode_coords=decode_coords,
+                                       use_cftime=use_cftime, decode_timedelta=decode_timedelta)
+        except BaseException:
+            if close is not None:
+                close()
+            raise
+        if close is not None:
+            ds.set_close(close)
+        return ds
+
+    def guess_can_open(self, filename_or_obj):
+        if isinstance(filename_or_obj, Group):
+            return True
+        try:
+            path = os.fspath(filename_or_obj)
+        except TypeError:
+            return False
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if path.endswith(".slab"):
+            return True
+        try:
+            with open(path, "rb") as fh:
+                return fh.read(len(_MAGIC)) == _MAGIC
+        except OSError:
+            return False

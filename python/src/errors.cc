@@ -1,0 +1,83 @@
+// The one table from slabfs Status codes to Python exceptions.
+#include "errors.h"
+
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include <cerrno>
+
+namespace slabfs::python {
+
+namespace py = pybind11;
+
+int ErrnoOf(Code code) {
+  // As the mount answers (fusefs/errno_table.cc), for the codes that are
+  // OSErrors in Python.
+  switch (code) {
+    case Code::kNotFound: return ENOENT;
+    case Code::kAlreadyExists: return EEXIST;
+    case Code::kCorruption: return EIO;
+    case Code::kIOError: return EIO;
+    case Code::kNoSpace: return ENOSPC;
+    case Code::kNotSupported: return ENOTSUP;
+    case Code::kBusy: return EBUSY;
+    case Code::kReadOnly: return EROFS;
+    case Code::kNotEmpty: return ENOTEMPTY;
+    case Code::kPermissionDenied: return EPERM;
+    case Code::kNotAGroup: return ENOTDIR;
+    case Code::kNotADataset: return EISDIR;
+    default: return 0;
+  }
+}
+
+namespace {
+
+// The exception class and whether it is an OSError(errno, message, filename).
+struct Mapping {
+  PyObject* type;
+  bool os_error;
+};
+
+Mapping MappingOf(Code code, ErrorContext ctx) {
+  switch (code) {
+    case Code::kNotFound:
+      // A missing file, or a dataset that is gone under a live handle.
+      if (ctx == ErrorContext::kFile || ctx == ErrorContext::kData) return {PyExc_OSError, true};
+      return {PyExc_KeyError, false};
+    case Code::kAlreadyExists:
+      if (ctx == ErrorContext::kFile) return {PyExc_OSError, true};
+      return {PyExc_ValueError, false};
+    case Code::kNotAGroup:
+    case Code::kNotADataset:
+      if (ctx == ErrorContext::kLookup) return {PyExc_KeyError, false};
+      return {PyExc_TypeError, false};
+    case Code::kInvalidArgument:
+    case Code::kOutOfRange:
+      // Selections are checked in Python first (IndexError as numpy); what
+      // reaches the engine wrong is a bad value: shape, dtype, name, size.
+      return {PyExc_ValueError, false};
+    default:
+      return {PyExc_OSError, true};
+  }
+}
+
+}  // namespace
+
+void Raise(const Status& s, ErrorContext ctx, const std::string& filename) {
+  Mapping m = MappingOf(s.code(), ctx);
+  py::object exc;
+  if (m.os_error) {
+    // OSError(errno, text[, filename]) becomes FileNotFoundError,
+    // FileExistsError, PermissionError, ... by its errno, as open() does.
+    py::object type = py::reinterpret_borrow<py::object>(m.type);
+    if (filename.empty()) exc = type(ErrnoOf(s.code()), s.ToString());
+    else exc = type(ErrnoOf(s.code()), s.ToString(), filename);
+  } else {
+    exc = py::reinterpret_borrow<py::object>(m.type)(s.message());
+  }
+  exc.attr("slabfs_code") = std::string(CodeName(s.code()));
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw py::error_already_set();
+}
+
+}  // namespace slabfs::python
