@@ -297,6 +297,12 @@ class ContainerImpl {
   Status Load();
   // The newest valid superblock.
   Result<Superblock> ReadNewestSuperblock();
+  // Corruption when the file is shorter than the file end `sb` records.
+  Status CheckLongEnough(const Superblock& sb);
+  // Read-only: registers the newest state whose file is long enough (a
+  // reader checks the length only once its generation is registered, and
+  // looks again when a commit cut the file meanwhile); the caller Keep()s it.
+  Result<Superblock> HoldNewestState();
   // The free list of the state of `sb`.
   Result<std::vector<FreedExtent>> ReadFreeList(const Superblock& sb);
   // Loads the tree of `sb` into `t` (the caller adopts it on success).

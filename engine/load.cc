@@ -50,20 +50,50 @@ Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
     if (last_error.code() == Code::kNotSupported) return Err(last_error.WithContext(path()));
     return Err(Status::Corruption(path() + ": no valid superblock (" + last_error.message() + ")"));
   }
-  if (size < best->file_end)
-    return Err(Status::Corruption(path() + " is truncated: " + std::to_string(size) +
-                                  " bytes, the container needs " + std::to_string(best->file_end)));
   return best;
 }
 
-Status ContainerImpl::Load() {
+Status ContainerImpl::CheckLongEnough(const Superblock& sb) {
+  SLABFS_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+  if (size >= sb.file_end) return Status::OK();
+  return Status::Corruption(path() + " is truncated: " + std::to_string(size) +
+                            " bytes, the container needs " + std::to_string(sb.file_end));
+}
+
+Result<Superblock> ContainerImpl::HoldNewestState() {
   Superblock sb;
   auto newest = [&]() -> Result<uint64_t> {
     SLABFS_ASSIGN_OR_RETURN(sb, ReadNewestSuperblock());
     return sb.generation;
   };
-  auto g = read_only_ ? reader_.HoldNewest(newest) : newest();
-  if (!g) return g.error();
+  for (int tries = 0;; ++tries) {
+    SLABFS_ASSIGN_OR_RETURN(uint64_t g, reader_.HoldNewest(newest));
+    (void)g;
+    Status s = CheckLongEnough(sb);
+    if (s.ok()) return sb;
+    // The file ends before the state says it does. A commit made after the
+    // superblock was read may have cut free space off the end that this
+    // state's file end still counts (never space the state uses); then a
+    // newer state is there to read. Otherwise the file really is short.
+    SLABFS_ASSIGN_OR_RETURN(Superblock again, ReadNewestSuperblock());
+    if (again.generation == sb.generation || tries == 100) return Err(s);
+  }
+}
+
+Status ContainerImpl::Load() {
+  Superblock sb;
+  if (read_only_) {
+    auto held = HoldNewestState();
+    if (!held) return held.error();
+    sb = *held;
+    reader_.Keep(sb.generation);
+  } else {
+    // The writer's lock is held: nobody else commits.
+    auto newest = ReadNewestSuperblock();
+    if (!newest) return newest.error();
+    sb = *newest;
+    SLABFS_RETURN_IF_ERROR(CheckLongEnough(sb));
+  }
   alloc_.Reset(sb.file_end, {});  // the bounds BlockStore checks references against
   LoadTarget t;
   SLABFS_RETURN_IF_ERROR(LoadTree(sb, &t));
@@ -178,12 +208,17 @@ Result<RefreshInfo> ContainerImpl::Refresh() {
   if (closed_) return Err(Status::InvalidArgument(path() + " is closed"));
   if (!read_only_) return info;
 
-  Superblock sb;
-  SLABFS_ASSIGN_OR_RETURN(uint64_t g, reader_.HoldNewest([&]() -> Result<uint64_t> {
-    SLABFS_ASSIGN_OR_RETURN(sb, ReadNewestSuperblock());
-    return sb.generation;
-  }));
-  if (g == sb_.generation) return info;
+  auto held = HoldNewestState();
+  if (!held) {
+    reader_.Keep(sb_.generation);
+    return Err(held.error());
+  }
+  const Superblock sb = *held;
+  const uint64_t g = sb.generation;
+  if (g == sb_.generation) {
+    reader_.Keep(g);  // whatever else a retry registered on the way
+    return info;
+  }
 
   std::unique_lock ns(ns_mu_);
   const uint64_t old_end = alloc_.file_end();

@@ -23,10 +23,9 @@ from .dataset import Dataset
 from .files import File
 from .group import Group
 
-__all__ = ["File", "Group", "Dataset", "AttributeManager", "version", "set_log_level", "HAS_REFRESH"]
+__all__ = ["File", "Group", "Dataset", "AttributeManager", "version", "set_log_level"]
 
 __version__ = _slabfs.version()
-HAS_REFRESH = _slabfs.HAS_REFRESH
 
 
 def version():

@@ -114,9 +114,6 @@ class File(Group):
         of the new commit. Returns a dict (generation, changed,
         changed_objects, removed_objects). A writable file always sees its
         own newest state."""
-        if not _slabfs.HAS_REFRESH:
-            raise NotImplementedError("this build of slabfs has no Container::Refresh; "
-                                      "reopen the file to see newer commits")
         return self._container.refresh()
 
     def close(self):

@@ -6,14 +6,13 @@ gives a handle on that File. Anywhere else it opens the container read-only,
 once per process and path, and keeps that File for every dataset unpickled
 later -- the Dask workers' case. When the container file has changed since
 (a writer committed: its size, mtime or inode differ), the cached File
-moves to the newest commit (File.refresh, where this build has it) or is
+moves to the newest commit (File.refresh) or is
 reopened, so a new computation sees what the writer committed.
 """
 import os
 import threading
 import weakref
 
-from . import _slabfs
 
 __all__ = ["reopen_dataset", "shared_reader", "register_writer"]
 
@@ -50,12 +49,11 @@ def shared_reader(path):
             if pid == os.getpid() and not f.closed:
                 if old_sig == sig:
                     return f
-                if _slabfs.HAS_REFRESH and old_sig[:2] == sig[:2]:
+                if old_sig[:2] == sig[:2]:
                     f.refresh()
                     _readers[path] = (pid, sig, f)
                     return f
-        # First use, a forked copy, a replaced file, or no refresh in this
-        # build: open it. A File dropped here closes once its datasets go.
+        # First use, a forked copy or a replaced file: open it. A File dropped here closes once its datasets go.
         f = File(path, "r")
         _readers[path] = (os.getpid(), sig, f)
         return f

@@ -38,33 +38,21 @@ std::shared_ptr<OpenContainer> Open(const std::string& path, bool read_only, boo
 
 const char* KindName(ObjectKind k) { return k == ObjectKind::kGroup ? "group" : "dataset"; }
 
-// Container::Refresh, where the public API has it (it arrives with the
-// readers-that-follow-a-writer work): a template so that the call compiles
-// only when the method exists.
-template <typename C>
+// Container::Refresh, as a dict.
 py::dict Refresh(const OpenContainer& oc) {
-  if constexpr (requires(C& c) { c.Refresh(); }) {
-    using R = decltype(std::declval<C&>().Refresh());
-    std::optional<R> r;
-    Status s = WithoutGil(oc, [&](C& c) -> Status {
-      r.emplace(c.Refresh());
-      return Status::OK();
-    });
-    Check(s);
-    auto info = Value(std::move(*r));
-    py::dict d;
-    d["generation"] = info.generation;
-    d["changed"] = info.changed;
-    d["changed_objects"] = info.changed_objects;
-    d["removed_objects"] = info.removed_objects;
-    return d;
-  } else {
-    throw py::type_error("unreachable");  // HAS_REFRESH is false: the Python layer never calls this
-  }
+  std::optional<Result<RefreshInfo>> r;
+  Check(WithoutGil(oc, [&](Container& c) -> Status {
+    r.emplace(c.Refresh());
+    return Status::OK();
+  }));
+  RefreshInfo info = Value(std::move(*r));
+  py::dict d;
+  d["generation"] = info.generation;
+  d["changed"] = info.changed;
+  d["changed_objects"] = info.changed_objects;
+  d["removed_objects"] = info.removed_objects;
+  return d;
 }
-
-template <typename C>
-constexpr bool kHasRefresh = requires(C& c) { c.Refresh(); };
 
 py::dict CacheStatsDict(const CacheStats& s) {
   py::dict d;
@@ -88,13 +76,13 @@ py::dict SpaceDict(const SpaceInfo& s) {
   d["disk_total_bytes"] = s.disk_total_bytes;
   d["num_objects"] = s.num_objects;
   d["generation"] = s.generation;
+  d["held_bytes"] = s.held_bytes;
   return d;
 }
 
 }  // namespace
 
 void BindContainer(py::module_& m) {
-  m.attr("HAS_REFRESH") = kHasRefresh<Container>;
   m.def("version", [] { return std::string(Version()); }, "The slabfs library version.");
   m.def("set_log_level", [](const std::string& level) { Check(SetLogLevel(level)); },
         "Routes the engine's log lines to stderr at this spdlog level.");
@@ -142,7 +130,7 @@ void BindContainer(py::module_& m) {
                                return Value(std::move(r));
                              })
       .def("commit", [](const OpenContainer& c) { Check(WithoutGil(c, [](Container& k) { return k.Commit(); })); })
-      .def("refresh", &Refresh<Container>)
+      .def("refresh", &Refresh)
       .def("resolve",
            [](const OpenContainer& c, const std::string& path) {
              return Value(WithoutGil(c, [&](Container& k) { return k.Resolve(path); }), Ctx::kLookup);
