@@ -53,6 +53,29 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
   return Err(Status::NotFound(fmt::format("no attribute user.slab.{}", name)));
 }
 
+const std::vector<std::string>& RootSlabXattrNames() {
+  static const std::vector<std::string> names = {"user.slab.cache", "user.slab.space",
+                                                 "user.slab.generation"};
+  return names;
+}
+
+Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
+                                       std::string_view name) {
+  if (name == "cache") {
+    return fmt::format(
+        "hits={} misses={} bytes_read={} bytes_written={} evictions={} bypass_reads={} "
+        "bypass_writes={} resident_bytes={} budget_bytes={}",
+        c.hits, c.misses, c.bytes_read, c.bytes_written, c.evictions, c.bypass_reads,
+        c.bypass_writes, c.resident_bytes, c.budget_bytes);
+  }
+  if (name == "space") {
+    return fmt::format("file_bytes={} free_bytes={} held_bytes={} objects={}", s.file_bytes,
+                       s.free_bytes, s.held_bytes, s.num_objects);
+  }
+  if (name == "generation") return std::to_string(s.generation);
+  return Err(Status::NotFound(fmt::format("no attribute user.slab.{} on the root", name)));
+}
+
 std::string JoinXattrNames(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) {

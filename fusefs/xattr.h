@@ -3,7 +3,9 @@
 //   user.slab.NAME  facts about a dataset: its layout (dtype, shape,
 //                   maxshape, chunks, fill, filters, sparse, index, and all
 //                   of them as "layout"; see layout_edit.h for when they can
-//                   be set) and figures (stored, defined; read-only).
+//                   be set) and figures (stored, defined; read-only); on the
+//                   mount's root directory, figures of the container (cache,
+//                   space, generation; read-only).
 //   user.NAME       the object's slabfs attribute NAME, as text.
 //   anything else   not supported (security.*, system.*, trusted.*).
 //
@@ -53,6 +55,18 @@ using CountDefinedFn = std::function<Result<uint64_t>()>;
 // on.
 Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name,
                                    const CountDefinedFn& count_defined = {});
+
+// The user.slab.* names of the mount's root directory, in listing order.
+const std::vector<std::string>& RootSlabXattrNames();
+
+// The text of user.slab.<name> of the root directory, or NotFound:
+//   cache       the chunk cache's counters (CacheStats), "hits=12 misses=3
+//               bytes_read=... bytes_written=... evictions=... bypass_reads=...
+//               bypass_writes=... resident_bytes=... budget_bytes=..."
+//   space       "file_bytes=... free_bytes=... held_bytes=... objects=..."
+//   generation  the commit the mount reads (a follow mount's moves on)
+Result<std::string> RootSlabXattrValue(const CacheStats& cache, const SpaceInfo& space,
+                                       std::string_view name);
 
 // A listxattr reply: each name followed by a NUL.
 std::string JoinXattrNames(const std::vector<std::string>& names);

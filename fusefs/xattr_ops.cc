@@ -47,6 +47,11 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
       case XattrSpace::kSlab: {
         auto info = fs.container.Stat(ino);
         if (!info) return Refuse(op, where(), info.error());
+        if (ino == kRootId) {
+          auto value = RootSlabXattrValue(fs.container.cache_stats(), fs.container.space(), x.name);
+          if (!value) return QuietRefuseErrno(op, where, ENODATA, value.error().message());
+          return ReplyXattrBytes(req, op, fs, ino, *value, size);
+        }
         if (info->kind != ObjectKind::kDataset) {
           return QuietRefuseErrno(op, where, ENODATA, "groups have no user.slab.*");
         }
@@ -84,6 +89,7 @@ void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     if (!info) return Refuse("listxattr", Describe(fs, ino), info.error());
     std::vector<std::string> names;
     if (info->kind == ObjectKind::kDataset) names = SlabXattrNames();
+    if (ino == kRootId) names = RootSlabXattrNames();
     auto attrs = fs.container.ListAttributes(ino);
     if (!attrs) return Refuse("listxattr", Describe(fs, ino), attrs.error());
     for (const std::string& a : *attrs) names.push_back(std::string(kUserPrefix) + a);

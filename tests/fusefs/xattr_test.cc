@@ -135,5 +135,26 @@ TEST(XattrTest, JoinsNamesWithNuls) {
   EXPECT_EQ(JoinXattrNames({}), "");
 }
 
+TEST(XattrTest, TheRootShowsContainerFigures) {
+  CacheStats c;
+  c.hits = 5;
+  c.misses = 2;
+  c.budget_bytes = 64 << 20;
+  SpaceInfo sp;
+  sp.file_bytes = 4096;
+  sp.held_bytes = 7;
+  sp.generation = 9;
+  auto cache = RootSlabXattrValue(c, sp, "cache");
+  ASSERT_TRUE(cache.has_value());
+  EXPECT_EQ(*cache,
+            "hits=5 misses=2 bytes_read=0 bytes_written=0 evictions=0 bypass_reads=0 "
+            "bypass_writes=0 resident_bytes=0 budget_bytes=67108864");
+  EXPECT_EQ(RootSlabXattrValue(c, sp, "space").value(),
+            "file_bytes=4096 free_bytes=0 held_bytes=7 objects=0");
+  EXPECT_EQ(RootSlabXattrValue(c, sp, "generation").value(), "9");
+  EXPECT_EQ(RootSlabXattrValue(c, sp, "dtype").error().code(), Code::kNotFound);
+  EXPECT_EQ(RootSlabXattrNames().size(), 3u);
+}
+
 }  // namespace
 }  // namespace slabfs::fusefs

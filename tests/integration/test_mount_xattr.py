@@ -47,6 +47,41 @@ def test_slab_metadata_is_readable(c, mounter):
     assert e.value.errno == errno.ENODATA
 
 
+def fields(text):
+    return {k: int(v) for k, v in (f.split("=") for f in text.split())}
+
+
+def test_the_root_shows_the_cache_and_space_figures(c, mounter):
+    m = mounter(c, "-o", "cache_size=8M")
+    names = os.listxattr(m.path)
+    for n in ("user.slab.cache", "user.slab.space", "user.slab.generation"):
+        assert n in names
+    before = fields(getfattr_value(m.path, "user.slab.cache"))
+    assert before["budget_bytes"] == 8 << 20
+    for key in ("hits", "misses", "bytes_read", "bytes_written", "evictions", "bypass_reads",
+                "bypass_writes", "resident_bytes"):
+        assert key in before
+    # Reads of the dataset reach the engine (a fresh mount has no page
+    # cache for it): the counters move.
+    with open(mpath(m, "/g/ds"), "rb") as f:
+        f.read()
+    after = fields(getfattr_value(m.path, "user.slab.cache"))
+    assert after["bytes_read"] + after["hits"] > before["bytes_read"] + before["hits"]
+    space = fields(getfattr_value(m.path, "user.slab.space"))
+    assert space["file_bytes"] == os.path.getsize(c)
+    assert space["objects"] == 3
+    assert int(getfattr_value(m.path, "user.slab.generation")) >= 2
+    # Read-only figures; other groups have none.
+    r = run("setfattr", "-n", "user.slab.cache", "-v", "0", m.path, check=False)
+    assert r.returncode != 0
+    with pytest.raises(OSError) as e:
+        os.getxattr(mpath(m, "/g"), "user.slab.cache")
+    assert e.value.errno == errno.ENODATA
+    with pytest.raises(OSError) as e:
+        os.getxattr(m.path, "user.slab.dtype")
+    assert e.value.errno == errno.ENODATA
+
+
 def test_slab_layout_of_a_dataset_holding_data_is_fixed(c, mounter):
     m = mounter(c)
     ds = mpath(m, "/g/ds")
