@@ -293,7 +293,9 @@ class ZarrImporter {
           if (dot == std::string_view::npos) break;
           key.remove_prefix(dot + 1);
         }
-        if (!ok || c.size() != rank || !IsFile(item.dir / name)) continue;
+        // Anything but a directory under a chunk key is read as a chunk, so
+        // that a FIFO or device there is refused rather than skipped.
+        if (!ok || c.size() != rank || IsDir(item.dir / name)) continue;
         add(c);
       }
     } else {
@@ -320,7 +322,7 @@ class ZarrImporter {
       if (!v) continue;
       const fs::path p = dir / name;
       prefix.push_back(*v);
-      if (last && IsFile(p)) {
+      if (last && !IsDir(p)) {
         add(prefix);
       } else if (!last && IsDir(p)) {
         SLABFS_RETURN_IF_ERROR(ListNested(p, rank, prefix, add));
