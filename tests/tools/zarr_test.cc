@@ -146,6 +146,11 @@ TEST(ZarrMetadataTest, ParsesAV2Array) {
   EXPECT_EQ(a.codecs[0].shuffle, 1);  // automatic: byte shuffle for 2-byte elements
   EXPECT_EQ(FiltersFor(a), "shuffle,deflate=4");
   EXPECT_EQ(ChunkKey(a, {2, 13}), "2/13");
+  // An integral float fill fits an integer dtype.
+  auto f = ParseZarray(V2(R"(, "fill_value": -4.0)"), ".zarray");
+  ASSERT_TRUE(f.has_value());
+  std::memcpy(&fill, f->array.fill.data(), 2);
+  EXPECT_EQ(fill, -4);
 }
 
 TEST(ZarrMetadataTest, NamesWhatSlabfsCannotHold) {
@@ -168,6 +173,8 @@ TEST(ZarrMetadataTest, RejectsInvalidMetadata) {
   for (std::string field : {R"("shape": [-1, 20])", R"("shape": [1.5, 20])", R"("shape": "big")",
                             R"("chunks": [0, 8])", R"("chunks": [4])", R"("order": "K")",
                             R"("fill_value": "many")", R"("fill_value": 70000)",
+                            R"("fill_value": -9.3e18)", R"("fill_value": 1e30)",
+                            R"("fill_value": 2.5)", R"("fill_value": [1])",
                             R"("shape": [4294967296, 4294967296, 4294967296])",
                             R"("dimension_separator": "-")", R"("zarr_format": 3)",
                             R"("compressor": {"id": "zlib", "level": 12})"}) {

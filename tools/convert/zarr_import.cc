@@ -182,6 +182,8 @@ class ZarrImporter {
   // plan. `dest` is its container path.
   Status Plan(const fs::path& dir, const std::string& store_path, const std::string& dest,
               int kind, bool top) {
+    // Walking a large store takes a while before the first chunk is copied.
+    SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
     struct stat st {};
     if (stat(dir.c_str(), &st) == 0 && !visited_.insert({st.st_dev, st.st_ino}).second) {
       return Status::Corruption(

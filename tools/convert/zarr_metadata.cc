@@ -212,7 +212,10 @@ Result<std::string> ParseFill(const Json* v, const ZarrArray& a, std::string_vie
     ui = static_cast<uint64_t>(si);
   } else if (v->is_number_float()) {
     const double d = v->get<double>();
-    if (!(d == std::floor(d)) || d < -9.3e18 || d > 1.8e19) return bad();
+    // [-2^63, 2^64): the casts below are defined; the range checks follow.
+    if (!(d == std::floor(d)) || d < -9223372036854775808.0 || d >= 18446744073709551616.0) {
+      return bad();
+    }
     negative = d < 0;
     if (negative) {
       si = static_cast<int64_t>(d);
