@@ -1,0 +1,149 @@
+"""Zarr stores for the import/export tests: data, a hand-written Zarr v3
+array writer (zarr.json plus chunks encoded with numcodecs and a CRC-32C
+written out here), and checks of what a container holds."""
+import gzip
+import json
+import os
+
+import numcodecs
+import numpy as np
+
+from conftest import info, slab
+from mounting import export
+
+DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8"]
+
+V3_CASES = {
+    "bytes": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "big_gzip": [{"name": "bytes", "configuration": {"endian": "big"}},
+                 {"name": "gzip", "configuration": {"level": 7}}],
+    "blosc_crc": [{"name": "bytes", "configuration": {"endian": "little"}},
+                  {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 4,
+                                                      "shuffle": "shuffle", "typesize": 4,
+                                                      "blocksize": 0}},
+                  {"name": "crc32c"}],
+    "transpose": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}},
+                  {"name": "bytes", "configuration": {"endian": "little"}},
+                  {"name": "gzip", "configuration": {"level": 1}}],
+}
+
+
+def le(dtype):
+    return np.dtype(dtype).newbyteorder("<")
+
+
+def values(dtype, shape, seed=0):
+    """Data spanning the dtype's range (negative, large) that compresses."""
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        a = rng.integers(-1000, 1000, n).astype(dt) / 8
+    else:
+        info_ = np.iinfo(dt)
+        a = rng.integers(info_.min, info_.max, n, dtype=dt.newbyteorder("="), endpoint=True)
+        a[: n // 2] = a[: n // 2] % 7  # a compressible half
+    return a.reshape(shape).astype(dt)
+
+
+def check_same(c, path, z):
+    """The dataset `path` of container `c` holds exactly z[...]."""
+    want = np.ascontiguousarray(z[...]).astype(le(z.dtype))
+    got = export(c, path)
+    assert len(got) == want.nbytes, (path, len(got), want.nbytes)
+    if want.dtype.kind == "f":
+        g = np.frombuffer(got, dtype=want.dtype).reshape(want.shape)
+        np.testing.assert_array_equal(g, want)  # NaN == NaN here
+    else:
+        assert got == want.tobytes(), path
+
+
+def filters_of(c, path):
+    """The dataset's filters as `slab info` names them, "" for none."""
+    f = info(c, path)["filters"]
+    return "" if f == "none" else f
+
+
+def snapshot(c):
+    """What a container holds (tree, layouts, attributes, data), to show
+    that a refused command changed nothing. The file's bytes are not
+    compared: opening for writing records the lock holder in it."""
+    tree = slab("ls", "-l", "-r", c).stdout
+    paths = [ln.split()[-1].rstrip("/") for ln in tree.splitlines() if ln.strip()]
+    out = [tree, json.dumps(info(c, "/"))]
+    for p in paths:
+        p = "/" + p.lstrip("/")
+        i = info(c, p)
+        out.append(json.dumps(i))
+        if i["kind"] == "dataset":
+            out.append(export(c, p))
+    return out
+
+
+def crc32c(data):
+    """CRC-32C (Castagnoli), written out here as the oracle."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def write_v3_array(path, array, chunks, codecs, fill=0, separator="/", encoding="default",
+                   attributes=None, dimension_names=None, data_type=None, skip=()):
+    """A Zarr v3 array store written by hand. `codecs` is the zarr.json list;
+    chunks are encoded here with the same codecs (bytes, transpose, gzip,
+    blosc, crc32c). Chunk coordinates in `skip` are left out."""
+    os.makedirs(path)
+    meta = {
+        "zarr_format": 3, "node_type": "array", "shape": list(array.shape),
+        "data_type": data_type or np.dtype(array.dtype).newbyteorder("=").name,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+        "chunk_key_encoding": {"name": encoding, "configuration": {"separator": separator}},
+        "fill_value": fill, "codecs": codecs, "attributes": attributes or {},
+    }
+    if dimension_names is not None:
+        meta["dimension_names"] = dimension_names
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump(meta, f)
+    grid = [-(-s // c) for s, c in zip(array.shape, chunks)]
+    for coords in np.ndindex(*grid):
+        if coords in skip:
+            continue
+        block = np.full(chunks, fill if not isinstance(fill, str) else np.nan, dtype=array.dtype)
+        sl = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, chunks, array.shape))
+        block[tuple(slice(0, x.stop - x.start) for x in sl)] = array[sl]
+        data = None
+        for codec in codecs:
+            name, cfg = codec["name"], codec.get("configuration", {})
+            if name == "transpose":
+                block = np.transpose(block, cfg["order"])
+            elif name == "bytes":
+                order = ">" if cfg.get("endian") == "big" else "<"
+                data = np.ascontiguousarray(block).astype(block.dtype.newbyteorder(order)).tobytes()
+            elif name == "gzip":
+                data = gzip.compress(data, compresslevel=cfg["level"])
+            elif name == "blosc":
+                shuffle = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}[cfg["shuffle"]]
+                data = numcodecs.Blosc(cname=cfg["cname"], clevel=cfg["clevel"],
+                                       shuffle=shuffle).encode(
+                    np.frombuffer(data, dtype=f"u{cfg['typesize']}"))
+            elif name == "crc32c":
+                data = data + crc32c(data).to_bytes(4, "little")
+            else:
+                raise AssertionError(name)
+        if encoding == "default":
+            key = separator.join(["c", *map(str, coords)])
+        else:
+            key = separator.join(map(str, coords))
+        full = os.path.join(path, *key.split("/"))
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(data)
+
+
+def no_leftovers(directory, name):
+    """Neither `name` nor a temporary `.name.slab-*` is in `directory`."""
+    left = [f for f in os.listdir(directory) if f == name or f.startswith(f".{name}.slab")]
+    assert left == [], left

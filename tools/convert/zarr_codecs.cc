@@ -1,0 +1,326 @@
+#include "tools/convert/zarr_codecs.h"
+
+#include <blosc.h>
+#include <libdeflate.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+namespace slabfs::tools::convert {
+namespace {
+
+// libdeflate compressors and the decompressor, one set per thread.
+struct Deflaters {
+  libdeflate_compressor* by_level[13] = {};
+  libdeflate_decompressor* inflater = nullptr;
+  ~Deflaters() {
+    for (auto* c : by_level) libdeflate_free_compressor(c);
+    libdeflate_free_decompressor(inflater);
+  }
+};
+
+Deflaters& ThreadDeflaters() {
+  thread_local Deflaters d;
+  return d;
+}
+
+Result<libdeflate_compressor*> CompressorFor(int level) {
+  level = std::clamp(level, 0, 12);
+  libdeflate_compressor*& c = ThreadDeflaters().by_level[level];
+  if (!c) c = libdeflate_alloc_compressor(level);
+  if (!c) return Err(Status::IOError(fmt::format("no memory for a level-{} compressor", level)));
+  return c;
+}
+
+Result<libdeflate_decompressor*> Decompressor() {
+  libdeflate_decompressor*& d = ThreadDeflaters().inflater;
+  if (!d) d = libdeflate_alloc_decompressor();
+  if (!d) return Err(Status::IOError("no memory for a decompressor"));
+  return d;
+}
+
+Result<std::string> Deflate(bool gzip, int level, const std::string& in) {
+  SLABFS_ASSIGN_OR_RETURN(libdeflate_compressor * z, CompressorFor(level));
+  const size_t bound = gzip ? libdeflate_gzip_compress_bound(z, in.size())
+                            : libdeflate_zlib_compress_bound(z, in.size());
+  std::string out(bound, '\0');
+  const size_t n = gzip ? libdeflate_gzip_compress(z, in.data(), in.size(), out.data(), bound)
+                        : libdeflate_zlib_compress(z, in.data(), in.size(), out.data(), bound);
+  if (n == 0) return Err(Status::IOError("deflate failed within its own bound"));
+  out.resize(n);
+  return out;
+}
+
+// Inflates a whole zlib or gzip stream into exactly `expected` bytes; the
+// stream must end where the input does.
+Status Inflate(bool gzip, std::string_view in, size_t expected, std::string_view what,
+               std::string* out) {
+  SLABFS_ASSIGN_OR_RETURN(libdeflate_decompressor * z, Decompressor());
+  out->resize(expected);
+  size_t used = 0, made = 0;
+  const libdeflate_result rc =
+      gzip ? libdeflate_gzip_decompress_ex(z, in.data(), in.size(), out->data(), expected, &used,
+                                           &made)
+           : libdeflate_zlib_decompress_ex(z, in.data(), in.size(), out->data(), expected, &used,
+                                           &made);
+  const char* kind = gzip ? "gzip" : "zlib";
+  if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
+    return Status::Corruption(
+        fmt::format("{}: the {} stream holds more than the chunk's {} bytes", what, kind,
+                    expected));
+  }
+  if (rc != LIBDEFLATE_SUCCESS) {
+    return Status::Corruption(
+        fmt::format("{}: the {} stream is damaged or truncated", what, kind));
+  }
+  if (made != expected) {
+    return Status::Corruption(fmt::format("{}: the {} stream decodes to {} bytes, not the chunk's {}",
+                                          what, kind, made, expected));
+  }
+  if (used != in.size()) {
+    return Status::Corruption(fmt::format("{}: {} bytes follow the end of the {} stream", what,
+                                          in.size() - used, kind));
+  }
+  return Status::OK();
+}
+
+Result<std::string> BloscEncode(const ZarrCodec& c, const std::string& in) {
+  if (in.size() > BLOSC_MAX_BUFFERSIZE) {
+    return Err(Status::NotSupported(fmt::format(
+        "a chunk of {} bytes is over blosc's limit of {} bytes", in.size(), BLOSC_MAX_BUFFERSIZE)));
+  }
+  if (!BloscHasCompressor(c.cname)) {
+    return Err(Status::NotSupported(
+        fmt::format("this c-blosc has no '{}' compressor", c.cname)));
+  }
+  std::string out(in.size() + BLOSC_MAX_OVERHEAD, '\0');
+  const int n = blosc_compress_ctx(c.level, c.shuffle, std::max<size_t>(1, c.typesize), in.size(),
+                                   in.data(), out.data(), out.size(), c.cname.c_str(), 0, 1);
+  if (n <= 0) return Err(Status::IOError(fmt::format("blosc ({}) failed to compress", c.cname)));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+Status BloscDecode(std::string_view in, size_t expected, std::string_view what, std::string* out) {
+  if (in.size() < BLOSC_MIN_HEADER_LENGTH) {
+    return Status::Corruption(
+        fmt::format("{}: {} bytes are too short for a blosc header", what, in.size()));
+  }
+  size_t nbytes = 0, cbytes = 0, blocksize = 0;
+  blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &blocksize);
+  if (cbytes != in.size()) {
+    return Status::Corruption(fmt::format(
+        "{}: the blosc header says {} compressed bytes but the chunk holds {}{}", what, cbytes,
+        in.size(), cbytes > in.size() ? " (truncated)" : ""));
+  }
+  size_t validated = 0;
+  if (blosc_cbuffer_validate(in.data(), in.size(), &validated) < 0 || validated != nbytes) {
+    return Status::Corruption(fmt::format("{}: the blosc header is damaged", what));
+  }
+  if (nbytes != expected) {
+    return Status::Corruption(fmt::format(
+        "{}: the blosc stream decodes to {} bytes, not the chunk's {}", what, nbytes, expected));
+  }
+  out->resize(expected);
+  if (expected == 0) return Status::OK();
+  const int n = blosc_decompress_ctx(in.data(), out->data(), expected, 1);
+  if (n < 0 || static_cast<size_t>(n) != expected) {
+    return Status::Corruption(fmt::format("{}: the blosc stream is damaged", what));
+  }
+  return Status::OK();
+}
+
+// CRC-32C: the SSE4.2 instruction where the CPU has it, else a table.
+uint32_t Crc32cTable(uint32_t crc, const unsigned char* p, size_t n) {
+  static const auto table = [] {
+    std::unique_ptr<uint32_t[]> t(new uint32_t[256]);
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+      t[i] = c;
+    }
+    return t;
+  }();
+  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(uint32_t crc, const unsigned char* p,
+                                                          size_t n) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32;
+}
+#endif
+
+}  // namespace
+
+uint32_t Crc32c(const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+#if defined(__x86_64__)
+  static const bool hardware = __builtin_cpu_supports("sse4.2");
+  if (hardware) return ~Crc32cHardware(~0u, p, n);
+#endif
+  return ~Crc32cTable(~0u, p, n);
+}
+
+bool BloscHasCompressor(std::string_view cname) {
+  return blosc_compname_to_compcode(std::string(cname).c_str()) >= 0;
+}
+
+Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::string raw) {
+  std::string cur = std::move(raw);
+  for (const ZarrCodec& c : codecs) {
+    switch (c.kind) {
+      case ZarrCodec::Kind::kZlib:
+      case ZarrCodec::Kind::kGzip: {
+        SLABFS_ASSIGN_OR_RETURN(cur, Deflate(c.kind == ZarrCodec::Kind::kGzip, c.level, cur));
+        break;
+      }
+      case ZarrCodec::Kind::kBlosc: {
+        SLABFS_ASSIGN_OR_RETURN(cur, BloscEncode(c, cur));
+        break;
+      }
+      case ZarrCodec::Kind::kCrc32c: {
+        const uint32_t crc = Crc32c(cur.data(), cur.size());
+        for (int i = 0; i < 4; ++i) cur.push_back(static_cast<char>(crc >> (8 * i)));
+        break;
+      }
+    }
+  }
+  return cur;
+}
+
+Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
+                   std::string_view what, std::string* out) {
+  // The size of each codec's input when the chunk was encoded, where it is
+  // known without the data: only a checksum changes it before a compressor,
+  // and a compressor's output size is what the decoder needs.
+  std::vector<size_t> size_in(codecs.size());
+  size_t s = expected;
+  for (size_t i = 0; i < codecs.size(); ++i) {
+    size_in[i] = s;
+    if (codecs[i].kind == ZarrCodec::Kind::kCrc32c) s += 4;
+  }
+  std::string a(stored), b;
+  for (size_t i = codecs.size(); i-- > 0;) {
+    const ZarrCodec& c = codecs[i];
+    switch (c.kind) {
+      case ZarrCodec::Kind::kCrc32c: {
+        if (a.size() < 4) {
+          return Status::Corruption(
+              fmt::format("{}: {} bytes are too short for a CRC-32C", what, a.size()));
+        }
+        const size_t body = a.size() - 4;
+        uint32_t want = 0;
+        for (int k = 0; k < 4; ++k) want |= uint32_t{static_cast<unsigned char>(a[body + k])} << (8 * k);
+        if (Crc32c(a.data(), body) != want) {
+          return Status::Corruption(fmt::format("{}: CRC-32C mismatch", what));
+        }
+        a.resize(body);
+        break;
+      }
+      case ZarrCodec::Kind::kZlib:
+      case ZarrCodec::Kind::kGzip:
+        SLABFS_RETURN_IF_ERROR(Inflate(c.kind == ZarrCodec::Kind::kGzip, a, size_in[i], what, &b));
+        a.swap(b);
+        break;
+      case ZarrCodec::Kind::kBlosc:
+        SLABFS_RETURN_IF_ERROR(BloscDecode(a, size_in[i], what, &b));
+        a.swap(b);
+        break;
+    }
+  }
+  if (a.size() != expected) {
+    return Status::Corruption(fmt::format("{}: the chunk holds {} bytes, not the {} its shape needs",
+                                          what, a.size(), expected));
+  }
+  out->swap(a);
+  return Status::OK();
+}
+
+void SwapBytes(char* data, size_t n, size_t item_size) {
+  switch (item_size) {
+    case 2:
+      for (size_t i = 0; i + 2 <= n; i += 2) {
+        uint16_t v;
+        std::memcpy(&v, data + i, 2);
+        v = __builtin_bswap16(v);
+        std::memcpy(data + i, &v, 2);
+      }
+      break;
+    case 4:
+      for (size_t i = 0; i + 4 <= n; i += 4) {
+        uint32_t v;
+        std::memcpy(&v, data + i, 4);
+        v = __builtin_bswap32(v);
+        std::memcpy(data + i, &v, 4);
+      }
+      break;
+    case 8:
+      for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t v;
+        std::memcpy(&v, data + i, 8);
+        v = __builtin_bswap64(v);
+        std::memcpy(data + i, &v, 8);
+      }
+      break;
+    default:
+      for (size_t i = 0; item_size > 1 && i + item_size <= n; i += item_size) {
+        std::reverse(data + i, data + i + item_size);
+      }
+  }
+}
+
+void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order,
+                 size_t item_size, char* out) {
+  const size_t rank = a_shape.size();
+  if (rank == 0) return;
+  // Element strides of B (C order over b_shape), then the stride in B of a
+  // step along each dimension of A: q[i] = p[order[i]].
+  Dims b_stride(rank);
+  uint64_t s = 1;
+  for (size_t i = rank; i-- > 0;) {
+    b_stride[i] = s;
+    s *= a_shape[order[i]];
+  }
+  Dims a_step(rank);
+  for (size_t i = 0; i < rank; ++i) a_step[order[i]] = b_stride[i];
+  uint64_t total = 1;
+  for (uint64_t n : a_shape) total *= n;
+  if (total == 0) return;
+  Dims p(rank, 0);
+  uint64_t q = 0;  // the offset in B of position p of A
+  const uint64_t inner = a_shape[rank - 1];
+  const uint64_t inner_step = a_step[rank - 1];
+  for (uint64_t done = 0; done < total; done += inner) {
+    uint64_t from = q;
+    char* dst = out + done * item_size;
+    for (uint64_t k = 0; k < inner; ++k, from += inner_step) {
+      std::memcpy(dst + k * item_size, in + from * item_size, item_size);
+    }
+    // Next row of A: carry through the outer dimensions.
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++p[d] < a_shape[d]) {
+        q += a_step[d];
+        break;
+      }
+      q -= a_step[d] * (a_shape[d] - 1);
+      p[d] = 0;
+    }
+  }
+}
+
+}  // namespace slabfs::tools::convert

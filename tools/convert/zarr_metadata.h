@@ -1,0 +1,107 @@
+// Zarr array metadata: v2's .zarray and v3's zarr.json read into one
+// description (ZarrArray), chunk keys, and the metadata slab export writes.
+//
+// Reading separates two kinds of trouble. Metadata that breaks the spec
+// (bad JSON types, negative or absurd shapes, a chunk shape of another
+// rank, an unknown order) is an error: Corruption naming the file. An array
+// that is valid Zarr but that slabfs cannot hold (a dtype such as bool,
+// complex or strings, a codec such as sharding or zstd, a 0-d array,
+// chunks over slabfs's 1 GiB chunk limit) parses with `unsupported` saying
+// what, so that the import can skip it with a note, or refuse it with
+// --strict.
+#ifndef SLABFS_TOOLS_CONVERT_ZARR_METADATA_H_
+#define SLABFS_TOOLS_CONVERT_ZARR_METADATA_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slabfs/status.h"
+#include "slabfs/types.h"
+#include "tools/convert/zarr_codecs.h"
+#include "tools/convert/zarr_json.h"
+
+namespace slabfs::tools::convert {
+
+// The attribute that holds a dataset's max shape in an exported store
+// (a list with null for an unlimited dimension), read back on import.
+inline constexpr std::string_view kMaxShapeAttribute = "_slab_max_shape";
+// xarray's convention for dimension names (v2), which slabfs keeps as a
+// string attribute holding a JSON list such as ["time","lat","lon"].
+inline constexpr std::string_view kDimensionsAttribute = "_ARRAY_DIMENSIONS";
+
+struct ZarrArray {
+  int zarr_format = 2;
+  DType dtype = DType::kU1;
+  bool big_endian = false;        // elements are stored big-endian
+  Dims shape;
+  Dims chunks;
+  std::string fill;               // ItemSize(dtype) little-endian bytes
+  // The chunk's stored dimension order: empty for C order, else the
+  // permutation of the transpose codec (v2's F order is rank-1, ..., 0).
+  std::vector<size_t> transpose;
+  std::vector<ZarrCodec> codecs;  // bytes -> bytes, in the order Zarr encodes
+  // Chunk keys: v3's default encoding starts with "c"; the separator is
+  // '.' (flat names) or '/' (nested directories).
+  bool key_prefix_c = false;
+  char separator = '.';
+  Json attributes = Json::object();
+  // v3's dimension_names (strings or nulls), when given.
+  std::optional<Json> dimension_names;
+
+  uint64_t chunk_elements() const;  // product of chunks
+};
+
+struct ParsedArray {
+  ZarrArray array;
+  std::string unsupported;  // empty when slabfs can hold the array
+};
+
+// `what` names the metadata file in messages.
+Result<ParsedArray> ParseZarray(const Json& zarray, std::string_view what);
+Result<ParsedArray> ParseV3Array(const Json& zarr_json, std::string_view what);
+// Checks a v3 group's zarr.json and returns its attributes.
+Result<Json> ParseV3Group(const Json& zarr_json, std::string_view what);
+
+// A chunk index from one component of a chunk key: decimal digits without
+// a sign or leading zeros; nullopt otherwise.
+std::optional<uint64_t> ParseKeyIndex(std::string_view text);
+// The key of the chunk at `coords` ("0.3", "0/3", "c/0/3").
+std::string ChunkKey(const ZarrArray& a, const Dims& coords);
+
+// The slabfs filter pipeline that keeps an imported array compressed the
+// way its source was: "shuffle" when the source shuffled (blosc), deflate
+// at the zlib/gzip level (blosc: its clevel with cname zlib, else 1; none
+// at level 0), "checksum" for a crc32c codec.
+std::string FiltersFor(const ZarrArray& a);
+
+// The element value as Zarr JSON writes it (numbers; "NaN", "Infinity",
+// "-Infinity" for floats; v3 writes other NaNs as "0x..." bit patterns).
+Json FillToJson(DType t, std::string_view bytes, int zarr_format);
+// The Zarr dtype names: "<f4", "|u1" (v2); "float32", "uint8" (v3).
+std::string V2DTypeName(DType t);
+std::string V3DTypeName(DType t);
+
+// How an exported dataset's chunks are encoded, from its slabfs filters:
+// deflate=N alone is zlib (v2) or gzip (v3) at level N; shuffle with deflate
+// is blosc with cname zlib, byte shuffle and clevel N; checksum is v3's
+// crc32c (v2 has no such codec: `note` says it is dropped); shuffle alone
+// changes no stored value and is dropped.
+struct ExportEncoding {
+  std::vector<ZarrCodec> codecs;
+  Json metadata;     // v2: the "compressor" value; v3: the "codecs" list
+  std::string note;  // what could not be carried over, if anything
+};
+ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format);
+
+// The metadata document of an exported array (.zarray or zarr.json; v2's
+// attributes go to .zattrs instead) and of a group.
+Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format,
+                   const Json& attributes, const std::optional<Json>& dimension_names);
+Json GroupMetadata(int zarr_format, const Json& attributes);
+
+}  // namespace slabfs::tools::convert
+
+#endif  // SLABFS_TOOLS_CONVERT_ZARR_METADATA_H_
