@@ -566,11 +566,13 @@ class Importer {
           } else {
             std::vector<hsize_t> offset(rank);
             for (size_t k = 0; k < rank; ++k) offset[k] = c[k] * info.chunks[k];
+            unsigned mask = 0;
+            haddr_t addr = HADDR_UNDEF;
             hsize_t bytes = 0;
-            if (H5Dget_chunk_storage_size(d.get(), offset.data(), &bytes) < 0) {
+            if (H5Dget_chunk_info_by_coord(d.get(), offset.data(), &mask, &addr, &bytes) < 0) {
               return Hdf5Error(Code::kCorruption, fmt::format("{}: finding its chunks", s.src));
             }
-            stored = bytes > 0;
+            stored = addr != HADDR_UNDEF && bytes > 0;
           }
           if (stored) parts.push_back(c);
           return Status::OK();
