@@ -294,6 +294,13 @@ def mixed(tmp_path):
         f["zz_hard"] = f["ok"]
         f["t"] = np.dtype("i4")
         f.create_dataset("huge", shape=(2 ** 40, 2 ** 40), chunks=(64, 64), dtype="f8")
+        # Data in other files is never read: a hostile file could name any.
+        raw = tmp_path / "raw.bin"
+        raw.write_bytes(bytes(range(16)))
+        f.create_dataset("extdata", shape=(16,), dtype="u1", external=[(str(raw), 0, 16)])
+        layout = h5py.VirtualLayout(shape=(3,), dtype="i8")
+        layout[:] = h5py.VirtualSource(str(other), "d", shape=(3,))
+        f.create_virtual_dataset("vds", layout)
     return path
 
 
@@ -316,6 +323,8 @@ def test_import_skips_what_slabfs_cannot_hold(mixed, tmp_path):
         "skipped /soft: a soft link to /ok",
         "skipped /strs: variable-length string data",
         "note: /t: a named datatype",
+        "skipped /extdata: its data lives in external files, which are not read",
+        "skipped /vds: a virtual dataset (its source files are not read)",
     ]
     for e in expect:
         assert any(line.startswith(e) for line in lines), (e, cp.stdout)

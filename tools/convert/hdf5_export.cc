@@ -237,7 +237,6 @@ class Exporter {
     const DatasetOut& d = datasets_[i];
     const DatasetInfo& info = d.info;
     const bool is_scale = scales_.is_scale[i];
-    const bool has_scales = scales_.named[i] && !is_scale;
     std::vector<hsize_t> dims = ToHsize(info.shape), max = ToHsize(info.max_shape);
     for (hsize_t& m : max) {
       if (m == kUnlimited) m = H5S_UNLIMITED;
@@ -263,9 +262,11 @@ class Exporter {
     for (const auto& [name, value] : d.attrs) {
       if (d.scalar && name == kScalarAttribute) continue;
       if (name == kArrayDimensions && scales_.named[i]) continue;
+      // libhdf5's dimension scale attributes: a value of another type
+      // under these names would mislead every reader of the file.
       const bool reserved = name == "DIMENSION_LIST" || name == "REFERENCE_LIST" ||
                             (is_scale && (name == "CLASS" || name == "NAME"));
-      if (reserved && (is_scale || has_scales)) {
+      if (reserved) {
         out_ << fmt::format("skipped attribute '{}' of {}: the dimension scales of the file use "
                             "that name\n", name, d.src);
         continue;
