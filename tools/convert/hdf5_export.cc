@@ -148,7 +148,9 @@ class Exporter {
     DatasetOut d{id, src, path, group, ds->info(), {}, false};
     SLABFS_ASSIGN_OR_RETURN(d.attrs, AttributesOf(id, src));
     for (const auto& [name, value] : d.attrs) {
-      if (name == kScalarAttribute && d.info.shape == Dims{1}) d.scalar = true;
+      if (name == kScalarAttribute && d.info.shape == Dims{1} && d.info.max_shape == Dims{1}) {
+        d.scalar = true;
+      }
     }
     datasets_.push_back(std::move(d));
     return Status::OK();

@@ -75,7 +75,7 @@ struct Step {
   bool chunked = false;  // the container's chunks are the source's chunks
   // Chunks the source never allocated read as the fill value there and
   // here, so they are not copied (false when _FillValue overrides the
-  // source's fill value, or the chunks differ).
+  // source's fill value).
   bool skip_unallocated = false;
 };
 
@@ -305,7 +305,6 @@ class Importer {
     SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
     // netCDF's dimensions without a variable are placeholders, not data.
     if (namer_->IsPlaceholder(d)) return Status::OK();
-    SLABFS_RETURN_IF_ERROR(CheckFree(dest));
     SLABFS_ASSIGN_OR_RETURN(H5Handle type, Checked(H5Dget_type(d), Code::kCorruption, src));
     TypeMatch m = MatchHdf5Type(type.get());
     if (!m.dtype) {
@@ -397,6 +396,7 @@ class Importer {
                                 Attribute::String(DimensionsJson(**names)));
       }
     }
+    SLABFS_RETURN_IF_ERROR(CheckFree(dest));
     SLABFS_ASSIGN_OR_RETURN(uint64_t bytes, ExpectedBytes(d, step));
     expected_.emplace_back(bytes, steps_.size());
     steps_.push_back(std::move(step));
