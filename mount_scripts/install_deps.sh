@@ -18,6 +18,7 @@ PACKAGES=(
   python3 python3-numpy python3-pytest
   python3-h5py python3-netcdf4 python3-zarr python3-numcodecs python3-dask  # interop tests
   netcdf-bin  # ncdump reads exported netCDF-4 files in the tests
+  time  # /usr/bin/time measures the peak memory of an import in the tests
   pybind11-dev python3-pybind11 python3-dev python3-xarray python3-distributed  # the Python binding, Dask, xarray
 )
 
