@@ -180,6 +180,20 @@ bool BloscHasCompressor(std::string_view cname) {
   return blosc_compname_to_compcode(std::string(cname).c_str()) >= 0;
 }
 
+// numcodecs' Shuffle: byte b of element i goes to b * count + i; bytes
+// after the last whole element stay where they are.
+std::string ByteShuffle(std::string_view in, size_t stride, bool inverse) {
+  std::string out(in);
+  const size_t count = stride > 1 ? in.size() / stride : 0;
+  for (size_t i = 0; i < count; ++i) {
+    for (size_t b = 0; b < stride; ++b) {
+      if (inverse) out[i * stride + b] = in[b * count + i];
+      else out[b * count + i] = in[i * stride + b];
+    }
+  }
+  return out;
+}
+
 Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::string raw) {
   std::string cur = std::move(raw);
   for (const ZarrCodec& c : codecs) {
@@ -198,6 +212,9 @@ Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::strin
         for (int i = 0; i < 4; ++i) cur.push_back(static_cast<char>(crc >> (8 * i)));
         break;
       }
+      case ZarrCodec::Kind::kShuffle:
+        cur = ByteShuffle(cur, c.typesize, /*inverse=*/false);
+        break;
     }
   }
   return cur;
@@ -240,6 +257,9 @@ Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored
       case ZarrCodec::Kind::kBlosc:
         SLABFS_RETURN_IF_ERROR(BloscDecode(a, size_in[i], what, &b));
         a.swap(b);
+        break;
+      case ZarrCodec::Kind::kShuffle:
+        a = ByteShuffle(a, c.typesize, /*inverse=*/true);
         break;
     }
   }

@@ -19,17 +19,17 @@
 
 namespace slabfs::tools::convert {
 
-// One bytes -> bytes codec of a Zarr chunk: v2's compressor, or one of
-// v3's bytes-to-bytes codecs.
+// One bytes -> bytes codec of a Zarr chunk: v2's compressor or a v2 filter
+// (numcodecs' byte "shuffle"), or one of v3's bytes-to-bytes codecs.
 struct ZarrCodec {
-  enum class Kind { kZlib, kGzip, kBlosc, kCrc32c };
+  enum class Kind { kZlib, kGzip, kBlosc, kCrc32c, kShuffle };
   Kind kind = Kind::kZlib;
   int level = 1;          // zlib/gzip level, blosc clevel (0-9)
   std::string cname;      // blosc: lz4, lz4hc, blosclz, zstd, zlib, snappy
   // blosc: 0 none, 1 byte shuffle, 2 bit shuffle (v2's -1, automatic, is
   // resolved by the parser with the element size).
   int shuffle = 0;
-  size_t typesize = 1;    // blosc: the shuffle stride
+  size_t typesize = 1;    // blosc and shuffle: the shuffle stride
 };
 
 // Encodes `raw` with the codecs in order (as Zarr writes a chunk).

@@ -451,11 +451,25 @@ Result<ParsedArray> ParseZarray(const Json& j, std::string_view what) {
   }
   if (const Json* filters = Member(j, "filters"); filters && !filters->is_null()) {
     if (!filters->is_array()) return Err(Bad(what, "\"filters\" is not a list or null"));
+    // Filters run before the compressor. numcodecs' byte shuffle is ours;
+    // any other filter (delta, scale-offset, ...) is named and refused.
     std::string names;
     for (const Json& f : *filters) {
       const Json* id = Member(f, "id");
-      names += (names.empty() ? "" : ", ") +
-               (id && id->is_string() ? id->get<std::string>() : std::string("?"));
+      const std::string name = id && id->is_string() ? id->get<std::string>() : std::string("?");
+      if (name == "shuffle") {
+        const Json* es = Member(f, "elementsize");
+        const std::optional<int64_t> stride = es ? AsInt(*es) : std::optional<int64_t>(4);
+        if (!stride || *stride < 1 || *stride > 1 << 20) {
+          return Err(Bad(what, "the shuffle filter's \"elementsize\" is not a positive integer"));
+        }
+        ZarrCodec z;
+        z.kind = ZarrCodec::Kind::kShuffle;
+        z.typesize = static_cast<size_t>(*stride);
+        a.codecs.push_back(z);
+        continue;
+      }
+      names += (names.empty() ? "" : ", ") + name;
     }
     if (!names.empty() && p.unsupported.empty()) p.unsupported = fmt::format("filters {}", names);
   }
@@ -613,6 +627,9 @@ std::string FiltersFor(const ZarrArray& a) {
         break;
       case ZarrCodec::Kind::kCrc32c:
         checksum = true;
+        break;
+      case ZarrCodec::Kind::kShuffle:
+        shuffle |= item > 1;
         break;
     }
   }

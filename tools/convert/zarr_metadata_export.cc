@@ -134,6 +134,8 @@ ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format) {
       case ZarrCodec::Kind::kCrc32c:
         e.metadata.push_back({{"name", "crc32c"}});
         break;
+      case ZarrCodec::Kind::kShuffle:
+        break;  // never chosen for an export (shuffle goes inside blosc)
     }
   }
   return e;
