@@ -136,7 +136,7 @@ def write_v3_array(path, array, chunks, codecs, fill=0, separator="/", encoding=
         if encoding == "default":
             key = separator.join(["c", *map(str, coords)])
         else:
-            key = separator.join(map(str, coords))
+            key = separator.join(map(str, coords)) or "0"  # a 0-d array's one chunk
         full = os.path.join(path, *key.split("/"))
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "wb") as f:

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tools/convert/scalar.h"
 #include "tools/convert/zarr_codecs.h"
 #include "tools/convert/zarr_json.h"
 #include "tools/convert/zarr_metadata.h"
@@ -209,6 +210,64 @@ TEST(ZarrMetadataTest, ParsesAV3ArrayWithCodecs) {
   EXPECT_EQ(bits, 0x7ff8000000000001ull);
   EXPECT_EQ(FillToJson(DType::kF8, a.fill, 3), Json("0x7ff8000000000001"));
   EXPECT_EQ(FillToJson(DType::kF8, a.fill, 2), Json("NaN"));
+}
+
+TEST(ZarrMetadataTest, HoldsA0dArrayAsAScalar) {
+  auto v2 = ParseZarray(*ParseJson(R"({"zarr_format": 2, "shape": [], "chunks": [],
+    "dtype": "<f8", "fill_value": 1.5, "order": "F", "compressor": null, "filters": null})", "t"),
+                        ".zarray");
+  ASSERT_TRUE(v2.has_value()) << v2.error().ToString();
+  EXPECT_TRUE(v2->unsupported.empty()) << v2->unsupported;
+  EXPECT_TRUE(v2->array.scalar);
+  EXPECT_EQ(v2->array.shape, Dims{1});
+  EXPECT_EQ(v2->array.chunks, Dims{1});
+  EXPECT_TRUE(v2->array.transpose.empty());
+  EXPECT_EQ(ChunkKey(v2->array, {0}), "0");
+  // A chunk shape of another rank is still wrong.
+  auto bad = ParseZarray(*ParseJson(R"({"zarr_format": 2, "shape": [], "chunks": [1],
+    "dtype": "<f8", "fill_value": 0, "order": "C", "compressor": null})", "t"), ".zarray");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code(), Code::kCorruption);
+
+  auto j = ParseJson(R"({"zarr_format": 3, "node_type": "array", "shape": [],
+    "data_type": "int32", "fill_value": 7,
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": []}},
+    "chunk_key_encoding": {"name": "default"},
+    "codecs": [{"name": "transpose", "configuration": {"order": []}},
+               {"name": "bytes", "configuration": {"endian": "little"}}],
+    "dimension_names": []})", "t");
+  auto v3 = ParseV3Array(*j, "zarr.json");
+  ASSERT_TRUE(v3.has_value()) << v3.error().ToString();
+  EXPECT_TRUE(v3->unsupported.empty()) << v3->unsupported;
+  EXPECT_TRUE(v3->array.scalar);
+  EXPECT_EQ(v3->array.shape, Dims{1});
+  EXPECT_EQ(ChunkKey(v3->array, {0}), "c");
+  (*j)["chunk_key_encoding"] = Json({{"name", "v2"}});
+  EXPECT_EQ(ChunkKey(ParseV3Array(*j, "zarr.json")->array, {0}), "0");
+}
+
+TEST(ScalarTest, ExportedScalarIsFixedShapeOneWithTheMarker) {
+  DatasetOptions o;
+  o.shape = {5};
+  o.filters = "deflate=4";
+  MakeScalarOptions(&o);
+  EXPECT_EQ(o.shape, Dims{1});
+  EXPECT_EQ(o.max_shape, Dims{1});
+  EXPECT_EQ(o.chunks, Dims{1});
+  EXPECT_TRUE(o.filters.empty());
+  EXPECT_EQ(ScalarMarker().kind, Attribute::Kind::kNumeric);
+
+  DatasetInfo info;
+  info.shape = info.max_shape = {1};
+  const std::vector<std::string> marked{"units", std::string(kScalarAttribute)};
+  EXPECT_TRUE(IsExportedScalar(info, marked));
+  EXPECT_FALSE(IsExportedScalar(info, {"units"}));
+  info.max_shape = {kUnlimited};  // could grow: not a scalar
+  EXPECT_FALSE(IsExportedScalar(info, marked));
+  info.shape = info.max_shape = {1, 1};
+  EXPECT_FALSE(IsExportedScalar(info, marked));
+  info.shape = info.max_shape = {2};
+  EXPECT_FALSE(IsExportedScalar(info, marked));
 }
 
 TEST(ZarrMetadataTest, ChunkKeyIndexesAreCanonicalDecimals) {

@@ -27,6 +27,7 @@
 #include "tools/convert/hdf5_attrs.h"
 #include "tools/convert/hdf5_netcdf.h"
 #include "tools/convert/hdf5_util.h"
+#include "tools/convert/scalar.h"
 
 namespace slabfs::tools::convert {
 namespace {
@@ -47,7 +48,7 @@ struct DatasetOut {
   std::string group;  // the file path of its group
   DatasetInfo info;
   Attrs attrs;
-  bool scalar = false;  // shape (1) with kScalarAttribute: a rank-0 dataset
+  bool scalar = false;  // IsExportedScalar: written as a rank-0 dataset
 };
 
 // Creation order tracked and indexed on groups and attributes, as netCDF-4
@@ -147,11 +148,9 @@ class Exporter {
     if (!ds) return AddContext(ds.error(), src);
     DatasetOut d{id, src, path, group, ds->info(), {}, false};
     SLABFS_ASSIGN_OR_RETURN(d.attrs, AttributesOf(id, src));
-    for (const auto& [name, value] : d.attrs) {
-      if (name == kScalarAttribute && d.info.shape == Dims{1} && d.info.max_shape == Dims{1}) {
-        d.scalar = true;
-      }
-    }
+    std::vector<std::string> names;
+    for (const auto& [name, value] : d.attrs) names.push_back(name);
+    d.scalar = IsExportedScalar(d.info, names);
     datasets_.push_back(std::move(d));
     return Status::OK();
   }

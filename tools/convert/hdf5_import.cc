@@ -24,6 +24,7 @@
 #include "tools/convert/hdf5_attrs.h"
 #include "tools/convert/hdf5_netcdf.h"
 #include "tools/convert/hdf5_util.h"
+#include "tools/convert/scalar.h"
 
 namespace slabfs::tools::convert {
 namespace {
@@ -343,8 +344,7 @@ class Importer {
     int rank = 0;
     if (space_class == H5S_SCALAR) {
       step.scalar = true;
-      opt.shape = opt.max_shape = opt.chunks = {1};
-      opt.filters.clear();
+      MakeScalarOptions(&opt);
     } else {
       rank = H5Sget_simple_extent_ndims(space.get());
       if (rank < 1 || rank > kMaxRank) return Hdf5Error(Code::kCorruption, src);
@@ -384,7 +384,7 @@ class Importer {
     const bool is_scale = namer_->IsScale(d);
     SLABFS_ASSIGN_OR_RETURN(step.attrs, PlanAttributes(d, src, is_scale));
     if (step.scalar) {
-      step.attrs.emplace_back(std::string(kScalarAttribute), Attribute::Integer(1));
+      step.attrs.emplace_back(std::string(kScalarAttribute), ScalarMarker());
     } else {
       auto names = namer_->Names(d, src, rank);
       if (!names) {

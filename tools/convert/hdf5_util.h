@@ -24,11 +24,6 @@
 
 namespace slabfs::tools::convert {
 
-// A rank-0 (scalar) HDF5 dataset becomes a slabfs dataset of shape (1)
-// with this attribute (i8 1); an export turns such a dataset back into a
-// scalar and does not write the attribute.
-inline constexpr std::string_view kScalarAttribute = "_SLAB_SCALAR";
-
 // Owns one libhdf5 identifier (file, group, dataset, datatype, dataspace,
 // attribute or property list) and closes it when destroyed. Move-only.
 class H5Handle {

@@ -7,7 +7,8 @@
 // edge chunks full-size), encoded and written as one file. Chunks the
 // dataset does not store (and, for a sparse dataset, chunks without a
 // defined element) are not written, so Zarr reads them as the fill value.
-// Memory holds one chunk at a time.
+// Memory holds one chunk at a time. A dataset that stands for a scalar
+// (scalar.h) becomes a 0-d array.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
+#include "tools/convert/scalar.h"
 #include "tools/convert/zarr_codecs.h"
 #include "tools/convert/zarr_json.h"
 #include "tools/convert/zarr_metadata.h"
@@ -119,14 +121,14 @@ class ZarrExporter {
     return format_ == 2 ? name.starts_with(".z") : name == "zarr.json";
   }
 
-  // The object's attributes as Zarr JSON; the dimension names, when they
-  // are a JSON list of one name per dimension, go to `dimension_names` (v3).
-  Result<Json> AttributesOf(ObjectId id, const std::string& path, size_t rank,
+  // The attributes `names` of the object as Zarr JSON; the dimension
+  // names, when they are a JSON list of one name per dimension, go to
+  // `dimension_names` (v3).
+  Result<Json> AttributesOf(ObjectId id, const std::string& path,
+                            const std::vector<std::string>& names, size_t rank,
                             std::optional<Json>* dimension_names) {
-    auto names = src_.ListAttributes(id);
-    if (!names) return Err(AddContext(names.error(), path));
     Json attrs = Json::object();
-    for (const std::string& name : *names) {
+    for (const std::string& name : names) {
       auto a = src_.GetAttribute(id, name);
       if (!a) return Err(AddContext(a.error(), path));
       if (name == kDimensionsAttribute && a->kind == Attribute::Kind::kString) {
@@ -156,7 +158,9 @@ class ZarrExporter {
       return Status::Corruption(fmt::format("{}: the group tree has a cycle", path));
     }
     SLABFS_RETURN_IF_ERROR(MakeDir(dir));
-    SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, 0, nullptr));
+    auto names = src_.ListAttributes(id);
+    if (!names) return AddContext(names.error(), path);
+    SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, *names, 0, nullptr));
     if (format_ == 2) {
       SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zgroup", DumpJson(GroupMetadata(2, attrs))));
       if (!attrs.empty()) SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zattrs", DumpJson(attrs)));
@@ -186,8 +190,22 @@ class ZarrExporter {
     const ExportEncoding enc = EncodingFor(info, format_);
     if (!enc.note.empty()) out_ << fmt::format("{}: {}\n", path, enc.note);
 
+    auto names = src_.ListAttributes(id);
+    if (!names) return AddContext(names.error(), path);
+    const bool scalar = IsExportedScalar(info, *names);
     std::optional<Json> dimension_names;
-    SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, rank, &dimension_names));
+    SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, *names, scalar ? 0 : rank,
+                                                     &dimension_names));
+    DatasetInfo shown = info;  // the shape and chunks the metadata gives
+    if (scalar) {
+      shown.shape = shown.chunks = {};
+      attrs.erase(std::string(kScalarAttribute));
+      // xarray wants the (empty) dimension list of a 0-d variable.
+      if (!dimension_names && !attrs.contains(kDimensionsAttribute)) {
+        if (format_ == 3) dimension_names = Json::array();
+        else attrs[std::string(kDimensionsAttribute)] = Json::array();
+      }
+    }
     if (info.max_shape != info.shape) {
       Json max = Json::array();
       for (uint64_t d : info.max_shape) {
@@ -197,7 +215,7 @@ class ZarrExporter {
       attrs[std::string(kMaxShapeAttribute)] = max;
     }
     SLABFS_RETURN_IF_ERROR(MakeDir(dir));
-    const Json meta = ArrayMetadata(info, enc, format_, attrs, dimension_names);
+    const Json meta = ArrayMetadata(shown, enc, format_, attrs, dimension_names);
     if (format_ == 2) {
       SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zarray", DumpJson(meta)));
       if (!attrs.empty()) SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zattrs", DumpJson(attrs)));
@@ -243,6 +261,7 @@ class ZarrExporter {
     for (uint64_t c : info.chunks) chunk_elements *= c;
     const size_t chunk_bytes = static_cast<size_t>(chunk_elements) * item;
     ZarrArray keys;
+    keys.scalar = scalar;
     keys.key_prefix_c = format_ == 3;
     keys.separator = format_ == 3 ? '/' : '.';
     std::set<std::string> made_dirs;

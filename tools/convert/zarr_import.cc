@@ -7,7 +7,8 @@
 // and copies the chunks that exist, one whole chunk per write: each Zarr
 // chunk becomes exactly one slabfs chunk (the chunk shapes are the same),
 // which the cache writes without reading. Chunks the store lacks stay
-// unwritten and read as the fill value.
+// unwritten and read as the fill value. A 0-d array becomes a scalar
+// dataset as scalar.h says.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
+#include "tools/convert/scalar.h"
 #include "tools/convert/zarr_codecs.h"
 #include "tools/convert/zarr_json.h"
 #include "tools/convert/zarr_metadata.h"
@@ -264,6 +266,13 @@ class ZarrImporter {
   // Finds the chunk keys present under the array's directory.
   Status ListChunks(Item& item) {
     const ZarrArray& a = item.array;
+    if (a.scalar) {
+      // As below, anything but a directory under the key is read as a chunk.
+      const fs::path key = item.dir / ChunkKey(a, {0});
+      boost::system::error_code ec;
+      if (fs::exists(fs::symlink_status(key, ec)) && !IsDir(key)) item.chunks.push_back({0});
+      return Status::OK();
+    }
     const size_t rank = a.shape.size();
     Dims grid(rank);
     for (size_t d = 0; d < rank; ++d) grid[d] = a.shape[d] / a.chunks[d] + (a.shape[d] % a.chunks[d] != 0);
@@ -339,7 +348,17 @@ class ZarrImporter {
       const std::string& name = it.key();
       if (is_array && name == kMaxShapeAttribute) continue;
       if (is_array && name == kDimensionsAttribute && item.array.dimension_names) continue;
+      if (is_array && item.array.scalar) {
+        // The marker is the import's own; an empty dimension list (what
+        // xarray writes for a 0-d variable) would not fit shape (1).
+        if (name == kScalarAttribute) continue;
+        if (name == kDimensionsAttribute && it.value() == Json::array()) continue;
+      }
       SLABFS_RETURN_IF_ERROR(SetOne(id, item, name, it.value()));
+    }
+    if (is_array && item.array.scalar) {
+      Status s = dest_.SetAttribute(id, std::string(kScalarAttribute), ScalarMarker());
+      SLABFS_RETURN_IF_ERROR(AddContext(s, item.dest));
     }
     if (is_array && item.array.dimension_names) {
       bool any = false;
@@ -386,6 +405,7 @@ class ZarrImporter {
   Dims MaxShapeOf(const Item& item) {
     const ZarrArray& a = item.array;
     Dims max = a.shape;
+    if (a.scalar) return max;
     for (uint64_t& d : max) {
       if (d == 0) d = kUnlimited;
     }
@@ -414,6 +434,7 @@ class ZarrImporter {
     o.chunks = a.chunks;
     o.fill = a.fill;
     o.filters = FiltersFor(a);
+    if (a.scalar) MakeScalarOptions(&o);
     const std::string parent = ParentPath(item.dest);
     auto parent_id = dest_.Resolve(parent);
     if (!parent_id) return AddContext(parent_id.error(), parent);

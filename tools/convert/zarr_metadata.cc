@@ -79,9 +79,7 @@ Status CheckGeometry(ParsedArray& p, std::string_view what) {
                                  FormatDims(a.shape), FormatDims(a.chunks)));
   }
   if (!p.unsupported.empty()) return Status::OK();
-  if (a.shape.empty()) {
-    p.unsupported = "a 0-d array (slabfs datasets have rank 1 to 32)";
-  } else if (a.shape.size() > static_cast<size_t>(kMaxRank)) {
+  if (a.shape.size() > static_cast<size_t>(kMaxRank)) {
     p.unsupported = fmt::format("rank {} (slabfs datasets have rank 1 to 32)", a.shape.size());
   } else if (chunk * ItemSize(a.dtype) > kMaxChunkBytes) {
     p.unsupported = fmt::format("chunks of {} bytes (slabfs chunks hold at most 1 GiB)",
@@ -406,6 +404,15 @@ void CheckV3Extensions(const Json& j, std::initializer_list<std::string_view> kn
   }
 }
 
+// A 0-d array becomes shape (1), chunks (1), once every check that needs
+// its true rank (chunks, transpose order, dimension names) has run.
+void HoldScalar(ZarrArray& a) {
+  if (!a.shape.empty()) return;
+  a.scalar = true;
+  a.shape = a.chunks = {1};
+  a.transpose.clear();
+}
+
 std::optional<Json> AttributesOf(const Json& j) {
   const Json* attrs = Member(j, "attributes");
   if (!attrs) return Json::object();
@@ -489,6 +496,7 @@ Result<ParsedArray> ParseZarray(const Json& j, std::string_view what) {
   if (p.unsupported.empty()) {
     SLABFS_ASSIGN_OR_RETURN(a.fill, ParseFill(Member(j, "fill_value"), a, what));
   }
+  HoldScalar(a);
   return p;
 }
 
@@ -563,6 +571,7 @@ Result<ParsedArray> ParseV3Array(const Json& j, std::string_view what) {
   if (p.unsupported.empty()) {
     SLABFS_ASSIGN_OR_RETURN(a.fill, ParseFill(Member(j, "fill_value"), a, what));
   }
+  HoldScalar(a);
   return p;
 }
 
@@ -601,6 +610,7 @@ std::optional<uint64_t> ParseKeyIndex(std::string_view text) {
 }
 
 std::string ChunkKey(const ZarrArray& a, const Dims& coords) {
+  if (a.scalar) return a.key_prefix_c ? "c" : "0";
   std::string key = a.key_prefix_c ? "c" : "";
   for (size_t d = 0; d < coords.size(); ++d) {
     if (d > 0 || a.key_prefix_c) key += a.separator;

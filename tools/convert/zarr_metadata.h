@@ -5,10 +5,11 @@
 // (bad JSON types, negative or absurd shapes, a chunk shape of another
 // rank, an unknown order) is an error: Corruption naming the file. An array
 // that is valid Zarr but that slabfs cannot hold (a dtype such as bool,
-// complex or strings, a codec such as sharding or zstd, a 0-d array,
-// chunks over slabfs's 1 GiB chunk limit) parses with `unsupported` saying
+// complex or strings, a codec such as sharding or zstd, chunks over
+// slabfs's 1 GiB chunk limit) parses with `unsupported` saying
 // what, so that the import can skip it with a note, or refuse it with
-// --strict.
+// --strict. A 0-d array parses as shape (1), chunks (1) with `scalar` set
+// (see scalar.h).
 #ifndef SLABFS_TOOLS_CONVERT_ZARR_METADATA_H_
 #define SLABFS_TOOLS_CONVERT_ZARR_METADATA_H_
 
@@ -50,6 +51,9 @@ struct ZarrArray {
   Json attributes = Json::object();
   // v3's dimension_names (strings or nulls), when given.
   std::optional<Json> dimension_names;
+  // A 0-d array (shape [], chunks []), held as shape (1), chunks (1): its
+  // one chunk has the key "0" (v2 key encoding) or "c" (v3 default).
+  bool scalar = false;
 
   uint64_t chunk_elements() const;  // product of chunks
 };
@@ -68,7 +72,8 @@ Result<Json> ParseV3Group(const Json& zarr_json, std::string_view what);
 // A chunk index from one component of a chunk key: decimal digits without
 // a sign or leading zeros; nullopt otherwise.
 std::optional<uint64_t> ParseKeyIndex(std::string_view text);
-// The key of the chunk at `coords` ("0.3", "0/3", "c/0/3").
+// The key of the chunk at `coords` ("0.3", "0/3", "c/0/3"; a scalar's
+// one chunk: "0" or "c").
 std::string ChunkKey(const ZarrArray& a, const Dims& coords);
 
 // The slabfs filter pipeline that keeps an imported array compressed the
