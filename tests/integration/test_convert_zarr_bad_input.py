@@ -172,6 +172,34 @@ def test_interrupted_export_leaves_nothing(tmp_path, container, fmt):
     no_leftovers(tmp_path, "o.zarr")
 
 
+@pytest.mark.parametrize("fmt", ["zarr2", "zarr3"])
+def test_export_of_attributes_that_are_not_utf8(tmp_path, fmt):
+    """A container attribute holds bytes; JSON holds Unicode text. The export
+    writes U+FFFD for the other bytes and says so (it used to end with an
+    exception from the JSON writer and leave its temporary store behind).
+    Metadata is ASCII with \\u escapes, which zarr-python 2 requires."""
+    c = tmp_path / "c.slab"
+    slab("create", c)
+    slab("mkdset", c, "/t", "--dtype", "u1", "--shape", "3")
+    # subprocess passes these surrogate escapes as the raw bytes 0xff / 0xfe.
+    slab("attr", c, "/t", "text", "a\udcffb")
+    slab("attr", c, "/", "n\udcfeame", "v")
+    slab("attr", c, "/t", "units", "\u00b0C")  # well-formed, not ASCII: no note
+    out = tmp_path / "o.zarr"
+    cp = slab("export", c, out, "--format", fmt)
+    assert cp.stdout.count("not UTF-8") == 2, cp.stdout
+    assert 'note: attribute "text" of /t is not UTF-8' in cp.stdout, cp.stdout
+    assert 'note: attribute "n\ufffdame" of / is not UTF-8' in cp.stdout, cp.stdout
+    if fmt == "zarr2":
+        root = zarr.open_group(str(out), mode="r")
+        assert dict(root["t"].attrs) == {"text": "a\ufffdb", "units": "\u00b0C"}
+        assert dict(root.attrs) == {"n\ufffdame": "v"}
+    else:
+        meta = json.loads((out / "t" / "zarr.json").read_text())
+        assert meta["attributes"] == {"text": "a\ufffdb", "units": "\u00b0C"}
+        assert json.loads((out / "zarr.json").read_text())["attributes"] == {"n\ufffdame": "v"}
+    assert sorted(os.listdir(tmp_path)) == ["c.slab", "o.zarr"]  # no temporary store
+
 
 def test_mutated_stores_never_crash(tmp_path):
     """Random byte damage to metadata and chunks of real stores: every

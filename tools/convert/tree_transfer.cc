@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <exception>
 #include <fstream>
+#include <new>
 #include <utility>
 
 #include <boost/algorithm/string/case_conv.hpp>
@@ -94,13 +96,29 @@ std::string FormatName(Format f) {
   return "?";
 }
 
+// The format modules use libraries that throw (nlohmann::json, the
+// standard library's allocations). An exception becomes a Status here, so
+// that the drivers below still remove their temporary destination.
+template <typename F>
+Status Guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return Status::IOError("out of memory");
+  } catch (const std::exception& e) {
+    return Status::IOError(fmt::format("unexpected error: {}", e.what()));
+  }
+}
+
 Status ImportInto(const TreeImportOptions& o, Format f, Container& c, Progress& progress,
                   std::ostream& out) {
   if (!IsRootPath(o.into)) {
     auto made = c.MakeGroups(o.into, true);
     if (!made) return AddContext(made.error(), o.into);
   }
-  return f == Format::kHdf5 ? ImportHdf5(o, c, progress, out) : ImportZarr(o, c, progress, out);
+  return Guarded([&] {
+    return f == Format::kHdf5 ? ImportHdf5(o, c, progress, out) : ImportZarr(o, c, progress, out);
+  });
 }
 
 }  // namespace
@@ -202,8 +220,10 @@ Status RunExportTree(const TreeExportOptions& o, std::ostream& out) {
   }
   Progress progress("exporting", o.quiet);
   const std::string temp = TempPathNextTo(o.output);
-  Status s = f == Format::kHdf5 ? ExportHdf5(o, *c, temp, progress, out)
-                                : ExportZarr(o, f, *c, temp, progress, out);
+  Status s = Guarded([&] {
+    return f == Format::kHdf5 ? ExportHdf5(o, *c, temp, progress, out)
+                              : ExportZarr(o, f, *c, temp, progress, out);
+  });
   if (s.ok()) s = InterruptGuard::Check();
   if (s.ok()) s = RenameIntoPlace(temp, o.output);
   progress.Done();

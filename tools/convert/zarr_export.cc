@@ -131,6 +131,12 @@ class ZarrExporter {
     for (const std::string& name : names) {
       auto a = src_.GetAttribute(id, name);
       if (!a) return Err(AddContext(a.error(), path));
+      if (!IsUtf8(name) || (a->kind == Attribute::Kind::kString && !IsUtf8(a->data))) {
+        // JSON holds only Unicode text: DumpJson writes U+FFFD instead.
+        out_ << fmt::format("note: attribute {} of {} is not UTF-8 text; its other bytes are "
+                            "written as U+FFFD\n",
+                            Json(name).dump(-1, ' ', false, Json::error_handler_t::replace), path);
+      }
       if (name == kDimensionsAttribute && a->kind == Attribute::Kind::kString) {
         // xarray wants a list; slabfs keeps it as the list's JSON text.
         auto list = ParseJson(a->data, name);

@@ -158,13 +158,46 @@ Result<Json> ReadJsonFile(const std::string& path) {
 }
 
 std::string DumpJson(const Json& j) {
-  std::string s = Mark(j).dump(4);
+  // ASCII only, other characters as \uXXXX escapes: zarr-python 2 reads
+  // metadata as ASCII (and writes it so).
+  std::string s = Mark(j).dump(4, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
   if (s.find("slab:") != std::string::npos) {
     ReplaceAll(s, QuotedMarker(kNaN), "NaN");
     ReplaceAll(s, QuotedMarker(kInf), "Infinity");
     ReplaceAll(s, QuotedMarker(kNegInf), "-Infinity");
   }
   return s + "\n";
+}
+
+bool IsUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp, min;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
 }
 
 Result<Attribute> AttributeFromJson(const Json& v) {

@@ -31,9 +31,14 @@ Result<Json> ParseJson(std::string_view text, std::string_view what);
 // Reads and parses a metadata file (NotFound when it is missing,
 // Corruption when it is larger than kMaxMetadataBytes or not JSON).
 Result<Json> ReadJsonFile(const std::string& path);
-// The text of `j` with 4-space indents, as zarr-python writes metadata;
-// non-finite floats as NaN, Infinity, -Infinity.
+// The text of `j` with 4-space indents, as zarr-python writes metadata:
+// ASCII, other characters as \uXXXX escapes; non-finite floats as NaN,
+// Infinity, -Infinity. Bytes of strings that are not UTF-8 (JSON text must
+// be) are written as U+FFFD; never throws.
 std::string DumpJson(const Json& j);
+// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF).
+bool IsUtf8(std::string_view s);
 
 // One attribute value from Zarr JSON: a string stays a string; a number or
 // boolean becomes a number (integers i8, or u8 above the i8 range; other
