@@ -260,7 +260,7 @@ def test_import_skips_what_slabfs_cannot_hold(tmp_path):
 # ------------------------------------------------------------------ import v3
 
 V3_FILTERS = {"bytes": "", "big_gzip": "deflate=7", "blosc_crc": "shuffle,deflate=1,checksum",
-              "transpose": "deflate=1"}
+              "transpose": "deflate=1", "blosc_gzip": "deflate=2"}
 
 
 @pytest.mark.parametrize("case", sorted(V3_CASES))

@@ -22,6 +22,12 @@ V3_CASES = {
                                                       "shuffle": "shuffle", "typesize": 4,
                                                       "blocksize": 0}},
                   {"name": "crc32c"}],
+    # Two compressors, valid in v3: the gzip stream holds a blosc chunk.
+    "blosc_gzip": [{"name": "bytes", "configuration": {"endian": "little"}},
+                   {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                                                       "shuffle": "noshuffle", "typesize": 4,
+                                                       "blocksize": 0}},
+                   {"name": "gzip", "configuration": {"level": 2}}],
     "transpose": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}},
                   {"name": "bytes", "configuration": {"endian": "little"}},
                   {"name": "gzip", "configuration": {"level": 1}}],

@@ -41,7 +41,11 @@ std::vector<std::vector<ZarrCodec>> Pipelines() {
           {Codec(K::kBlosc, 5, "lz4", 1)},
           {Codec(K::kBlosc, 3, "zstd", 2)},
           {Codec(K::kBlosc, 1, "zlib", 1), Codec(K::kCrc32c)},
-          {Codec(K::kCrc32c), Codec(K::kGzip, 1)}};
+          {Codec(K::kCrc32c), Codec(K::kGzip, 1)},
+          // Two compressors (valid v3): the inner one's size is not known
+          // before it is decoded.
+          {Codec(K::kBlosc, 5, "lz4", 1), Codec(K::kGzip, 3)},
+          {Codec(K::kShuffle), Codec(K::kZlib, 1), Codec(K::kCrc32c), Codec(K::kBlosc, 1, "zstd", 0)}};
 }
 
 TEST(ZarrCodecsTest, RoundTripsEveryPipeline) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -54,32 +55,42 @@ Result<std::string> Deflate(bool gzip, int level, const std::string& in) {
   return out;
 }
 
-// Inflates a whole zlib or gzip stream into exactly `expected` bytes; the
-// stream must end where the input does.
-Status Inflate(bool gzip, std::string_view in, size_t expected, std::string_view what,
+// The size a codec's output must have when decoded: exactly `exact` when
+// the codecs applied before it keep sizes known (only a checksum did), else
+// at most `most` (the bound of what those codecs can make of the chunk).
+struct DecodedSize {
+  std::optional<size_t> exact;
+  size_t most = 0;
+};
+
+// Inflates a whole zlib or gzip stream into `size` bytes; the stream must
+// end where the input does.
+Status Inflate(bool gzip, std::string_view in, DecodedSize size, std::string_view what,
                std::string* out) {
   SLABFS_ASSIGN_OR_RETURN(libdeflate_decompressor * z, Decompressor());
-  out->resize(expected);
+  const size_t room = size.exact.value_or(size.most);
+  out->resize(room);
   size_t used = 0, made = 0;
   const libdeflate_result rc =
-      gzip ? libdeflate_gzip_decompress_ex(z, in.data(), in.size(), out->data(), expected, &used,
+      gzip ? libdeflate_gzip_decompress_ex(z, in.data(), in.size(), out->data(), room, &used,
                                            &made)
-           : libdeflate_zlib_decompress_ex(z, in.data(), in.size(), out->data(), expected, &used,
+           : libdeflate_zlib_decompress_ex(z, in.data(), in.size(), out->data(), room, &used,
                                            &made);
   const char* kind = gzip ? "gzip" : "zlib";
   if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
     return Status::Corruption(
-        fmt::format("{}: the {} stream holds more than the chunk's {} bytes", what, kind,
-                    expected));
+        fmt::format("{}: the {} stream holds more than the {} bytes it can hold here", what, kind,
+                    room));
   }
   if (rc != LIBDEFLATE_SUCCESS) {
     return Status::Corruption(
         fmt::format("{}: the {} stream is damaged or truncated", what, kind));
   }
-  if (made != expected) {
+  if (size.exact && made != *size.exact) {
     return Status::Corruption(fmt::format("{}: the {} stream decodes to {} bytes, not the chunk's {}",
-                                          what, kind, made, expected));
+                                          what, kind, made, *size.exact));
   }
+  out->resize(made);
   if (used != in.size()) {
     return Status::Corruption(fmt::format("{}: {} bytes follow the end of the {} stream", what,
                                           in.size() - used, kind));
@@ -104,7 +115,7 @@ Result<std::string> BloscEncode(const ZarrCodec& c, const std::string& in) {
   return out;
 }
 
-Status BloscDecode(std::string_view in, size_t expected, std::string_view what, std::string* out) {
+Status BloscDecode(std::string_view in, DecodedSize size, std::string_view what, std::string* out) {
   if (in.size() < BLOSC_MIN_HEADER_LENGTH) {
     return Status::Corruption(
         fmt::format("{}: {} bytes are too short for a blosc header", what, in.size()));
@@ -120,14 +131,19 @@ Status BloscDecode(std::string_view in, size_t expected, std::string_view what, 
   if (blosc_cbuffer_validate(in.data(), in.size(), &validated) < 0 || validated != nbytes) {
     return Status::Corruption(fmt::format("{}: the blosc header is damaged", what));
   }
-  if (nbytes != expected) {
+  if (size.exact && nbytes != *size.exact) {
     return Status::Corruption(fmt::format(
-        "{}: the blosc stream decodes to {} bytes, not the chunk's {}", what, nbytes, expected));
+        "{}: the blosc stream decodes to {} bytes, not the chunk's {}", what, nbytes, *size.exact));
   }
-  out->resize(expected);
-  if (expected == 0) return Status::OK();
-  const int n = blosc_decompress_ctx(in.data(), out->data(), expected, 1);
-  if (n < 0 || static_cast<size_t>(n) != expected) {
+  if (nbytes > size.most) {
+    return Status::Corruption(fmt::format(
+        "{}: the blosc stream decodes to {} bytes, more than the {} it can hold here", what,
+        nbytes, size.most));
+  }
+  out->resize(nbytes);
+  if (nbytes == 0) return Status::OK();
+  const int n = blosc_decompress_ctx(in.data(), out->data(), nbytes, 1);
+  if (n < 0 || static_cast<size_t>(n) != nbytes) {
     return Status::Corruption(fmt::format("{}: the blosc stream is damaged", what));
   }
   return Status::OK();
@@ -222,14 +238,34 @@ Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::strin
 
 Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
                    std::string_view what, std::string* out) {
-  // The size of each codec's input when the chunk was encoded, where it is
-  // known without the data: only a checksum changes it before a compressor,
-  // and a compressor's output size is what the decoder needs.
-  std::vector<size_t> size_in(codecs.size());
-  size_t s = expected;
+  // The size of each codec's input when the chunk was encoded: exact where
+  // only checksums and shuffles came before it, else bounded by what the
+  // compressors before it can make of the chunk at worst. A compressor's
+  // decoder needs it.
+  std::vector<DecodedSize> size_in(codecs.size());
+  DecodedSize s{expected, expected};
   for (size_t i = 0; i < codecs.size(); ++i) {
     size_in[i] = s;
-    if (codecs[i].kind == ZarrCodec::Kind::kCrc32c) s += 4;
+    const size_t most = s.most;
+    switch (codecs[i].kind) {
+      case ZarrCodec::Kind::kCrc32c:
+        if (s.exact) *s.exact += 4;
+        s.most = most + 4;
+        break;
+      case ZarrCodec::Kind::kShuffle:
+        break;
+      case ZarrCodec::Kind::kZlib:
+      case ZarrCodec::Kind::kGzip:
+        // Stored blocks at worst: 5 bytes per block of at least 16 KiB, and
+        // a header and trailer, with room to spare.
+        s.exact.reset();
+        s.most = most + most / 1024 + 1024;
+        break;
+      case ZarrCodec::Kind::kBlosc:
+        s.exact.reset();
+        s.most = most + BLOSC_MAX_OVERHEAD;
+        break;
+    }
   }
   std::string a(stored), b;
   for (size_t i = codecs.size(); i-- > 0;) {

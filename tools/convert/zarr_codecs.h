@@ -38,8 +38,10 @@ struct ZarrCodec {
 Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::string raw);
 
 // Decodes stored chunk bytes with the codecs in reverse order into exactly
-// `expected` bytes (the chunk's elements) in *out. Corruption naming `what`
-// for a damaged, truncated or wrong-sized chunk or a CRC-32C mismatch.
+// `expected` bytes (the chunk's elements) in *out; any chain of codecs,
+// several compressors included. Corruption naming `what` for a damaged,
+// truncated or wrong-sized chunk or a CRC-32C mismatch. Memory stays within
+// a small multiple of `expected` whatever the input claims.
 Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
                    std::string_view what, std::string* out);
 
