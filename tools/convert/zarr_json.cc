@@ -99,9 +99,17 @@ Json Mark(const Json& j) {
   return j;
 }
 
-void ReplaceAll(std::string& s, std::string_view from, std::string_view to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+// Replaces the marker strings that stand as values in dumped text; an
+// object key that happens to read like one (nlohmann writes a key directly
+// followed by ':') stays a string.
+void ReplaceValues(std::string& s, std::string_view from, std::string_view to) {
+  for (size_t at = s.find(from); at != std::string::npos;) {
+    if (at + from.size() < s.size() && s[at + from.size()] == ':') {
+      at = s.find(from, at + from.size());
+      continue;
+    }
     s.replace(at, from.size(), to);
+    at = s.find(from, at + to.size());
   }
 }
 
@@ -162,9 +170,9 @@ std::string DumpJson(const Json& j) {
   // metadata as ASCII (and writes it so).
   std::string s = Mark(j).dump(4, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
   if (s.find("slab:") != std::string::npos) {
-    ReplaceAll(s, QuotedMarker(kNaN), "NaN");
-    ReplaceAll(s, QuotedMarker(kInf), "Infinity");
-    ReplaceAll(s, QuotedMarker(kNegInf), "-Infinity");
+    ReplaceValues(s, QuotedMarker(kNaN), "NaN");
+    ReplaceValues(s, QuotedMarker(kInf), "Infinity");
+    ReplaceValues(s, QuotedMarker(kNegInf), "-Infinity");
   }
   return s + "\n";
 }
