@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -99,18 +100,33 @@ Json Mark(const Json& j) {
   return j;
 }
 
-// Replaces the marker strings that stand as values in dumped text; an
-// object key that happens to read like one (nlohmann writes a key directly
-// followed by ':') stays a string.
-void ReplaceValues(std::string& s, std::string_view from, std::string_view to) {
-  for (size_t at = s.find(from); at != std::string::npos;) {
-    if (at + from.size() < s.size() && s[at + from.size()] == ':') {
-      at = s.find(from, at + from.size());
+// Writes Python's tokens for the marker strings of dumped text: each
+// whole string token that is a marker and stands as a value (a key is
+// directly followed by ':') becomes NaN, Infinity or -Infinity. Tokens are
+// found as JSON reads them, so a marker's text inside a longer string is
+// left alone.
+std::string RestoreTokens(const std::string& s) {
+  const std::string nan = QuotedMarker(kNaN), inf = QuotedMarker(kInf),
+                    neg = QuotedMarker(kNegInf);
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] != '"') {
+      out += s[i++];
       continue;
     }
-    s.replace(at, from.size(), to);
-    at = s.find(from, at + to.size());
+    size_t end = i + 1;  // one past the closing quote
+    while (end < s.size() && s[end] != '"') end += s[end] == '\\' ? 2 : 1;
+    end = std::min(end + 1, s.size());
+    const std::string_view token(s.data() + i, end - i);
+    const bool value = end >= s.size() || s[end] != ':';
+    if (value && token == nan) out += "NaN";
+    else if (value && token == inf) out += "Infinity";
+    else if (value && token == neg) out += "-Infinity";
+    else out += token;
+    i = end;
   }
+  return out;
 }
 
 template <typename T>
@@ -169,11 +185,7 @@ std::string DumpJson(const Json& j) {
   // ASCII only, other characters as \uXXXX escapes: zarr-python 2 reads
   // metadata as ASCII (and writes it so).
   std::string s = Mark(j).dump(4, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
-  if (s.find("slab:") != std::string::npos) {
-    ReplaceValues(s, QuotedMarker(kNaN), "NaN");
-    ReplaceValues(s, QuotedMarker(kInf), "Infinity");
-    ReplaceValues(s, QuotedMarker(kNegInf), "-Infinity");
-  }
+  if (s.find("slab:") != std::string::npos) s = RestoreTokens(s);
   return s + "\n";
 }
 
