@@ -8,7 +8,11 @@ container/ and fsck/ (small whole containers of every index kind, filtered,
 sparse, with groups and attributes), blocks/ (their superblocks, blocks and
 payloads, each behind the selector byte fuzz_blocks reads), chunk/ (stored
 chunks, dense filtered and sparse), npy/ (headers numpy writes), slice/
-(slices with a shape) and index/ (empty: fuzz_index starts from nothing)."""
+(slices with a shape), index/ (empty: fuzz_index starts from nothing),
+zarr_metadata/ (.zarray, .zattrs and v3 zarr.json documents written by
+python3-zarr and by `slab export`, behind fuzz_zarr_metadata's selector
+byte) and zarr_chunk/ (chunks python3-zarr compressed, and v3 chains with
+CRC-32C, behind fuzz_zarr_chunk's header)."""
 import io
 import json
 import os
@@ -86,9 +90,149 @@ def blocks_of(image):
     return found
 
 
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+# fuzz_zarr_chunk's codec kinds and shuffle strides.
+ZLIB, GZIP, BLOSC, CRC32C, SHUFFLE = range(5)
+STRIDES = [1, 2, 4, 8, 3, 5, 16, 255]
+
+
+def chunk_seed(kinds, stride, expected, body, blosc_shuffle=0, cname=0):
+    code = sum(k * 5 ** i for i, k in enumerate(kinds))
+    head = bytes([len(kinds), code, STRIDES.index(stride) | blosc_shuffle << 3 | cname << 5,
+                  expected & 255, expected >> 8])
+    return head + body
+
+
+def zarr_seeds(bin_dir, work, out):
+    """Metadata documents and chunks of real Zarr stores."""
+    import numcodecs
+    import zarr
+
+    meta, chunks = os.path.join(out, "zarr_metadata"), os.path.join(out, "zarr_chunk")
+    n = 0
+
+    def put_meta(selector, text):
+        nonlocal n
+        data = text if isinstance(text, bytes) else text.encode()
+        open(os.path.join(meta, f"m{n}"), "wb").write(bytes([selector]) + data)
+        n += 1
+
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 40, (16, 12)).astype("<i4")
+    stores = os.path.join(work, "zarr")
+    root = zarr.open_group(stores, mode="w")
+    root.attrs.update({"title": "fuzz seed", "missing": float("nan"), "inf": float("inf"),
+                       "nested": {"a": [1, 2, {"b": None}]}, "flags": [True, False],
+                       "big": 2 ** 64 - 1, "neg": -5, "units": "\u00b0C", "names": ["x", "y"]})
+    arrays = {
+        "none": dict(compressor=None),
+        "zlib": dict(compressor=numcodecs.Zlib(level=1)),
+        "gzip": dict(compressor=numcodecs.GZip(level=5)),
+        "lz4": dict(compressor=numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE)),
+        "zstd": dict(compressor=numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE)),
+        "bzlib": dict(compressor=numcodecs.Blosc("zlib", 1, numcodecs.Blosc.NOSHUFFLE)),
+        "shuffle": dict(compressor=numcodecs.Zlib(level=4), filters=[numcodecs.Shuffle(4)]),
+        "fortran": dict(compressor=numcodecs.Zlib(level=1), order="F"),
+        "nested": dict(compressor=None, dimension_separator="/"),
+    }
+    blosc_modes = {"lz4": 1, "zstd": 2, "bzlib": 0}
+    kinds_of = {"none": [], "zlib": [ZLIB], "gzip": [GZIP], "lz4": [BLOSC], "zstd": [BLOSC],
+                "bzlib": [BLOSC], "shuffle": [SHUFFLE, ZLIB], "fortran": [ZLIB], "nested": []}
+    for name, kw in arrays.items():
+        z = root.create_dataset(name, shape=a.shape, chunks=(8, 8), dtype="<i4", fill_value=-1, **kw)
+        z[:] = a
+        z.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+        d = os.path.join(stores, name)
+        put_meta(0, open(os.path.join(d, ".zarray"), "rb").read())
+        key = "0/1" if name == "nested" else "0.1"
+        body = open(os.path.join(d, *key.split("/")), "rb").read()
+        open(os.path.join(chunks, f"v2-{name}"), "wb").write(
+            chunk_seed(kinds_of[name], 4, 8 * 8 * 4, body, blosc_modes.get(name, 0)))
+    for k, (dt, fill, shape) in enumerate([(">f8", float("nan"), (5, 7)), ("|u1", 255, (300,)),
+                                           ("<f4", float("-inf"), ()), (">i2", None, (2, 3, 4)),
+                                           ("|b1", False, (4,)), ("<c8", 0, (4,))]):
+        z = zarr.open_array(os.path.join(work, f"t{k}"), mode="w", shape=shape, dtype=dt,
+                            fill_value=fill)
+        put_meta(0, open(os.path.join(work, f"t{k}", ".zarray"), "rb").read())
+    put_meta(0, json.dumps({"zarr_format": 2, "shape": [10], "chunks": [5], "dtype": "<i4",
+                            "fill_value": 0, "order": "C", "compressor": {"id": "lzma"},
+                            "filters": [{"id": "delta", "dtype": "<i4"}]}))
+    put_meta(3, open(os.path.join(stores, ".zattrs"), "rb").read())
+    put_meta(3, open(os.path.join(stores, "zlib", ".zattrs"), "rb").read())
+
+    # v3 documents as slab writes them.
+    c = os.path.join(work, "v3.slab")
+    slab(bin_dir, "create", c)
+    slab(bin_dir, "mkdset", "-p", c, "/g/f", "--dtype", "f8", "--shape", "10,10", "--chunks", "5,5",
+         "--maxshape", "unlimited,10", "--filters", "shuffle,deflate=3,checksum", "--fill", "nan")
+    slab(bin_dir, "mkdset", "-p", c, "/g/u", "--dtype", "u2", "--shape", "7", "--filters", "deflate=1")
+    for path, arr in (("/g/f", rng.normal(size=(10, 10))), ("/g/u", np.arange(7, dtype="<u2"))):
+        arr.tofile(os.path.join(work, "x.bin"))
+        slab(bin_dir, "import", c, path, os.path.join(work, "x.bin"))
+    slab(bin_dir, "attr", c, "/g/f", "_ARRAY_DIMENSIONS", '["y","x"]')
+    slab(bin_dir, "attr", c, "/g", "title", "v3")
+    v3 = os.path.join(work, "v3.zarr")
+    slab(bin_dir, "export", c, v3, "--format", "zarr3")
+    for path, selector in (("zarr.json", 2), ("g/zarr.json", 2), ("g/f/zarr.json", 1),
+                           ("g/u/zarr.json", 1)):
+        put_meta(selector, open(os.path.join(v3, path), "rb").read())
+    # And as other writers may: transpose, big endian, crc32c, v2 keys, sharding, extensions.
+    base = {"zarr_format": 3, "node_type": "array", "shape": [6, 4, 2], "data_type": "int16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3, 4, 2]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
+            "fill_value": -7, "attributes": {"a": 1}, "dimension_names": ["t", None, "z"]}
+    for codecs, extra in (
+            ([{"name": "transpose", "configuration": {"order": [2, 0, 1]}},
+              {"name": "bytes", "configuration": {"endian": "big"}},
+              {"name": "gzip", "configuration": {"level": 7}}, {"name": "crc32c"}], {}),
+            ([{"name": "bytes", "configuration": {"endian": "little"}},
+              {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 4, "shuffle": "shuffle",
+                                                  "typesize": 2, "blocksize": 0}}],
+             {"chunk_key_encoding": {"name": "v2", "configuration": {"separator": "/"}},
+              "ext": {"must_understand": False}}),
+            ([{"name": "sharding_indexed", "configuration": {"chunk_shape": [1, 4, 2]}}],
+             {"storage_transformers": []}),
+            ([{"name": "bytes", "configuration": {"endian": "little"}}],
+             {"shape": [], "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": []}},
+              "dimension_names": [], "data_type": "float32", "fill_value": "0x7fc00001"})):
+        doc = dict(base, codecs=codecs, **extra)
+        put_meta(1, json.dumps(doc))
+    put_meta(2, json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {"x": [1.5, None]},
+                            "consolidated_metadata": {"kind": "inline", "metadata": {}}}))
+    for key in ("0", "17", "18446744073709551615"):
+        put_meta(4, key)
+
+    # v3 chunk chains: the chunks slab wrote, and some made here.
+    raw = a[:8, :8].tobytes()
+    body = open(os.path.join(v3, "g", "u", "c", "0"), "rb").read()
+    open(os.path.join(chunks, "v3-gzip"), "wb").write(chunk_seed([GZIP], 2, 14, body))
+    z = numcodecs.GZip(level=2).encode(raw)
+    open(os.path.join(chunks, "v3-gzip-crc"), "wb").write(
+        chunk_seed([GZIP, CRC32C], 4, len(raw), z + crc32c(z).to_bytes(4, "little")))
+    b = numcodecs.Blosc("lz4", 5, numcodecs.Blosc.NOSHUFFLE).encode(raw)
+    open(os.path.join(chunks, "v3-blosc-gzip"), "wb").write(
+        chunk_seed([BLOSC, GZIP], 4, len(raw), numcodecs.GZip(level=1).encode(b)))
+    open(os.path.join(chunks, "v3-crc"), "wb").write(
+        chunk_seed([CRC32C], 1, len(raw), raw + crc32c(raw).to_bytes(4, "little")))
+    # Untranspose: bit 7, rank-1 and item size, dimensions, permutation, data.
+    for k, (rank, item, dims, perm) in enumerate([(3, 2, [3, 4, 2], 5), (2, 3, [6, 5], 1),
+                                                    (4, 0, [2, 3, 2, 2], 23), (1, 1, [6], 0)]):
+        head = bytes([0x80, (rank - 1) | item << 2, *dims, perm])
+        open(os.path.join(chunks, f"transpose-{k}"), "wb").write(head + bytes(range(96)))
+
+
 def main():
     bin_dir, out = sys.argv[1], sys.argv[2]
-    for t in ("container", "fsck", "blocks", "chunk", "npy", "slice", "index"):
+    for t in ("container", "fsck", "blocks", "chunk", "npy", "slice", "index", "zarr_metadata",
+              "zarr_chunk"):
         os.makedirs(os.path.join(out, t), exist_ok=True)
     work = tempfile.mkdtemp(prefix="slabfs-corpus-")
     try:
@@ -132,6 +276,7 @@ def main():
                                            ((30,), "::-1"), ((5, 5), "...")]):
             head = bytes([len(shape) - 1]) + b"".join(struct.pack("<H", d) for d in shape)
             open(os.path.join(out, "slice", f"s{i}"), "wb").write(head + text.encode())
+        zarr_seeds(bin_dir, work, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
