@@ -1,5 +1,7 @@
 // The public API (include/slabfs/container.h) over the engine.
 #include "engine/container_impl.h"
+#include "engine/util/crc32c.h"
+#include "slabfs/checksum.h"
 
 namespace slabfs {
 
@@ -30,6 +32,8 @@ Result<std::vector<std::string>> SplitPath(std::string_view path) {
   }
   return parts;
 }
+
+uint32_t Crc32c(const void* data, size_t n) { return engine::Crc32c(data, n); }
 
 // ------------------------------------------------------------- Container
 

@@ -1,8 +1,9 @@
-// The one place where a slabfs Status becomes an errno.
+// Where a slabfs Status becomes an errno in the daemon.
 //
 // Every FUSE handler that refuses a request maps the engine's Code through
-// this table, so the same engine condition always reaches the caller as the
-// same errno. Thread-safe (pure functions).
+// here, so the same engine condition always reaches the caller as the same
+// errno. The table itself is slabfs::ErrnoOf (include/slabfs/status.h),
+// which the Python binding's OSErrors use too. Thread-safe (pure functions).
 #ifndef SLABFS_FUSEFS_ERRNO_TABLE_H_
 #define SLABFS_FUSEFS_ERRNO_TABLE_H_
 

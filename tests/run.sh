@@ -7,6 +7,7 @@
 #   tests/run.sh -R engine    # only ctest tests matching a regex
 #   SLABFS_SANITIZE=address tests/run.sh   # an ASan+UBSan build in build-asan/
 #   SLABFS_FUZZ_SECONDS=0 tests/run.sh     # without the short fuzzing runs
+#   SLABFS_TSAN=0 tests/run.sh             # without the ThreadSanitizer stage
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,4 +38,19 @@ fi
 # when the whole suite runs: SLABFS_FUZZ_SECONDS each (0 skips it).
 if [ $# -eq 0 ] && [ -z "${SLABFS_SANITIZE:-}" ] && [ "${SLABFS_FUZZ_SECONDS:-10}" != 0 ]; then
   SLABFS_BIN="$(cd "$BUILD_DIR" && pwd)/bin" bash fuzz/run.sh --seconds "${SLABFS_FUZZ_SECONDS:-10}"
+fi
+
+# The engine and the daemon under ThreadSanitizer (their own build in
+# build-thread/), when the whole suite runs: every engine test, then the
+# many-clients and follow mount tests against the instrumented daemon. The
+# first race stops the program (exit 66), which fails the run.
+if [ $# -eq 0 ] && [ -z "${SLABFS_SANITIZE:-}" ] && [ "${SLABFS_TSAN:-1}" != 0 ]; then
+  TSAN_DIR=build-thread
+  cmake -S . -B "$TSAN_DIR" -DSLABFS_SANITIZE=thread -DSLABFS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSLABFS_BUILD_BENCH=OFF -DSLABFS_BUILD_PYTHON=OFF >/dev/null
+  cmake --build "$TSAN_DIR" -j "$JOBS" --target engine_tests slabfs slab
+  export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
+  "$TSAN_DIR/bin/engine_tests" --gtest_brief=1
+  SLABFS_BIN="$ROOT/$TSAN_DIR/bin" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+    tests/integration/test_mount_many_clients.py tests/integration/test_mount_follow.py
 fi

@@ -1,6 +1,7 @@
 #include "tools/cmd_repack.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_set>
@@ -11,57 +12,21 @@
 #include <fmt/format.h>
 
 #include "slabfs/container.h"
+#include "tools/block_walk.h"
 #include "tools/byte_stream.h"
 #include "tools/session.h"
 
 namespace slabfs::tools {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
-
-// The C-order position of `coords` in a grid of `grid` (whose product fits
-// in 64 bits: it is at most the dataset's element count), and back.
-uint64_t Linear(const Dims& coords, const Dims& grid) {
-  uint64_t v = 0;
-  for (size_t d = 0; d < grid.size(); ++d) v = v * grid[d] + coords[d];
-  return v;
-}
-
-Dims Delinear(uint64_t v, const Dims& grid) {
-  Dims coords(grid.size());
-  for (size_t d = grid.size(); d-- > 0;) {
-    coords[d] = v % grid[d];
-    v /= grid[d];
-  }
-  return coords;
-}
-
-// Calls f for every coordinate in the box lo..hi (inclusive), in C order.
-template <typename F>
-Status ForEachCoord(const Dims& lo, const Dims& hi, F&& f) {
-  Dims c = lo;
-  for (;;) {
-    SLABFS_RETURN_IF_ERROR(f(c));
-    size_t d = c.size();
-    for (;;) {
-      if (d == 0) return Status::OK();
-      --d;
-      if (c[d] < hi[d]) {
-        ++c[d];
-        break;
-      }
-      c[d] = lo[d];
-    }
-  }
-}
-
 std::string ChildPath(std::string_view parent, std::string_view name) {
   return parent == "/" ? fmt::format("/{}", name) : fmt::format("{}/{}", parent, name);
 }
 
-// The bytes of chunk data every dataset under group `id` stores.
-Result<uint64_t> StoredBytesUnder(const Container& c, ObjectId id, std::string_view path,
-                                  std::unordered_set<ObjectId>& seen) {
+// The sum of `f` over every dataset under group `id`.
+Result<uint64_t> SumOverDatasetsUnder(const Container& c, ObjectId id, std::string_view path,
+                                      const std::function<uint64_t(const DatasetInfo&)>& f,
+                                      std::unordered_set<ObjectId>& seen) {
   if (!seen.insert(id).second) {
     return Err(Status::Corruption(fmt::format("{}: the group tree has a cycle", path)));
   }
@@ -71,46 +36,26 @@ Result<uint64_t> StoredBytesUnder(const Container& c, ObjectId id, std::string_v
   for (const Entry& e : *children) {
     std::string child = ChildPath(path, e.name);
     if (e.kind == ObjectKind::kGroup) {
-      SLABFS_ASSIGN_OR_RETURN(uint64_t n, StoredBytesUnder(c, e.id, child, seen));
+      SLABFS_ASSIGN_OR_RETURN(uint64_t n, SumOverDatasetsUnder(c, e.id, child, f, seen));
       total += n;
     } else {
       auto ds = c.OpenDataset(e.id);
       if (!ds) return Err(AddContext(ds.error(), child));
-      total += ds->info().stored_bytes;
+      total += f(ds->info());
     }
   }
   return total;
 }
 
-Result<uint64_t> StoredBytes(const Container& c) {
+Result<uint64_t> SumOverDatasets(const Container& c,
+                                 const std::function<uint64_t(const DatasetInfo&)>& f) {
   std::unordered_set<ObjectId> seen;
-  return StoredBytesUnder(c, kRootId, "/", seen);
+  return SumOverDatasetsUnder(c, kRootId, "/", f, seen);
 }
 
-Result<uint64_t> BytesToCopyUnder(const Container& c, ObjectId id, std::string_view path,
-                                  std::unordered_set<ObjectId>& seen) {
-  if (!seen.insert(id).second) {
-    return Err(Status::Corruption(fmt::format("{}: the group tree has a cycle", path)));
-  }
-  auto children = c.List(id);
-  if (!children) return Err(AddContext(children.error(), path));
-  uint64_t total = 0;
-  for (const Entry& e : *children) {
-    std::string child = ChildPath(path, e.name);
-    if (e.kind == ObjectKind::kGroup) {
-      SLABFS_ASSIGN_OR_RETURN(uint64_t n, BytesToCopyUnder(c, e.id, child, seen));
-      total += n;
-      continue;
-    }
-    auto ds = c.OpenDataset(e.id);
-    if (!ds) return Err(AddContext(ds.error(), child));
-    const DatasetInfo info = ds->info();
-    if (info.num_chunks == 0) continue;
-    const double share = std::min(1.0, static_cast<double>(info.allocated_chunks) /
-                                           static_cast<double>(info.num_chunks));
-    total += static_cast<uint64_t>(static_cast<double>(info.size_bytes) * share);
-  }
-  return total;
+// The bytes of chunk data every dataset stores.
+Result<uint64_t> StoredBytes(const Container& c) {
+  return SumOverDatasets(c, [](const DatasetInfo& info) { return info.stored_bytes; });
 }
 
 // Copies a container's tree into an empty one.
@@ -197,8 +142,7 @@ class Copier {
     if (!stored) return AddContext(stored.error(), path);
     const Dims& shape = info.shape;
     const size_t rank = shape.size();
-    Dims grid(rank);
-    for (size_t d = 0; d < rank; ++d) grid[d] = CeilDiv(shape[d], chunks[d]);
+    const BlockWalk walk(shape, chunks, ItemSize(info.dtype), kTransferBlockBytes);
 
     // The destination chunks to write, by C-order position.
     std::vector<uint64_t> wanted;
@@ -208,7 +152,9 @@ class Copier {
                                               path, FormatDims(ch.coords), ch.coords.size(),
                                               rank));
       }
-      Dims lo(rank), hi(rank);
+      BlockWalk::Block overlap;  // the destination chunks the stored one overlaps
+      overlap.lo.resize(rank);
+      overlap.hi.resize(rank);
       bool inside = true;
       for (size_t d = 0; d < rank && inside; ++d) {
         uint64_t first = 0;
@@ -218,100 +164,61 @@ class Copier {
           break;
         }
         uint64_t last = first + std::min(info.chunks[d] - 1, shape[d] - 1 - first);
-        lo[d] = first / chunks[d];
-        hi[d] = last / chunks[d];
+        overlap.lo[d] = first / chunks[d];
+        overlap.hi[d] = last / chunks[d];
       }
       if (!inside) continue;
-      SLABFS_RETURN_IF_ERROR(ForEachCoord(lo, hi, [&](const Dims& c) {
-        wanted.push_back(Linear(c, grid));
+      SLABFS_RETURN_IF_ERROR(walk.ForEachChunk(overlap, [&](const Dims& c) {
+        wanted.push_back(walk.ChunkIndex(c));
         return Status::OK();
       }));
     }
     std::sort(wanted.begin(), wanted.end());
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-    if (wanted.empty()) return Status::OK();
-
-    const size_t item = ItemSize(info.dtype);
-    const Dims per_block = CopyBlockChunks(shape, chunks, item, kTransferBlockBytes);
-    Dims block_grid(rank);
-    for (size_t d = 0; d < rank; ++d) block_grid[d] = CeilDiv(grid[d], per_block[d]);
     std::vector<uint64_t> blocks;
-    for (uint64_t w : wanted) {
-      Dims c = Delinear(w, grid);
-      for (size_t d = 0; d < rank; ++d) c[d] /= per_block[d];
-      blocks.push_back(Linear(c, block_grid));
-    }
-    std::sort(blocks.begin(), blocks.end());
-    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+    for (uint64_t w : wanted) blocks.push_back(walk.BlockOfChunk(w));
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());  // sorted already
 
-    // The element box of chunks lo..hi (inclusive), clipped to the shape.
-    auto box_of = [&](const Dims& lo, const Dims& hi, Dims* start, Dims* count) {
-      for (size_t d = 0; d < rank; ++d) {
-        (*start)[d] = lo[d] * chunks[d];
-        uint64_t end = hi[d] + 1 == grid[d] ? shape[d] : (hi[d] + 1) * chunks[d];
-        (*count)[d] = end - (*start)[d];
-      }
-    };
     std::vector<char> buf;
-    Dims lo(rank), hi(rank), start(rank), count(rank), part_start(rank), part_count(rank);
-    // Writes the block in `buf` (chunks lo..hi, elements start/count): for a
-    // sparse dataset only its defined elements, else the wanted chunks.
-    auto write_block = [&](const Slab& block) -> Status {
+    // Writes block `b`, read into `buf`: for a sparse dataset only its
+    // defined elements, else the wanted chunks.
+    auto write_block = [&](const BlockWalk::Block& b, const Slab& block) -> Status {
+      auto write_part = [&](const Dims& start, const Dims& count) {
+        Dims offset(rank);
+        for (size_t d = 0; d < rank; ++d) offset[d] = start[d] - b.start[d];
+        MemSpace mem{b.count, Slab::Box(offset, count)};
+        return AddContext(to.Write(Slab::Box(start, count), buf.data(), &mem), path);
+      };
       if (info.sparse) {
         // Only the defined elements are written, so they stay the only
         // defined ones.
         auto boxes = from.Defined(block);
         if (!boxes) return AddContext(boxes.error(), path);
-        for (const Box& box : *boxes) {
-          Dims offset(rank);
-          for (size_t d = 0; d < rank; ++d) offset[d] = box.start[d] - start[d];
-          MemSpace mem{count, Slab::Box(offset, box.count)};
-          SLABFS_RETURN_IF_ERROR(
-              AddContext(to.Write(Slab::Box(box.start, box.count), buf.data(), &mem), path));
-        }
+        for (const Box& box : *boxes) SLABFS_RETURN_IF_ERROR(write_part(box.start, box.count));
         return Status::OK();
       }
       std::vector<Dims> parts;
-      bool all = true;
-      SLABFS_RETURN_IF_ERROR(ForEachCoord(lo, hi, [&](const Dims& c) {
-        if (std::binary_search(wanted.begin(), wanted.end(), Linear(c, grid))) {
-          parts.push_back(c);
-        } else {
-          all = false;
-        }
+      SLABFS_RETURN_IF_ERROR(walk.ForEachChunk(b, [&](const Dims& c) {
+        if (std::binary_search(wanted.begin(), wanted.end(), walk.ChunkIndex(c))) parts.push_back(c);
         return Status::OK();
       }));
-      if (all) return AddContext(to.Write(block, buf.data()), path);
+      if (parts.size() == b.chunks) return AddContext(to.Write(block, buf.data()), path);
+      Dims start, count;
       for (const Dims& c : parts) {
-        box_of(c, c, &part_start, &part_count);
-        Dims offset(rank);
-        for (size_t d = 0; d < rank; ++d) offset[d] = part_start[d] - start[d];
-        MemSpace mem{count, Slab::Box(offset, part_count)};
-        SLABFS_RETURN_IF_ERROR(
-            AddContext(to.Write(Slab::Box(part_start, part_count), buf.data(), &mem), path));
+        walk.ChunkBox(c, &start, &count);
+        SLABFS_RETURN_IF_ERROR(write_part(start, count));
       }
       return Status::OK();
     };
-    for (uint64_t b : blocks) {
-      Dims bc = Delinear(b, block_grid);
-      for (size_t d = 0; d < rank; ++d) {
-        lo[d] = bc[d] * per_block[d];
-        hi[d] = std::min(lo[d] + per_block[d], grid[d]) - 1;
-      }
-      box_of(lo, hi, &start, &count);
-      uint64_t elements = 1;
-      for (uint64_t n : count) elements *= n;
-      buf.resize(static_cast<size_t>(elements) * item);
-      const Slab block = Slab::Box(start, count);
+    for (uint64_t index : blocks) {
+      const BlockWalk::Block b = walk.BlockAt(index);
+      buf.resize(static_cast<size_t>(b.elements) * ItemSize(info.dtype));
+      const Slab block = Slab::Box(b.start, b.count);
       SLABFS_RETURN_IF_ERROR(AddContext(from.Read(block, buf.data()), path));
-      SLABFS_RETURN_IF_ERROR(write_block(block));
+      SLABFS_RETURN_IF_ERROR(write_block(b, block));
       // Counted once written: the copy's cost is in the destination's
       // write-back, which the small cache of a copy session paces with it.
-      if (progress_) {
-        uint64_t block_chunks = 1;
-        for (size_t d = 0; d < rank; ++d) block_chunks *= hi[d] - lo[d] + 1;
-        SLABFS_RETURN_IF_ERROR(progress_->Advance(buf.size(), block_chunks));
-      }
+      if (progress_) SLABFS_RETURN_IF_ERROR(progress_->Advance(buf.size(), b.chunks));
     }
     return Status::OK();
   }
@@ -329,8 +236,12 @@ class Copier {
 }  // namespace
 
 Result<uint64_t> BytesToCopy(const Container& c) {
-  std::unordered_set<ObjectId> seen;
-  return BytesToCopyUnder(c, kRootId, "/", seen);
+  return SumOverDatasets(c, [](const DatasetInfo& info) -> uint64_t {
+    if (info.num_chunks == 0) return 0;
+    const double share = std::min(1.0, static_cast<double>(info.allocated_chunks) /
+                                           static_cast<double>(info.num_chunks));
+    return static_cast<uint64_t>(static_cast<double>(info.size_bytes) * share);
+  });
 }
 
 Result<CopyCounts> CopyContainer(const Container& from, Container& to,
@@ -340,30 +251,6 @@ Result<CopyCounts> CopyContainer(const Container& from, Container& to,
   Copier copier(from, to, chunks, filters, notes, progress);
   SLABFS_RETURN_IF_ERROR_R(copier.CopyGroup(kRootId, kRootId, "/"));
   return copier.counts();
-}
-
-Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size,
-                     uint64_t budget_bytes) {
-  const size_t rank = shape.size();
-  Dims per_block(rank, 1);
-  // Bytes of one element times the extent of one chunk in each dimension
-  // before d. Every product stays below 2^70: shapes multiply to at most
-  // 2^64 elements, and chunk extents are clipped to the shape.
-  slabfs_u128 lead = item_size;
-  for (size_t d = 0; d < rank; ++d) {
-    const uint64_t grid = CeilDiv(shape[d], chunks[d]);
-    slabfs_u128 rest = 1;  // elements of the dimensions after d, whole
-    for (size_t e = d + 1; e < rank; ++e) rest *= shape[e];
-    const uint64_t extent = std::min(chunks[d], shape[d]);
-    const slabfs_u128 unit = lead * extent * rest;  // one chunk along d, whole after d
-    if (unit <= budget_bytes) {
-      per_block[d] = static_cast<uint64_t>(std::min<slabfs_u128>(grid, budget_bytes / unit));
-      for (size_t e = d + 1; e < rank; ++e) per_block[e] = CeilDiv(shape[e], chunks[e]);
-      return per_block;
-    }
-    lead *= extent;
-  }
-  return per_block;
 }
 
 Status RunRepack(const RepackOptions& o, std::ostream& out) {

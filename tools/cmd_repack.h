@@ -69,15 +69,6 @@ Result<CopyCounts> CopyContainer(const Container& from, Container& to,
 // by the share of its chunks that are stored.
 Result<uint64_t> BytesToCopy(const Container& c);
 
-// The shape, in chunks per dimension, of the blocks repack copies through
-// memory for a dataset of `shape` with chunks `chunks` (same rank, no zero
-// dimension) and elements of `item_size` bytes: whole chunk rows (every
-// dimension but the first whole) as many as fit in `budget_bytes`; when a
-// single row does not fit, one chunk along the first dimension and as many
-// whole rows of the next as fit, and so on; at least one chunk.
-Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size,
-                     uint64_t budget_bytes);
-
 void AddRepackCommand(CLI::App& app, CommandTable& table);
 
 }  // namespace slabfs::tools

@@ -2,16 +2,20 @@
 
 #include <algorithm>
 
+#include "engine/cache/buffer_pool.h"
+
 namespace slabfs::engine {
 namespace {
 constexpr size_t kMaxGhosts = 8192;
-constexpr uint64_t kMaxPooledBytes = 16 << 20;
 }
 
 ChunkCache::ChunkCache(uint64_t budget, uint64_t max_budget)
     : budget_(budget), max_budget_(std::max(budget, max_budget)) {}
 
-ChunkCache::~ChunkCache() = default;
+ChunkCache::~ChunkCache() {
+  // What a closing container held serves the next one (buffer_pool.h).
+  for (auto& [key, e] : map_) BufferPool::Global().Give(std::move(e->data), e->bytes);
+}
 
 void ChunkCache::TouchLocked(Entry* e) {
   auto& from = e->in_done_list ? done_ : lru_;
@@ -139,23 +143,11 @@ bool ChunkCache::CacheOnRepeat(const CacheKey& key, uint64_t lo, uint64_t hi) {
 }
 
 void ChunkCache::RecycleLocked(std::unique_ptr<char[]> data, size_t bytes) {
-  if (!data || pooled_bytes_ + bytes > kMaxPooledBytes) return;
-  pool_[bytes].push_back(std::move(data));
-  pooled_bytes_ += bytes;
+  BufferPool::Global().Give(std::move(data), bytes);
 }
 
 std::unique_ptr<char[]> ChunkCache::TakeBuffer(size_t bytes) {
-  {
-    std::lock_guard lock(mu_);
-    auto it = pool_.find(bytes);
-    if (it != pool_.end() && !it->second.empty()) {
-      std::unique_ptr<char[]> b = std::move(it->second.back());
-      it->second.pop_back();
-      pooled_bytes_ -= bytes;
-      return b;
-    }
-  }
-  return std::unique_ptr<char[]>(new char[bytes]);
+  return BufferPool::Global().Take(bytes);
 }
 
 void ChunkCache::RemoveLocked(Entry* e) {

@@ -116,8 +116,9 @@ class ChunkCache {
   void EraseDataset(uint64_t dataset);
 
   // A buffer for a chunk image of `bytes`: a recycled one when an evicted
-  // chunk of that size left one behind (fresh memory costs page faults and
-  // the kernel's zeroing, as much as the copy itself), else a new one.
+  // chunk of that size (in this cache or a closed one) left one behind
+  // (fresh memory costs page faults and the kernel's zeroing, as much as
+  // the copy itself), else a new one (BufferPool).
   std::unique_ptr<char[]> TakeBuffer(size_t bytes);
 
   // A partial read of a chunk that is read straight from the file (an
@@ -144,7 +145,9 @@ class ChunkCache {
   void RememberGhostLocked(const CacheKey& k);
   void RecycleLocked(std::unique_ptr<char[]> data, size_t bytes);
 
-  mutable std::mutex mu_;  // innermost lock: nothing is called while holding it
+  // Innermost lock: nothing is called while holding it but the BufferPool,
+  // whose lock is a leaf.
+  mutable std::mutex mu_;
   std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_;
   std::list<Entry*> lru_;   // front = least recently used
   std::list<Entry*> done_;  // fully used entries, evicted first
@@ -166,9 +169,6 @@ class ChunkCache {
   uint64_t bypass_seq_ = 0;
   std::deque<std::pair<CacheKey, uint64_t>> ghost_order_;
   uint64_t ghost_seq_ = 0;
-  // Buffers of evicted entries by size, at most kMaxPooledBytes in all.
-  std::unordered_map<size_t, std::vector<std::unique_ptr<char[]>>> pool_;
-  uint64_t pooled_bytes_ = 0;
   // Written under mu_; read without it by over_budget (a hint: the
   // callers that act on it lock and look again).
   std::atomic<uint64_t> resident_{0};

@@ -42,6 +42,10 @@ Status TransferPlan::Build(const Dims& shape, const Dims& chunks, const Slab& fi
   shape_ = shape;
   chunks_ = chunks;
   size_t rank = shape.size();
+  // ChunkCursor holds up to kMaxRank dimensions inline.
+  if (rank == 0 || rank > static_cast<size_t>(kMaxRank)) {
+    return Status::InvalidArgument("rank must be 1 to " + std::to_string(kMaxRank));
+  }
   if (max_shape && max_shape->size() != rank) return Status::InvalidArgument("max shape of the wrong rank");
   limit_ = max_shape ? *max_shape : shape;
   SLABFS_RETURN_IF_ERROR(ValidateSlab(file_sel, shape, "dataset"));
@@ -109,13 +113,10 @@ uint64_t TransferPlan::chunks_touched() const {
   return n;
 }
 
-ChunkCursor::ChunkCursor(const TransferPlan& plan) : plan_(plan) {
+ChunkCursor::ChunkCursor(const TransferPlan& plan)
+    : plan_(plan), rank_(static_cast<size_t>(plan.rank())) {
   int r = plan.rank();
-  idx_.assign(r, 0);
-  coords_.resize(r);
-  extent_.resize(r);
-  cstride_.resize(r);
-  mstride_.resize(r);
+  std::fill_n(idx_.begin(), rank_, 0u);
   uint64_t s = 1;
   for (int d = r - 1; d >= 0; --d) {
     mstride_[d] = s;
@@ -158,7 +159,7 @@ void ChunkCursor::Next() {
 
 uint64_t ChunkCursor::chunk_elements() const {
   uint64_t n = 1;
-  for (uint64_t e : extent_) n *= e;
+  for (size_t d = 0; d < rank_; ++d) n *= extent_[d];
   return n;
 }
 

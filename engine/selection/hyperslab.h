@@ -11,7 +11,9 @@
 #ifndef SLABFS_ENGINE_SELECTION_HYPERSLAB_H_
 #define SLABFS_ENGINE_SELECTION_HYPERSLAB_H_
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "slabfs/types.h"
@@ -77,8 +79,9 @@ class ChunkCursor {
   void Next();
 
   uint64_t linear() const { return linear_; }       // position in the chunk grid
-  const Dims& coords() const { return coords_; }    // grid coordinates
-  const Dims& extent() const { return extent_; }    // stored extent (trimmed to the plan's limit)
+  // Grid coordinates, and the stored extent (trimmed to the plan's limit).
+  std::span<const uint64_t> coords() const { return {coords_.data(), rank_}; }
+  std::span<const uint64_t> extent() const { return {extent_.data(), rank_}; }
   uint64_t chunk_elements() const;                  // product of extent
   uint64_t selected() const;                        // elements selected in this chunk
   bool covers_chunk() const { return selected() == chunk_elements(); }
@@ -98,9 +101,13 @@ class ChunkCursor {
   template <typename F>
   void Recurse(int d, int k, uint64_t unit, uint64_t coff, uint64_t moff, F& f) const;
 
+  // Fixed arrays rather than vectors: a cursor is made for every transfer,
+  // and a small read would otherwise spend as long in malloc as in copying.
   const TransferPlan& plan_;
-  std::vector<uint32_t> idx_;
-  Dims coords_, extent_, cstride_, mstride_;
+  size_t rank_;
+  // Only the first rank_ entries are set (and read).
+  std::array<uint32_t, kMaxRank> idx_;
+  std::array<uint64_t, kMaxRank> coords_, extent_, cstride_, mstride_;
   uint64_t linear_ = 0;
   bool done_ = false;
 };
@@ -124,6 +131,22 @@ void ChunkCursor::Recurse(int d, int k, uint64_t unit, uint64_t coff, uint64_t m
   if (d == k) {
     for (uint32_t i = 0; i < span.num_runs; ++i)
       f(coff + runs[i].chunk_off * cstride_[d], moff + runs[i].mem_off * mstride_[d], runs[i].len * unit);
+    return;
+  }
+  if (d + 1 == k) {
+    // The level above the contiguous runs (the rows of a window): one loop
+    // instead of a call per row, which costs as much as a short row's copy.
+    const DimPlan& ip = plan_.dims()[k];
+    const auto& ispan = ip.chunks[idx_[k]];
+    const Run* iruns = ip.runs.data() + ispan.first_run;
+    const uint64_t ic = cstride_[k], im = mstride_[k], oc = cstride_[d], om = mstride_[d];
+    for (uint32_t i = 0; i < span.num_runs; ++i) {
+      uint64_t c = coff + runs[i].chunk_off * oc, m = moff + runs[i].mem_off * om;
+      for (uint64_t j = 0; j < runs[i].len; ++j, c += oc, m += om) {
+        for (uint32_t r = 0; r < ispan.num_runs; ++r)
+          f(c + iruns[r].chunk_off * ic, m + iruns[r].mem_off * im, iruns[r].len * unit);
+      }
+    }
     return;
   }
   for (uint32_t i = 0; i < span.num_runs; ++i) {

@@ -1,5 +1,7 @@
 #include "slabfs/status.h"
 
+#include <cerrno>
+
 namespace slabfs {
 
 std::string_view CodeName(Code code) {
@@ -58,6 +60,28 @@ Status Status::WithContext(std::string_view context) const {
     m += rep_->message;
   }
   return Status(rep_->code, std::move(m));
+}
+
+int ErrnoOf(Code code) {
+  switch (code) {
+    case Code::kOk: return 0;
+    case Code::kNotFound: return ENOENT;
+    case Code::kAlreadyExists: return EEXIST;
+    case Code::kInvalidArgument: return EINVAL;
+    // A checksum failure is a media error to the caller, like a bad sector.
+    case Code::kCorruption: return EIO;
+    case Code::kIOError: return EIO;
+    case Code::kNoSpace: return ENOSPC;
+    case Code::kNotSupported: return ENOTSUP;
+    case Code::kBusy: return EBUSY;
+    case Code::kReadOnly: return EROFS;
+    case Code::kNotEmpty: return ENOTEMPTY;
+    case Code::kOutOfRange: return EFBIG;
+    case Code::kPermissionDenied: return EPERM;
+    case Code::kNotAGroup: return ENOTDIR;
+    case Code::kNotADataset: return EISDIR;
+  }
+  return EIO;
 }
 
 }  // namespace slabfs

@@ -38,6 +38,13 @@ enum class Code : unsigned char {
 // The stable lower-case name of a code, e.g. "not found".
 std::string_view CodeName(Code code);
 
+// The errno a POSIX interface answers for a code -- the mount, and the
+// OSErrors of the Python binding -- from the one table (0 for kOk):
+// ENOENT, EEXIST, EINVAL, EIO (corruption is a media error to the caller,
+// like a bad sector), ENOSPC, ENOTSUP, EBUSY, EROFS, ENOTEMPTY, EFBIG,
+// EPERM, ENOTDIR, EISDIR.
+int ErrnoOf(Code code);
+
 class Status {
  public:
   Status() = default;  // OK

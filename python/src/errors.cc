@@ -10,26 +10,6 @@ namespace slabfs::python {
 
 namespace py = pybind11;
 
-int ErrnoOf(Code code) {
-  // As the mount answers (fusefs/errno_table.cc), for the codes that are
-  // OSErrors in Python.
-  switch (code) {
-    case Code::kNotFound: return ENOENT;
-    case Code::kAlreadyExists: return EEXIST;
-    case Code::kCorruption: return EIO;
-    case Code::kIOError: return EIO;
-    case Code::kNoSpace: return ENOSPC;
-    case Code::kNotSupported: return ENOTSUP;
-    case Code::kBusy: return EBUSY;
-    case Code::kReadOnly: return EROFS;
-    case Code::kNotEmpty: return ENOTEMPTY;
-    case Code::kPermissionDenied: return EPERM;
-    case Code::kNotAGroup: return ENOTDIR;
-    case Code::kNotADataset: return EISDIR;
-    default: return 0;
-  }
-}
-
 namespace {
 
 // The exception class and whether it is an OSError(errno, message, filename).
@@ -70,8 +50,8 @@ void Raise(const Status& s, ErrorContext ctx, const std::string& filename) {
     // OSError(errno, text[, filename]) becomes FileNotFoundError,
     // FileExistsError, PermissionError, ... by its errno, as open() does.
     py::object type = py::reinterpret_borrow<py::object>(m.type);
-    if (filename.empty()) exc = type(ErrnoOf(s.code()), s.ToString());
-    else exc = type(ErrnoOf(s.code()), s.ToString(), filename);
+    if (filename.empty()) exc = type(slabfs::ErrnoOf(s.code()), s.ToString());
+    else exc = type(slabfs::ErrnoOf(s.code()), s.ToString(), filename);
   } else {
     exc = py::reinterpret_borrow<py::object>(m.type)(s.message());
   }

@@ -38,9 +38,6 @@ T Value(Result<T>&& r, ErrorContext ctx = ErrorContext::kData, const std::string
   return std::move(*r);
 }
 
-// The errno a code stands for in an OSError (0: not an OSError).
-int ErrnoOf(Code code);
-
 }  // namespace slabfs::python
 
 #endif  // SLABFS_PYTHON_ERRORS_H_

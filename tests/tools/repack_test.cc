@@ -1,6 +1,7 @@
 // slab repack on real containers in a temporary directory: the copy is
 // complete and exact, options change what they say, refusals leave every
 // file as it was, and the result has no free space inside.
+#include "tools/block_walk.h"
 #include "tools/cmd_repack.h"
 
 #include <algorithm>

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "slabfs/checksum.h"
+
 #include "tools/convert/scalar.h"
 #include "tools/convert/zarr_codecs.h"
 #include "tools/convert/zarr_json.h"
@@ -90,8 +92,8 @@ TEST(ZarrCodecsTest, ChecksumCatchesAFlippedBit) {
 }
 
 TEST(ZarrCodecsTest, Crc32cMatchesTheCheckValue) {
-  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
-  EXPECT_EQ(Crc32c("", 0), 0u);
+  EXPECT_EQ(slabfs::Crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(slabfs::Crc32c("", 0), 0u);
 }
 
 TEST(ZarrCodecsTest, SwapsBytesOfEachElement) {

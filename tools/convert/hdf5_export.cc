@@ -22,7 +22,7 @@
 
 #include "tools/byte_stream.h"
 #include "tools/commands.h"
-#include "tools/convert/block_walk.h"
+#include "tools/block_walk.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/hdf5_attrs.h"
 #include "tools/convert/hdf5_netcdf.h"

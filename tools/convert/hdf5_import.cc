@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "tools/commands.h"
-#include "tools/convert/block_walk.h"
+#include "tools/block_walk.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/hdf5_attrs.h"
 #include "tools/convert/hdf5_netcdf.h"

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "slabfs/checksum.h"
+
 namespace slabfs::tools::convert {
 namespace {
 
@@ -149,48 +151,7 @@ Status BloscDecode(std::string_view in, DecodedSize size, std::string_view what,
   return Status::OK();
 }
 
-// CRC-32C: the SSE4.2 instruction where the CPU has it, else a table.
-uint32_t Crc32cTable(uint32_t crc, const unsigned char* p, size_t n) {
-  static const auto table = [] {
-    std::unique_ptr<uint32_t[]> t(new uint32_t[256]);
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
-      t[i] = c;
-    }
-    return t;
-  }();
-  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(uint32_t crc, const unsigned char* p,
-                                                          size_t n) {
-  uint64_t c = crc;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = __builtin_ia32_crc32di(c, v);
-    p += 8;
-    n -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
-  return c32;
-}
-#endif
-
 }  // namespace
-
-uint32_t Crc32c(const void* data, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-#if defined(__x86_64__)
-  static const bool hardware = __builtin_cpu_supports("sse4.2");
-  if (hardware) return ~Crc32cHardware(~0u, p, n);
-#endif
-  return ~Crc32cTable(~0u, p, n);
-}
 
 bool BloscHasCompressor(std::string_view cname) {
   return blosc_compname_to_compcode(std::string(cname).c_str()) >= 0;

@@ -45,9 +45,6 @@ Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::strin
 Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
                    std::string_view what, std::string* out);
 
-// CRC-32C (Castagnoli, RFC 3720), as the v3 crc32c codec appends it.
-uint32_t Crc32c(const void* data, size_t n);
-
 // Reverses the byte order of every element of `item_size` bytes in place.
 void SwapBytes(char* data, size_t n, size_t item_size);
 

@@ -1,14 +1,14 @@
 // BlockWalk against a brute-force walk of the chunk grid: every chunk lies
 // in exactly one block, blocks are boxes of whole chunks clipped to the
 // shape, and chunk indexes and coordinates are C order.
-#include "tools/convert/block_walk.h"
+#include "tools/block_walk.h"
 
 #include <map>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-namespace slabfs::tools::convert {
+namespace slabfs::tools {
 namespace {
 
 // Every chunk coordinate of a grid, in C order.
@@ -97,4 +97,4 @@ TEST(BlockWalkTest, BlocksAreClippedToTheShape) {
 }
 
 }  // namespace
-}  // namespace slabfs::tools::convert
+}  // namespace slabfs::tools

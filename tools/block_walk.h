@@ -5,9 +5,10 @@
 // byte budget, at least one chunk), so a copy that reads a block from one
 // side and writes it to the other touches each chunk on both sides once,
 // whole, and holds one block in memory. Blocks are numbered in C order of
-// the block grid; chunks in C order of the chunk grid.
-#ifndef SLABFS_TOOLS_CONVERT_BLOCK_WALK_H_
-#define SLABFS_TOOLS_CONVERT_BLOCK_WALK_H_
+// the block grid; chunks in C order of the chunk grid. Used by slab repack
+// and by the HDF5 converter.
+#ifndef SLABFS_TOOLS_BLOCK_WALK_H_
+#define SLABFS_TOOLS_BLOCK_WALK_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +17,16 @@
 #include "slabfs/status.h"
 #include "slabfs/types.h"
 
-namespace slabfs::tools::convert {
+namespace slabfs::tools {
+
+// The shape, in chunks per dimension, of the blocks a copy moves through
+// memory for a dataset of `shape` with chunks `chunks` (same rank, no zero
+// dimension) and elements of `item_size` bytes: whole chunk rows (every
+// dimension but the first whole) as many as fit in `budget_bytes`; when a
+// single row does not fit, one chunk along the first dimension and as many
+// whole rows of the next as fit, and so on; at least one chunk.
+Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size,
+                     uint64_t budget_bytes);
 
 class BlockWalk {
  public:
@@ -51,6 +61,6 @@ class BlockWalk {
   uint64_t num_blocks_ = 1;
 };
 
-}  // namespace slabfs::tools::convert
+}  // namespace slabfs::tools
 
-#endif  // SLABFS_TOOLS_CONVERT_BLOCK_WALK_H_
+#endif  // SLABFS_TOOLS_BLOCK_WALK_H_

@@ -1,10 +1,9 @@
-#include "tools/convert/block_walk.h"
+#include "tools/block_walk.h"
 
 #include <algorithm>
 
-#include "tools/cmd_repack.h"
 
-namespace slabfs::tools::convert {
+namespace slabfs::tools {
 namespace {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -25,6 +24,30 @@ Dims Delinear(uint64_t v, const Dims& grid) {
 }
 
 }  // namespace
+
+Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size,
+                     uint64_t budget_bytes) {
+  const size_t rank = shape.size();
+  Dims per_block(rank, 1);
+  // Bytes of one element times the extent of one chunk in each dimension
+  // before d. Every product stays below 2^70: shapes multiply to at most
+  // 2^64 elements, and chunk extents are clipped to the shape.
+  slabfs_u128 lead = item_size;
+  for (size_t d = 0; d < rank; ++d) {
+    const uint64_t grid = CeilDiv(shape[d], chunks[d]);
+    slabfs_u128 rest = 1;  // elements of the dimensions after d, whole
+    for (size_t e = d + 1; e < rank; ++e) rest *= shape[e];
+    const uint64_t extent = std::min(chunks[d], shape[d]);
+    const slabfs_u128 unit = lead * extent * rest;  // one chunk along d, whole after d
+    if (unit <= budget_bytes) {
+      per_block[d] = static_cast<uint64_t>(std::min<slabfs_u128>(grid, budget_bytes / unit));
+      for (size_t e = d + 1; e < rank; ++e) per_block[e] = CeilDiv(shape[e], chunks[e]);
+      return per_block;
+    }
+    lead *= extent;
+  }
+  return per_block;
+}
 
 BlockWalk::BlockWalk(const Dims& shape, const Dims& chunks, size_t item_size,
                      uint64_t budget_bytes)
@@ -103,4 +126,4 @@ Status BlockWalk::ForEachChunk(const Block& b,
   }
 }
 
-}  // namespace slabfs::tools::convert
+}  // namespace slabfs::tools
