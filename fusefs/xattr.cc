@@ -53,12 +53,6 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
   return Err(Status::NotFound(fmt::format("no attribute user.slab.{}", name)));
 }
 
-const std::vector<std::string>& RootSlabXattrNames() {
-  static const std::vector<std::string> names = {"user.slab.cache", "user.slab.space",
-                                                 "user.slab.generation"};
-  return names;
-}
-
 Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
                                        std::string_view name) {
   if (name == "cache") {

@@ -56,10 +56,10 @@ using CountDefinedFn = std::function<Result<uint64_t>()>;
 Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view name,
                                    const CountDefinedFn& count_defined = {});
 
-// The user.slab.* names of the mount's root directory, in listing order.
-const std::vector<std::string>& RootSlabXattrNames();
-
-// The text of user.slab.<name> of the root directory, or NotFound:
+// The text of user.slab.<name> of the root directory, or NotFound. These
+// are read by name only and not listed: a listed value that changes by
+// itself would be copied by rsync -X and cp -a, which then fail to set it
+// back.
 //   cache       the chunk cache's counters (CacheStats), "hits=12 misses=3
 //               bytes_read=... bytes_written=... evictions=... bypass_reads=...
 //               bypass_writes=... resident_bytes=... budget_bytes=..."

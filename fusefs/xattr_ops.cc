@@ -88,8 +88,9 @@ void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     auto info = fs.container.Stat(ino);
     if (!info) return Refuse("listxattr", Describe(fs, ino), info.error());
     std::vector<std::string> names;
+    // The root's figures are read by name only: listed, they would be
+    // copied by rsync -X and cp -a, which then fail to set them back.
     if (info->kind == ObjectKind::kDataset) names = SlabXattrNames();
-    if (ino == kRootId) names = RootSlabXattrNames();
     auto attrs = fs.container.ListAttributes(ino);
     if (!attrs) return Refuse("listxattr", Describe(fs, ino), attrs.error());
     for (const std::string& a : *attrs) names.push_back(std::string(kUserPrefix) + a);
