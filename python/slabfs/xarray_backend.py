@@ -38,6 +38,9 @@ from .group import Group
 __all__ = ["SlabfsBackendEntrypoint", "SlabfsBackendArray", "DIMENSIONS_ATTR"]
 
 DIMENSIONS_ATTR = "_ARRAY_DIMENSIONS"
+# A dataset that stands for a scalar (rank 0) of an imported HDF5 / netCDF /
+# Zarr source: shape (1), fixed, with this attribute (docs/interop.md).
+SCALAR_ATTR = "_SLAB_SCALAR"
 _MAGIC = b"\x89SLABFS\n"
 
 
@@ -129,16 +132,32 @@ def _variable(ds, dims):
     return Variable(dims, data, attrs, encoding)
 
 
+def is_scalar(ds):
+    """Whether a dataset stands for a scalar (see SCALAR_ATTR)."""
+    return SCALAR_ATTR in ds.attrs and ds.shape == (1,) and ds.maxshape == (1,)
+
+
+def _scalar_variable(ds):
+    attrs = {k: v for k, v in ds.attrs.items() if k not in (DIMENSIONS_ATTR, SCALAR_ATTR)}
+    return Variable((), ds[0], attrs, {"dtype": ds.dtype, "source": ds.file.filename,
+                                       "slabfs_path": ds.name})
+
+
 def group_variables(group, drop_variables=()):
-    """The datasets directly in `group` as xarray Variables, by name."""
+    """The datasets directly in `group` as xarray Variables, by name; a
+    dataset marked as a scalar is a 0-d variable."""
     datasets = [(name, obj) for name, obj in group.items()
                 if isinstance(obj, Dataset) and name not in drop_variables]
+    scalars = {name: _scalar_variable(ds) for name, ds in datasets if is_scalar(ds)}
+    datasets = [(name, ds) for name, ds in datasets if name not in scalars]
     used = {}
     dims = {}
     # Named dimensions first, so that a default name never takes one.
     for name, ds in sorted(datasets, key=lambda item: DIMENSIONS_ATTR not in item[1].attrs):
         dims[name] = dimension_names(ds, used)
-    return {name: _variable(ds, dims[name]) for name, ds in datasets}
+    variables = {name: _variable(ds, dims[name]) for name, ds in datasets}
+    variables.update(scalars)
+    return variables
 
 
 class SlabfsBackendEntrypoint(BackendEntrypoint):

@@ -2,6 +2,8 @@
 Datasets, dimension names, laziness, Dask chunks, CF decoding, errors."""
 import importlib.metadata
 import json
+import os
+import pathlib
 import pickle
 
 import numpy as np
@@ -63,6 +65,35 @@ def test_open_a_group(path, engine):
         assert ds.attrs == {"title": "root"} and len(ds.data_vars) == 0
     with xr.open_dataset(path, engine="slabfs", group="/climate/sub", drop_variables="hidden") as ds:
         assert len(ds.data_vars) == 0
+
+
+def test_scalars_imported_from_netcdf_are_0d(path, tmp_path):
+    """A netCDF scalar variable (a CF grid mapping, say) imported by
+    `slab import` is a shape-(1) dataset marked _SLAB_SCALAR: xarray sees a
+    0-d variable with its attributes, as it does in the netCDF file."""
+    import subprocess
+    import netCDF4
+
+    nc = tmp_path / "in.nc"
+    with netCDF4.Dataset(nc, "w") as d:
+        d.createDimension("x", 3)
+        v = d.createVariable("v", "f4", ("x",))
+        v[:] = [1, 2, 3]
+        crs = d.createVariable("crs", "i4")
+        crs.grid_mapping_name = "latitude_longitude"
+        crs.assignValue(7)
+    slab = pathlib.Path(os.environ.get("SLABFS_BIN", pathlib.Path(slabfs.__file__).resolve().parents[2] / "bin")) / "slab"
+    subprocess.run([str(slab), "import", "-q", path, str(nc)], check=True)
+    with xr.open_dataset(path, engine="slabfs") as ds, xr.open_dataset(nc) as ref:
+        assert ds.crs.dims == () and int(ds.crs.values) == 7
+        assert ds.crs.attrs == {"grid_mapping_name": "latitude_longitude"}
+        assert ref.crs.dims == ()
+        np.testing.assert_array_equal(ds.v.values, ref.v.values)
+    # Only the marker makes a scalar: a plain shape-(1) dataset stays 1-d.
+    with slabfs.File(path, "a") as f:
+        f.create_dataset("one", data=[5])
+    with xr.open_dataset(path, engine="slabfs") as ds:
+        assert ds.one.dims == ("dim_0",)
 
 
 def test_lazy_loading(path):
