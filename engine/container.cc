@@ -78,7 +78,8 @@ ContainerImpl::ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o)
       holder_(o.holder),
       holder_mount_(o.holder_mount),
       store_(file_.get(), &alloc_),
-      cache_(o.cache_bytes, std::max(o.cache_bytes, o.cache_max_bytes)) {
+      cache_(o.cache_bytes, std::max(o.cache_bytes, o.cache_max_bytes)),
+      room_(file_->name()) {
   alloc_.set_packed(o.pack);
   reuse_delay_s_ = o.reuse_delay_seconds;
   if (reuse_delay_s_ < 0) {

@@ -29,6 +29,7 @@
 #include "engine/log.h"
 #include "engine/selection/hyperslab.h"
 #include "engine/space/allocator.h"
+#include "engine/space/dirty_room.h"
 #include "engine/txn/block_store.h"
 #include "engine/txn/reader_table.h"
 #include "slabfs/container.h"
@@ -265,6 +266,14 @@ class ContainerImpl {
   BlockStore& store() { return store_; }
   std::shared_mutex& commit_mu() { return commit_mu_; }
   void NoteDirty() { data_dirty_.store(true, std::memory_order_relaxed); }
+  // NoSpace if `more` bytes of changes besides those the cache holds could
+  // not be stored (engine/space/dirty_room.h).
+  Status CheckRoomForChanges(uint64_t more) {
+    const uint64_t free = alloc_.free_bytes();
+    const uint64_t dirty = cache_.dirty_bytes();
+    return room_.Check(more > UINT64_MAX - dirty ? UINT64_MAX : dirty + more,
+                       free - std::min(free, alloc_.held_bytes()));
+  }
 
  private:
   struct Node {
@@ -341,6 +350,7 @@ class ContainerImpl {
   Allocator alloc_;
   BlockStore store_;
   ChunkCache cache_;
+  DirtyRoom room_;  // refuses changes the disk could not take (dirty_room.h)
   Superblock sb_;  // the last committed state
 
   mutable std::shared_mutex commit_mu_;

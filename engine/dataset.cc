@@ -592,6 +592,14 @@ Status DatasetState::ShedDirty() {
 Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
   ChunkCache& cache = c_->cache();
   const uint64_t isz = item_size_;
+  // Refused before anything changes if the changes could not be stored;
+  // every chunk touched is counted whole, at its largest stored size.
+  uint64_t chunk_bytes = isz;
+  for (uint64_t c : meta_.chunks) chunk_bytes *= c;
+  if (format_->variable_size()) chunk_bytes = std::max(chunk_bytes, format_->MaxFileBytes(chunk_bytes / isz));
+  const uint64_t touched = plan.chunks_touched();
+  SLABFS_RETURN_IF_ERROR(c_->CheckRoomForChanges(
+      chunk_bytes != 0 && touched > UINT64_MAX / chunk_bytes ? UINT64_MAX : touched * chunk_bytes));
   c_->NoteDirty();
   // First pass, in order: chunks in the cache, or partly written, are
   // updated in the cache; whole chunks not in the cache get their place in
