@@ -171,6 +171,11 @@ Result<size_t> Dataset::ReadBytes(uint64_t offset, size_t length, void* buf) con
   if (!state_) return Err(NoState());
   return state_->ReadBytes(offset, length, buf);
 }
+Result<bool> Dataset::WithFileExtents(uint64_t offset, size_t length, size_t max_extents,
+                                      const FileExtentUser& use) const {
+  if (!state_) return Err(NoState());
+  return state_->WithFileExtents(offset, length, max_extents, use);
+}
 Status Dataset::WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth) {
   return state_ ? state_->WriteBytes(offset, length, buf, growth == Growth::kGrowRows) : NoState();
 }

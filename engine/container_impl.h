@@ -57,6 +57,9 @@ class DatasetState {
   Status ReadElements(uint64_t first, uint64_t count, void* buf);
   Status WriteElements(uint64_t first, uint64_t count, const void* buf);
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf);
+  // See Dataset::WithFileExtents (engine/file_extents.cc).
+  Result<bool> WithFileExtents(uint64_t offset, size_t length, size_t max_extents,
+                               const Dataset::FileExtentUser& use);
   // With grow, a write past the end grows the first dimension (if it can)
   // by whole rows to hold it; if the write then fails, the growth is taken
   // back.

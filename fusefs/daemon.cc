@@ -101,6 +101,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   fo.read_only = cfg.read_only;
   fo.commit_interval = cfg.commit_interval;
   fo.follow_interval = cfg.follow_interval;
+  fo.splice_reads = cfg.splice_reads;
   fo.uid = getuid();
   fo.gid = getgid();
   fo.mountpoint = cfg.mountpoint;

@@ -22,6 +22,7 @@
 #include "fusefs/readahead.h"
 #include "fusefs/request.h"
 #include "fusefs/sparse_ops.h"
+#include "fusefs/splice_reply.h"
 #include "fusefs/views/view_ops.h"
 #include "fusefs/xattr_ops.h"
 
@@ -97,6 +98,14 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // Writes go through to the engine at once, so that EFBIG reaches the
   // writer and mmap/read see what was written.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  // Replies spliced from the container file (splice_reply.h).
+  fs.splice_replies = ShouldSpliceReplies(conn->max_write, fs.options.splice_reads,
+                                          (conn->capable & FUSE_CAP_SPLICE_WRITE) != 0);
+  if (fs.splice_replies) {
+    conn->want |= FUSE_CAP_SPLICE_WRITE;
+  } else {
+    conn->want &= ~FUSE_CAP_SPLICE_WRITE;
+  }
   try {
     fs.committer.Start();
     fs.invalidator.Start();
@@ -104,9 +113,10 @@ void Init(void* userdata, fuse_conn_info* conn) {
   } catch (const std::exception& e) {
     LogUnexpected("init", e.what());
   }
-  Log().info("mounted {} ({}, max_write {}, max_readahead {})", fs.container.path(),
+  Log().info("mounted {} ({}, max_write {}, max_readahead {}, {})", fs.container.path(),
              fs.options.read_only ? "read-only" : "read-write", conn->max_write,
-             conn->max_readahead);
+             conn->max_readahead,
+             fs.splice_replies ? "spliced reads" : "copied reads");
 }
 
 void Destroy(void* userdata) {
@@ -299,6 +309,14 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     FileHandle* fh = AsFile(fi);
     if (fh == nullptr) {
       return RefuseErrno("read", Describe(Fs(req), ino), EBADF, "no file handle");
+    }
+    if (Fs(req).splice_replies) {
+      auto spliced = ReplyFromFile(req, fh->dataset, static_cast<uint64_t>(off), size);
+      if (!spliced) {
+        return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size),
+                      spliced.error());
+      }
+      if (*spliced) return 0;
     }
     char* buf = ReadBuffer(size);
     auto n = fh->dataset.ReadBytes(static_cast<uint64_t>(off), size, buf);

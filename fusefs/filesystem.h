@@ -45,6 +45,7 @@ struct FsOptions {
   double entry_timeout = 1.0;  // and names
   std::string mountpoint;      // for tuning the mount's readahead
   uint64_t readahead_bytes = 1 << 20;  // 0: leave the kernel's default
+  bool splice_reads = true;    // may answer reads by splicing (splice_reply.h)
 };
 
 // Per-object facts that only this mount knows. Guarded by
@@ -116,6 +117,9 @@ struct Filesystem {
   // The inodes of slice and typed views (views/view_name.h).
   views::ViewTable views;
   std::once_flag readahead_once;
+  // Reads of plain file runs are answered by splicing them (set by init,
+  // before any read; splice_reply.h).
+  bool splice_replies = false;
 
   // Lock order: notes_mu is a leaf. Nothing else is locked and no engine
   // call is made while it is held.

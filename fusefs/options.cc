@@ -32,6 +32,7 @@ enum Key {
   kKeyFollow,
   kKeyFollowEvery,
   kKeyReuseDelay,
+  kKeyNoSplice,
   kKeyLogLevel,
   kKeyFsName,
   kKeySubtype,
@@ -63,6 +64,9 @@ constexpr OptionSpec kOptions[] = {
     {"reuse_delay=", kKeyReuseDelay, "-o reuse_delay=S",
      "reuse space a commit freed only S seconds after it, for readers on hosts that fcntl locks do "
      "not reach (default 60 on network and FUSE filesystems, else 0)"},
+    {"nosplice", kKeyNoSplice, "-o nosplice",
+     "copy the bytes of every read reply; by default, reads of unfiltered data that lie in a few runs of the "
+     "container file are spliced from it (when the daemon may size its pipes for that)"},
     {"log_level=", kKeyLogLevel, "-o log_level=LEVEL", "trace, debug, info, warn, error or off (default info)"},
     {"fsname=", kKeyFsName, nullptr, nullptr},
     {"subtype=", kKeySubtype, nullptr, nullptr},
@@ -176,6 +180,9 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
       cfg.reuse_delay_seconds = static_cast<int>((delay->count() + 999) / 1000);
       return 0;
     }
+    case kKeyNoSplice:
+      cfg.splice_reads = false;
+      return 0;
     case kKeyLogLevel: {
       std::string_view level = ValueOf(arg);
       if (!IsLogLevel(level)) {

@@ -3,8 +3,8 @@
 //   slabfs CONTAINER MOUNTPOINT [-f] [-s] [-d] [-o OPT[,OPT...]]
 //
 // slabfs's own -o options are ro, rw, cache_size=SIZE, cache_max=SIZE,
-// commit_interval=SECONDS, follow[=SECONDS], reuse_delay=SECONDS and
-// log_level=LEVEL (one table in options.cc
+// commit_interval=SECONDS, follow[=SECONDS], reuse_delay=SECONDS, nosplice
+// and log_level=LEVEL (one table in options.cc
 // parses them and writes --help); the words of /etc/fstab and systemd that
 // are not for the filesystem (noauto, user, nofail, _netdev, x-*, ...) are
 // dropped; every other option (-h, -V, -o allow_other, -o max_threads=N,
@@ -45,6 +45,9 @@ struct MountConfig {
   std::chrono::milliseconds follow_interval{0};
   // -o reuse_delay=SECONDS (OpenOptions::reuse_delay_seconds); -1: auto.
   int reuse_delay_seconds = -1;
+  // Reads may be answered by splicing the container file's bytes (not -o
+  // nosplice; see splice_reply.h).
+  bool splice_reads = true;
 
   bool foreground = false;     // -f (and -d)
   bool single_thread = false;  // -s

@@ -58,9 +58,9 @@ Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
   if (name == "cache") {
     return fmt::format(
         "hits={} misses={} bytes_read={} bytes_written={} evictions={} bypass_reads={} "
-        "bypass_writes={} resident_bytes={} budget_bytes={}",
+        "bypass_writes={} extent_reads={} resident_bytes={} budget_bytes={}",
         c.hits, c.misses, c.bytes_read, c.bytes_written, c.evictions, c.bypass_reads,
-        c.bypass_writes, c.resident_bytes, c.budget_bytes);
+        c.bypass_writes, c.extent_reads, c.resident_bytes, c.budget_bytes);
   }
   if (name == "space") {
     return fmt::format("file_bytes={} free_bytes={} held_bytes={} objects={}", s.file_bytes,

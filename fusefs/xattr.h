@@ -62,7 +62,8 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
 // back.
 //   cache       the chunk cache's counters (CacheStats), "hits=12 misses=3
 //               bytes_read=... bytes_written=... evictions=... bypass_reads=...
-//               bypass_writes=... resident_bytes=... budget_bytes=..."
+//               bypass_writes=... extent_reads=... resident_bytes=...
+//               budget_bytes=..."
 //   space       "file_bytes=... free_bytes=... held_bytes=... objects=..."
 //   generation  the commit the mount reads (a follow mount's moves on)
 Result<std::string> RootSlabXattrValue(const CacheStats& cache, const SpaceInfo& space,

@@ -50,6 +50,12 @@ bool ChunkCache::Contains(const CacheKey& key) const {
   return map_.count(key) != 0;
 }
 
+bool ChunkCache::HoldsChanges(const CacheKey& key) const {
+  std::lock_guard lock(mu_);
+  auto it = map_.find(key);
+  return it != map_.end() && (it->second->dirty || it->second->partial.load(std::memory_order_acquire));
+}
+
 ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty) {
   std::lock_guard lock(mu_);
   auto it = map_.find(key);
@@ -232,6 +238,7 @@ CacheStats ChunkCache::stats() const {
   s.evictions = evictions_;
   s.bypass_reads = bypass_reads_;
   s.bypass_writes = bypass_writes_;
+  s.extent_reads = extent_reads_;
   std::lock_guard lock(mu_);
   s.resident_bytes = resident_;
   s.budget_bytes = budget_;

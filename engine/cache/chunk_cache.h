@@ -83,6 +83,10 @@ class ChunkCache {
   Entry* Lookup(const CacheKey& key);
   // Whether the key is resident, without counting, pinning or touching it.
   bool Contains(const CacheKey& key) const;
+  // Whether the key is resident with changes not yet written back (dirty
+  // or partly written), without counting, pinning or touching it. Stable
+  // while the caller holds the dataset's read lock.
+  bool HoldsChanges(const CacheKey& key) const;
   // Adds a chunk image and pins it. If the key is already present (another
   // reader loaded it meanwhile), the existing entry is pinned and returned
   // and `data` is dropped.
@@ -138,6 +142,7 @@ class ChunkCache {
   void CountBytesWritten(uint64_t n) { bytes_written_ += n; }
   void CountBypassRead() { ++bypass_reads_; }
   void CountBypassWrite() { ++bypass_writes_; }
+  void CountExtentRead() { ++extent_reads_; }
 
  private:
   void RemoveLocked(Entry* e);
@@ -177,7 +182,7 @@ class ChunkCache {
 
   std::atomic<uint64_t> dirty_bytes_{0};
   std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0},
-      bypass_reads_{0}, bypass_writes_{0};
+      bypass_reads_{0}, bypass_writes_{0}, extent_reads_{0};
 };
 
 }  // namespace slabfs::engine

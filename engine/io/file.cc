@@ -159,6 +159,7 @@ class PosixFile final : public File {
   }
 
   const std::string& name() const override { return path_; }
+  int native_fd() const override { return fd_; }
 
  private:
   static struct flock Range(short type, uint64_t off, uint64_t len) {

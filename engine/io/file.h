@@ -59,6 +59,10 @@ class File {
   }
 
   virtual const std::string& name() const = 0;
+  // The descriptor of an open file of the operating system's, for callers
+  // that move its bytes without reading them (splice); -1 where there is
+  // none (files in memory, in the tests).
+  virtual int native_fd() const { return -1; }
 };
 
 struct OpenFileOptions {

@@ -30,7 +30,9 @@
 #define SLABFS_CONTAINER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +87,27 @@ class Dataset {
   // shrinks back to the size it had.
   enum class Growth { kNone, kGrowRows };
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf) const;
+  // Where bytes [offset, offset+length) of the byte view lie in the
+  // container file, for a caller that moves file bytes without copying
+  // them (the mount splices them into its replies). When every one of
+  // them (shortened at the end, as ReadBytes does) is a stored byte of an
+  // unfiltered dense chunk with no change in the cache not yet written
+  // back, and they
+  // make at most max_extents runs of the file, calls use(fd, extents) with
+  // the file's descriptor and the runs in byte-view order, and returns
+  // true. Nothing changes the dataset or reuses its space until `use`
+  // returns (writes and commits wait), so `use` must only read. Otherwise
+  // returns false without calling it, and the caller reads with ReadBytes:
+  // filtered and sparse chunks, chunks not stored, chunks changed in the
+  // cache and not written back, offsets inside an element, more runs, a
+  // file with no descriptor.
+  struct FileExtent {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+  using FileExtentUser = std::function<void(int fd, std::span<const FileExtent> extents)>;
+  Result<bool> WithFileExtents(uint64_t offset, size_t length, size_t max_extents,
+                               const FileExtentUser& use) const;
   Status WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth = Growth::kNone);
 
   // Resets every element to the fill value and frees all chunks.

@@ -304,6 +304,9 @@ struct CacheStats {
   uint64_t evictions = 0;
   uint64_t bypass_reads = 0;   // chunk reads that went straight to the caller
   uint64_t bypass_writes = 0;  // chunk writes that went straight to the file
+  // Byte-view reads answered with file extents instead of bytes
+  // (Dataset::WithFileExtents: the mount's spliced replies).
+  uint64_t extent_reads = 0;
   uint64_t resident_bytes = 0;
   uint64_t budget_bytes = 0;
 };

@@ -63,6 +63,7 @@ py::dict CacheStatsDict(const CacheStats& s) {
   d["evictions"] = s.evictions;
   d["bypass_reads"] = s.bypass_reads;
   d["bypass_writes"] = s.bypass_writes;
+  d["extent_reads"] = s.extent_reads;
   d["resident_bytes"] = s.resident_bytes;
   d["budget_bytes"] = s.budget_bytes;
   return d;

@@ -175,6 +175,16 @@ TEST_F(ParseCommandLineTest, ReadsFollowAndReuseDelay) {
   EXPECT_EQ(cfg->follow_interval, milliseconds(0));
 }
 
+TEST_F(ParseCommandLineTest, NospliceTurnsSplicedRepliesOff) {
+  auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  EXPECT_TRUE(cfg->splice_reads);
+  cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "ro,nosplice"});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  EXPECT_FALSE(cfg->splice_reads);
+  EXPECT_FALSE(Has(cfg->fuse_args, "nosplice"));
+}
+
 TEST_F(ParseCommandLineTest, RefusesFollowOnAReadWriteMountAndBadValues) {
   for (const char* opts : {"follow", "rw,follow=2", "follow,rw"}) {
     auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", opts});

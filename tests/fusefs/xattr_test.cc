@@ -148,7 +148,7 @@ TEST(XattrTest, TheRootShowsContainerFigures) {
   ASSERT_TRUE(cache.has_value());
   EXPECT_EQ(*cache,
             "hits=5 misses=2 bytes_read=0 bytes_written=0 evictions=0 bypass_reads=0 "
-            "bypass_writes=0 resident_bytes=0 budget_bytes=67108864");
+            "bypass_writes=0 extent_reads=0 resident_bytes=0 budget_bytes=67108864");
   EXPECT_EQ(RootSlabXattrValue(c, sp, "space").value(),
             "file_bytes=4096 free_bytes=0 held_bytes=7 objects=0");
   EXPECT_EQ(RootSlabXattrValue(c, sp, "generation").value(), "9");
