@@ -11,7 +11,7 @@
 // and syncs), and the bytes stored. The reads check the values they get.
 // Figures are from the page cache: the container is not dropped from it.
 //
-//   bench_dense [--path P] [--n 16384] [--chunk 256] [--cache-mb 64]
+//   bench_dense [--path P] [--n 16384] [--chunk 256] [--chunk-cols C] [--cache-mb 64]
 //               [--windows 1000] [--filters 'none;shuffle,deflate=1;shuffle,deflate=6']
 //               [--keep]
 //
@@ -42,6 +42,8 @@ namespace {
 struct Config {
   std::string path = "/tmp/slabfs_bench_dense.slab";
   uint64_t n = 16384, chunk = 256, cache_mb = 64, windows = 1000;
+  uint64_t chunk_cols = 0;  // --chunk-cols: 0 = square chunks
+  uint64_t cols() const { return chunk_cols ? chunk_cols : chunk; }
   std::vector<std::string> filters;
   bool keep = false;
 };
@@ -59,8 +61,8 @@ struct Row {
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: bench_dense [--path P] [--n N] [--chunk C] [--cache-mb M] [--windows W]\n"
-               "                   [--filters 'none;shuffle,deflate=1;...'] [--keep]\n");
+               "usage: bench_dense [--path P] [--n N] [--chunk C] [--chunk-cols C] [--cache-mb M]\n"
+               "                   [--windows W] [--filters 'none;shuffle,deflate=1;...'] [--keep]\n");
   std::exit(2);
 }
 
@@ -111,7 +113,7 @@ Row RunOne(const Config& cfg, const std::string& filters, const std::string& pat
     auto c = Container::Open(path, {.create = true, .cache_bytes = cfg.cache_mb << 20});
     if (!c) Die(c.error(), "create " + path);
     auto ds = (*c)->CreateDataset(
-        "/data", {.dtype = DType::kF4, .shape = {n, n}, .chunks = {cfg.chunk, cfg.chunk}, .filters = filters});
+        "/data", {.dtype = DType::kF4, .shape = {n, n}, .chunks = {cfg.chunk, cfg.cols()}, .filters = filters});
     if (!ds) Die(ds.error(), "create dataset with filters '" + filters + "'");
     double write_s = 0;
     for (uint64_t r = 0; r < n; r += band) {
@@ -186,6 +188,7 @@ int main(int argc, char** argv) {
     if (args.Is("--path")) cfg.path = args.Value();
     else if (args.Is("--n")) cfg.n = args.Number();
     else if (args.Is("--chunk")) cfg.chunk = args.Number();
+    else if (args.Is("--chunk-cols")) cfg.chunk_cols = args.Number();
     else if (args.Is("--cache-mb")) cfg.cache_mb = args.Number();
     else if (args.Is("--windows")) cfg.windows = args.Number();
     else if (args.Is("--filters")) filters_text = args.Value();
@@ -197,7 +200,7 @@ int main(int argc, char** argv) {
 
   bench::PrintMachine("bench_dense");
   std::printf("# dataset %lux%lu f4 (%.0f MiB) of sin(i/100)+cos(j/70), chunks %lux%lu, cache %lu MiB, container %s\n",
-              cfg.n, cfg.n, static_cast<double>(cfg.n) * cfg.n * 4 / (1 << 20), cfg.chunk, cfg.chunk,
+              cfg.n, cfg.n, static_cast<double>(cfg.n) * cfg.n * 4 / (1 << 20), cfg.chunk, cfg.cols(),
               cfg.cache_mb, cfg.path.c_str());
   std::printf("# MB/s of element bytes (uncompressed); write includes the commit; each read starts from a "
               "fresh open; %lu windows of 64x64\n",
