@@ -42,7 +42,7 @@ fi
 
 # The engine and the daemon under ThreadSanitizer (their own build in
 # build-thread/), when the whole suite runs: every engine test, then the
-# many-clients and follow mount tests against the instrumented daemon. The
+# many-clients, follow and spliced-read mount tests against the instrumented daemon. The
 # first race stops the program (exit 66), which fails the run.
 if [ $# -eq 0 ] && [ -z "${SLABFS_SANITIZE:-}" ] && [ "${SLABFS_TSAN:-1}" != 0 ]; then
   TSAN_DIR=build-thread
@@ -52,5 +52,6 @@ if [ $# -eq 0 ] && [ -z "${SLABFS_SANITIZE:-}" ] && [ "${SLABFS_TSAN:-1}" != 0 ]
   export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
   "$TSAN_DIR/bin/engine_tests" --gtest_brief=1
   SLABFS_BIN="$ROOT/$TSAN_DIR/bin" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-    tests/integration/test_mount_many_clients.py tests/integration/test_mount_follow.py
+    tests/integration/test_mount_many_clients.py tests/integration/test_mount_follow.py \
+    tests/integration/test_mount_splice.py
 fi
