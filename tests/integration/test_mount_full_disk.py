@@ -32,6 +32,30 @@ def small_fs():
         os.rmdir(d)
 
 
+def append_until_enospc(path, block_size, most, seed, pause_after=None):
+    """Appends blocks of noise to path until a write fails, which must be
+    with ENOSPC; then fsync and close must succeed. Returns the bytes the
+    writes accepted (a short write counts what it took)."""
+    rng = np.random.default_rng(seed)
+    written = bytearray()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    err = None
+    for i in range(most):
+        block = rng.integers(0, 255, block_size, dtype="u1").tobytes()
+        try:
+            n = os.write(fd, block)
+        except OSError as e:
+            err = e
+            break
+        written += block[:n]
+        if i == pause_after:
+            time.sleep(1.5)
+    os.fsync(fd)
+    os.close(fd)
+    assert err is not None and err.errno == errno.ENOSPC, err
+    return written
+
+
 def test_writes_through_the_mount_get_enospc_and_lose_nothing(small_fs, mounter):
     c = os.path.join(small_fs, "c.slab")
     keep = np.random.default_rng(1).integers(0, 255, 2 * MiB, dtype="u1")
@@ -45,21 +69,7 @@ def test_writes_through_the_mount_get_enospc_and_lose_nothing(small_fs, mounter)
     slab("mkdset", c, "/d", "--dtype", "u1", "--shape", "64,65536", "--chunks", "16,65536")
     m = mounter(c)
     # Append 1 MiB blocks of noise to the stream until the disk is full.
-    rng = np.random.default_rng(2)
-    written = bytearray()
-    fd = os.open(m / "s", os.O_WRONLY | os.O_APPEND)
-    err = None
-    for _ in range(64):
-        block = rng.integers(0, 255, MiB, dtype="u1").tobytes()
-        try:
-            n = os.write(fd, block)
-        except OSError as e:
-            err = e
-            break
-        written += block[:n]
-    os.fsync(fd)
-    os.close(fd)
-    assert err is not None and err.errno == errno.ENOSPC, err
+    written = append_until_enospc(m / "s", MiB, 64, seed=2)
     # The failed write took back the rows it grew.
     assert os.path.getsize(m / "s") == len(written)
     # Overwriting whole chunks of the fixed dataset fails too, and the
@@ -123,23 +133,8 @@ def test_small_writes_get_enospc_when_made_not_at_the_commit(small_fs, mounter):
     slab("mkdset", c, "/s", "--dtype", "u1", "--shape", "0,65536", "--maxshape", "unlimited,65536",
          "--chunks", "16,65536")  # 1 MiB chunks, written in 64 KiB pieces
     m = mounter(c, "-o", "commit_interval=1")
-    rng = np.random.default_rng(4)
-    written = bytearray()
-    fd = os.open(m / "s", os.O_WRONLY | os.O_APPEND)
-    err = None
-    for i in range(1024):
-        block = rng.integers(0, 255, 65536, dtype="u1").tobytes()
-        try:
-            n = os.write(fd, block)
-        except OSError as e:
-            err = e
-            break
-        written += block[:n]
-        if i == 100:
-            time.sleep(1.5)  # a periodic commit with a chunk half written
-    assert err is not None and err.errno == errno.ENOSPC, err
-    os.fsync(fd)
-    os.close(fd)
+    # A periodic commit runs after the 101st block, with a chunk half written.
+    written = append_until_enospc(m / "s", 65536, 1024, seed=4, pause_after=100)
     assert len(written) > 8 * MiB
     assert os.path.getsize(m / "s") == len(written)
     assert "no space for" in m.log()
