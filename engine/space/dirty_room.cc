@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "engine/io/file.h"
-
 namespace slabfs::engine {
 
 Status DirtyRoom::Check(uint64_t dirty_after, uint64_t container_free) {
@@ -16,8 +14,10 @@ Status DirtyRoom::Check(uint64_t dirty_after, uint64_t container_free) {
   const uint64_t room = disk_free_ > UINT64_MAX - container_free ? UINT64_MAX : disk_free_ + container_free;
   const bool near = !known_ || need > room / 2;
   if (near || now - read_at_ > std::chrono::milliseconds(100)) {
-    auto disk = DiskSpaceOf(path_);
-    if (!disk) return Status::OK();  // no path to ask: refuse nothing
+    auto disk = space_of_(path_);
+    // No path to ask, or a filesystem that reports no size (some FUSE
+    // filesystems answer statvfs with zeros): refuse nothing.
+    if (!disk || disk->total_bytes == 0) return Status::OK();
     known_ = true;
     disk_free_ = disk->free_bytes;
     read_at_ = now;

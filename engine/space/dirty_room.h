@@ -14,22 +14,28 @@
 // counted too (the check is made before the write knows which chunks go
 // which way), so a write is refused up to one write's worth of chunks
 // before the disk is truly full. Where the disk's free space cannot be
-// read (a file that is no path), nothing is refused.
+// read (a file that is no path, a filesystem whose statvfs reports no
+// size), nothing is refused.
 #ifndef SLABFS_ENGINE_SPACE_DIRTY_ROOM_H_
 #define SLABFS_ENGINE_SPACE_DIRTY_ROOM_H_
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
+#include "engine/io/file.h"
 #include "slabfs/status.h"
 
 namespace slabfs::engine {
 
 class DirtyRoom {
  public:
-  explicit DirtyRoom(std::string path) : path_(std::move(path)) {}
+  // `space_of` reads a disk's space (DiskSpaceOf; tests give their own).
+  using SpaceOf = std::function<Result<DiskSpace>(const std::string&)>;
+  explicit DirtyRoom(std::string path, SpaceOf space_of = DiskSpaceOf)
+      : path_(std::move(path)), space_of_(std::move(space_of)) {}
 
   // OK if `dirty_after` bytes of changes (what the cache would hold after
   // the write, counting the write's chunks whole) can be stored beside the
@@ -40,6 +46,7 @@ class DirtyRoom {
 
  private:
   const std::string path_;
+  const SpaceOf space_of_;
   std::mutex mu_;
   bool known_ = false;
   uint64_t disk_free_ = 0;

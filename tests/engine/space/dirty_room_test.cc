@@ -40,5 +40,28 @@ TEST(DirtyRoomTest, AFileWithNoPathRefusesNothing) {
   EXPECT_TRUE(room.Check(UINT64_MAX, 0).ok());
 }
 
+TEST(DirtyRoomTest, AFilesystemThatReportsNoSizeRefusesNothing) {
+  DirtyRoom room("/x/c.slab", [](const std::string&) -> Result<DiskSpace> { return DiskSpace{}; });
+  EXPECT_TRUE(room.Check(UINT64_MAX, 0).ok());
+}
+
+TEST(DirtyRoomTest, ReadsTheDiskAgainNearTheEdge) {
+  uint64_t free = 100u << 20;
+  int reads = 0;
+  DirtyRoom room("/x/c.slab", [&](const std::string&) -> Result<DiskSpace> {
+    ++reads;
+    return DiskSpace{.total_bytes = 1u << 30, .free_bytes = free};
+  });
+  EXPECT_TRUE(room.Check(10u << 20, 0).ok());
+  EXPECT_TRUE(room.Check(10u << 20, 0).ok());
+  EXPECT_LE(reads, 2);  // plenty: an answer holds for 100 ms
+  const int before = reads;
+  free = 20u << 20;  // the disk fills from elsewhere
+  EXPECT_TRUE(room.Check(10u << 20, 0).ok());
+  EXPECT_EQ(room.Check(60u << 20, 0).code(), Code::kNoSpace) << "near the edge the disk is asked again";
+  EXPECT_GT(reads, before);
+  EXPECT_TRUE(room.Check(60u << 20, 64u << 20).ok()) << "space inside the container counts";
+}
+
 }  // namespace
 }  // namespace slabfs::engine
