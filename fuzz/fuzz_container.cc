@@ -3,6 +3,7 @@
 // root), then walk the tree: attributes, dataset info, stored chunks,
 // defined counts, and reads of every dataset (bounded), which reach the
 // index nodes and leaves and the chunk decoders.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,7 +17,7 @@ namespace {
 
 using slabfs::Container;
 
-constexpr uint64_t kReadBudget = 4 << 20;  // bytes read per input, in all
+constexpr uint64_t kReadBudget = 1 << 20;  // bytes read per input, in all
 
 void Walk(const Container& c, slabfs::ObjectId group, int depth, uint64_t* budget) {
   if (depth > 16) return;
@@ -38,7 +39,13 @@ void Walk(const Container& c, slabfs::ObjectId group, int depth, uint64_t* budge
     (void)ds->StoredChunks();
     if (ds->info().sparse) (void)ds->CountDefined();
     const uint64_t size = ds->size_bytes();
-    const uint64_t want = std::min<uint64_t>({size, *budget, 1 << 20});
+    // Reads are bounded in bytes and in chunks: a 1 MiB read of one-byte
+    // chunks visits a million index records and took most of the fuzzer's
+    // time (245 executions/s) without reaching new code.
+    uint64_t chunk_bytes = ds->item_size();
+    for (uint64_t d : ds->info().chunks)
+      chunk_bytes = d != 0 && chunk_bytes <= (1u << 30) / d ? chunk_bytes * d : (1u << 30);
+    const uint64_t want = std::min<uint64_t>({size, *budget, 256 << 10, std::max<uint64_t>(4096, 64 * chunk_bytes)});
     if (want == 0) continue;
     std::vector<char> buf(want);
     (void)ds->ReadBytes(0, want, buf.data());
