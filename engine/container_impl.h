@@ -272,10 +272,12 @@ class ContainerImpl {
   // NoSpace if `more` bytes of changes besides those the cache holds could
   // not be stored (engine/space/dirty_room.h).
   Status CheckRoomForChanges(uint64_t more) {
-    const uint64_t free = alloc_.free_bytes();
     const uint64_t dirty = cache_.dirty_bytes();
-    return room_.Check(more > UINT64_MAX - dirty ? UINT64_MAX : dirty + more,
-                       free - std::min(free, alloc_.held_bytes()));
+    const uint64_t after = more > UINT64_MAX - dirty ? UINT64_MAX : dirty + more;
+    // Most writes: no lock, no syscall (the allocator's figures need its lock).
+    if (room_.Roomy(after)) return Status::OK();
+    const uint64_t free = alloc_.free_bytes();
+    return room_.Check(after, free - std::min(free, alloc_.held_bytes()));
   }
 
  private:

@@ -19,6 +19,7 @@
 #ifndef SLABFS_ENGINE_SPACE_DIRTY_ROOM_H_
 #define SLABFS_ENGINE_SPACE_DIRTY_ROOM_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -43,6 +44,10 @@ class DirtyRoom {
   // the disk's free space (statvfs) at most every 100 ms while there is
   // plenty, and at every call close to the edge. Thread-safe.
   Status Check(uint64_t dirty_after, uint64_t container_free);
+  // The common case without a lock or a syscall: true when the disk alone,
+  // as last read less than 100 ms ago, holds twice what `dirty_after`
+  // needs. Otherwise the caller asks Check (which may still say OK).
+  bool Roomy(uint64_t dirty_after) const;
 
  private:
   const std::string path_;
@@ -51,6 +56,9 @@ class DirtyRoom {
   bool known_ = false;
   uint64_t disk_free_ = 0;
   std::chrono::steady_clock::time_point read_at_{};
+  // Copies of disk_free_ (0: unknown) and read_at_ for Roomy.
+  std::atomic<uint64_t> fast_free_{0};
+  std::atomic<int64_t> fast_read_at_ns_{0};
 };
 
 }  // namespace slabfs::engine

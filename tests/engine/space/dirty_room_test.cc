@@ -37,6 +37,7 @@ TEST(DirtyRoomTest, RefusesOnlyWhatTheDiskAndContainerCannotHold) {
 
 TEST(DirtyRoomTest, AFileWithNoPathRefusesNothing) {
   DirtyRoom room("no such directory/c.slab");
+  EXPECT_FALSE(room.Roomy(1)) << "nothing known yet";
   EXPECT_TRUE(room.Check(UINT64_MAX, 0).ok());
 }
 
@@ -55,6 +56,8 @@ TEST(DirtyRoomTest, ReadsTheDiskAgainNearTheEdge) {
   EXPECT_TRUE(room.Check(10u << 20, 0).ok());
   EXPECT_TRUE(room.Check(10u << 20, 0).ok());
   EXPECT_LE(reads, 2);  // plenty: an answer holds for 100 ms
+  EXPECT_TRUE(room.Roomy(10u << 20) || reads == 2) << "fresh and plenty: no lock, no statvfs";
+  EXPECT_FALSE(room.Roomy(60u << 20)) << "more than half the disk goes to Check";
   const int before = reads;
   free = 20u << 20;  // the disk fills from elsewhere
   EXPECT_TRUE(room.Check(10u << 20, 0).ok());
