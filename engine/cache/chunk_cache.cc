@@ -18,11 +18,11 @@ ChunkCache::~ChunkCache() {
 }
 
 void ChunkCache::TouchLocked(Entry* e) {
-  auto& from = e->in_done_list ? done_ : lru_;
-  bool done = e->used >= e->bytes;
+  auto& from = e->in_done_list.load(std::memory_order_relaxed) ? done_ : lru_;
+  const bool done = e->used.load(std::memory_order_relaxed) >= e->bytes;
   auto& to = done ? done_ : lru_;
   to.splice(to.end(), from, e->pos);
-  e->in_done_list = done;
+  e->in_done_list.store(done, std::memory_order_relaxed);
 }
 
 ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
@@ -82,10 +82,14 @@ ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[
 }
 
 void ChunkCache::Release(Entry* e, uint64_t used_bytes) {
-  std::lock_guard lock(mu_);
-  e->used += used_bytes;
-  if (!e->in_done_list && e->used >= e->bytes) TouchLocked(e);
-  --e->pins;
+  const uint64_t used = e->used.fetch_add(used_bytes, std::memory_order_relaxed) + used_bytes;
+  if (used >= e->bytes && !e->in_done_list.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(mu_);
+    if (!e->in_done_list.load(std::memory_order_relaxed)) TouchLocked(e);
+  }
+  // Last: the entry may be evicted (under mu_) once unpinned, and what
+  // the caller did with its bytes comes before that.
+  e->pins.fetch_sub(1, std::memory_order_release);
 }
 
 void ChunkCache::MarkDirty(Entry* e) {

@@ -35,6 +35,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/util/adaptive_mutex.h"
 #include "slabfs/types.h"
 
 namespace slabfs::engine {
@@ -61,7 +62,10 @@ class ChunkCache {
     std::unique_ptr<char[]> data;
     size_t bytes = 0;
     bool dirty = false;
-    int pins = 0;
+    // Changed under mu_, except that Release adds to `used` and drops its
+    // pin without it (a read of a cached chunk then takes mu_ once, in
+    // Lookup); everything that reads them to decide holds mu_.
+    std::atomic<int> pins{0};
     // Write without read: a chunk partly overwritten before it was ever
     // loaded holds valid bytes only for the elements whose bit is set in
     // `written`; `partial` says the mask is in force. The owner merges the
@@ -71,8 +75,8 @@ class ChunkCache {
     std::unique_ptr<uint64_t[]> written;
     uint64_t unwritten = 0;  // elements whose bit is clear
     std::mutex merge_mu;
-    uint64_t used = 0;  // bytes read or written since loaded (w0 bookkeeping)
-    bool in_done_list = false;
+    std::atomic<uint64_t> used{0};  // bytes read or written since loaded (w0 bookkeeping)
+    std::atomic<bool> in_done_list{false};
     std::list<Entry*>::iterator pos;
   };
 
@@ -91,7 +95,9 @@ class ChunkCache {
   // reader loaded it meanwhile), the existing entry is pinned and returned
   // and `data` is dropped.
   Entry* Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty);
-  // Records that `n` bytes of the entry were used, then unpins it.
+  // Records that `n` bytes of the entry were used, then unpins it. Takes
+  // the cache's lock only when the entry becomes fully used (it moves to
+  // the list evicted first), once per load.
   void Release(Entry* e, uint64_t used_bytes);
   void MarkDirty(Entry* e);
   void MarkClean(Entry* e);
@@ -151,8 +157,9 @@ class ChunkCache {
   void RecycleLocked(std::unique_ptr<char[]> data, size_t bytes);
 
   // Innermost lock: nothing is called while holding it but the BufferPool,
-  // whose lock is a leaf.
-  mutable std::mutex mu_;
+  // whose lock is a leaf. Adaptive: every read of a cached chunk takes it
+  // twice (Lookup, Release) for a few dozen instructions.
+  mutable AdaptiveMutex mu_;
   std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_;
   std::list<Entry*> lru_;   // front = least recently used
   std::list<Entry*> done_;  // fully used entries, evicted first

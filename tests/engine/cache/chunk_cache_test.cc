@@ -588,6 +588,41 @@ TEST_F(ChunkCacheTest, RecyclesBuffersOfErasedEntriesAndDroppedDuplicates) {
   c.Release(live, 0);
 }
 
+// Release counts use and unpins without the cache's lock (it takes it only
+// when the entry becomes fully used): with threads releasing the same
+// entries at once, every byte of use is counted, every pin dropped, and an
+// entry used up moves to the list evicted first exactly as on one thread.
+TEST_F(ChunkCacheTest, ConcurrentReleasesCountEveryUseAndUnpin) {
+  constexpr uint64_t kChunk = 4096;
+  ChunkCache c(64 * kChunk, 64 * kChunk);
+  for (uint64_t k = 0; k < 8; ++k) Add(c, {1, k}, kChunk);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&c] {
+      for (int i = 0; i < 2000; ++i) {
+        // Chunks 0-3 are used up (1000 releases of 5 bytes each), 4-7 not.
+        const uint64_t k = i % 8;
+        ChunkCache::Entry* e = c.Lookup({1, k});
+        ASSERT_NE(e, nullptr);
+        c.Release(e, k < 4 ? 5 : 0);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (uint64_t k = 0; k < 8; ++k) {
+    ChunkCache::Entry* e = c.Lookup({1, k});
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->pins.load(), 1) << k;
+    EXPECT_EQ(e->used.load(), k < 4 ? 5000u : 0u) << k;
+    c.Release(e, 0);
+  }
+  // The used-up chunks go first, though they were looked up last.
+  for (uint64_t k = 0; k < 4; ++k) EXPECT_TRUE(Has(c, {1, k}));
+  Add(c, {2, 0}, 60 * kChunk);
+  c.EvictToBudget();
+  for (uint64_t k = 0; k < 8; ++k) EXPECT_EQ(c.Contains({1, k}), k >= 4) << k;
+}
+
 TEST_F(ChunkCacheTest, SurvivesConcurrentUse) {
   constexpr uint64_t kChunk = 256;
   ChunkCache c(64 * kChunk, 256 * kChunk);
