@@ -2,7 +2,12 @@
 // It serves one file, /data, of the given size whose bytes are all zero,
 // replying to every read from one static buffer: the cost of FUSE itself.
 //
-//   nullfs MOUNTPOINT SIZE_BYTES [-f]
+// With --file PATH it serves PATH's bytes instead, each read answered with
+// one pread into a buffer and a reply from it: the least a FUSE filesystem
+// that copies real bytes does (the daemon reads every byte from memory once,
+// which the zeros of a static buffer never cost).
+//
+//   nullfs MOUNTPOINT SIZE_BYTES [-f] [--file PATH]
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
@@ -12,13 +17,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace {
 
 off_t g_size = 0;
 constexpr fuse_ino_t kDataIno = 2;
 char g_zeros[1 << 20];
+int g_file = -1;  // --file: the file whose bytes are served
 
 void Stat(fuse_ino_t ino, struct stat* st) {
   std::memset(st, 0, sizeof *st);
@@ -74,18 +84,43 @@ void Read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_file_i
     return;
   }
   size_t n = std::min<size_t>({size, static_cast<size_t>(g_size - off), sizeof g_zeros});
-  fuse_reply_buf(req, g_zeros, n);
+  if (g_file < 0) {
+    fuse_reply_buf(req, g_zeros, n);
+    return;
+  }
+  thread_local std::unique_ptr<char[]> buf(new char[sizeof g_zeros]);
+  const ssize_t got = pread(g_file, buf.get(), n, off);
+  if (got < 0) {
+    fuse_reply_err(req, errno);
+    return;
+  }
+  fuse_reply_buf(req, buf.get(), static_cast<size_t>(got));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: nullfs MOUNTPOINT SIZE_BYTES [-f]\n");
+    std::fprintf(stderr, "usage: nullfs MOUNTPOINT SIZE_BYTES [-f] [--file PATH]\n");
     return 2;
   }
   g_size = static_cast<off_t>(std::strtoull(argv[2], nullptr, 10));
-  bool foreground = argc > 3 && std::string(argv[3]) == "-f";
+  bool foreground = false;
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-f") {
+      foreground = true;
+    } else if (a == "--file" && i + 1 < argc) {
+      g_file = open(argv[++i], O_RDONLY | O_CLOEXEC);
+      if (g_file < 0) {
+        std::perror(argv[i]);
+        return 1;
+      }
+    } else {
+      std::fprintf(stderr, "nullfs: unknown argument %s\n", argv[i]);
+      return 2;
+    }
+  }
   struct fuse_lowlevel_ops ops {};
   ops.init = Init;
   ops.lookup = Lookup;
