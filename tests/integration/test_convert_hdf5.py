@@ -614,7 +614,7 @@ def test_import_shows_progress_on_a_terminal(big_h5, tmp_path):
     c = tmp_path / "c.slab"
     cmd = " ".join([bin_path("slab"), "import", str(c), str(big_h5)])
     cp = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True,
-                        timeout=300)
+                        timeout=300, env={**os.environ, "SLAB_PROGRESS_AFTER": "0"})
     assert cp.returncode == 0, cp.stdout
     assert "importing [" in cp.stdout and "chunks" in cp.stdout, cp.stdout
     assert "imported 256.0 MiB in 1024 chunks" in cp.stdout

@@ -23,11 +23,14 @@ def big(container):
     return container
 
 
-def on_terminal(*args):
-    """Runs slab under a pseudo-terminal (script(1)); returns (status, output)."""
+def on_terminal(*args, after="0"):
+    """Runs slab under a pseudo-terminal (script(1)); returns (status,
+    output). The bar shows after `after` seconds (SLAB_PROGRESS_AFTER; by
+    default at once, so that a copy that is quick on an idle machine draws
+    it too)."""
     cmd = " ".join([bin_path("slab"), *map(str, args)])
     cp = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True,
-                        timeout=300)
+                        timeout=300, env={**os.environ, "SLAB_PROGRESS_AFTER": after})
     return cp.returncode, cp.stdout
 
 
@@ -40,6 +43,9 @@ def test_repack_shows_progress_on_a_terminal_only(big, tmp_path):
     assert "repacking" not in cp.stderr and cp.stderr == ""
     # --quiet on a terminal: no bar.
     code, out = on_terminal("repack", "-q", big, tmp_path / "r3.slab", "--deflate", "9")
+    assert code == 0 and "repacking [" not in out, out
+    # A copy shorter than the wait (by default a second) shows no bar.
+    code, out = on_terminal("repack", big, tmp_path / "r4.slab", "--deflate", "9", after="3600")
     assert code == 0 and "repacking [" not in out, out
 
 

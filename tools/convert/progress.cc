@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 
@@ -57,9 +58,25 @@ std::string HumanBytes(double bytes) {
                 : fmt::format("{:.1f} {}", bytes, kUnits[u]);
 }
 
+namespace {
+
+// Seconds before the bar first shows: 1, or SLAB_PROGRESS_AFTER (a
+// non-negative number; the tests set 0 so that a copy that is fast on a
+// quiet machine still draws it).
+double ShowAfter() {
+  const char* v = std::getenv("SLAB_PROGRESS_AFTER");
+  if (v == nullptr || *v == '\0') return 1.0;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  return (*end == '\0' && s >= 0 && s < 1e6) ? s : 1.0;
+}
+
+}  // namespace
+
 Progress::Progress(std::string verb, bool quiet)
     : verb_(std::move(verb)),
       enabled_(!quiet && isatty(STDERR_FILENO) == 1),
+      show_after_(ShowAfter()),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
@@ -81,7 +98,9 @@ void Progress::Draw(bool force) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
   double elapsed = std::chrono::duration<double>(now - start_).count();
-  if (!force && (elapsed < 1.0 || now - last_draw_ < std::chrono::milliseconds(100))) return;
+  if (!force && (elapsed < show_after_ || (drawn_ && now - last_draw_ < std::chrono::milliseconds(100)))) {
+    return;
+  }
   last_draw_ = now;
   double rate = elapsed > 0 ? static_cast<double>(bytes_) / elapsed : 0;
   std::string line = fmt::format("{} {}", verb_, HumanBytes(static_cast<double>(bytes_)));

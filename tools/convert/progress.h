@@ -2,7 +2,8 @@
 // handling that lets them stop cleanly.
 //
 // The bar is drawn on stderr only when stderr is a terminal, the command was
-// not given --quiet, and the copy has run for more than a second; it shows
+// not given --quiet, and the copy has run for more than a second (the
+// environment variable SLAB_PROGRESS_AFTER=SECONDS changes that); it shows
 // bytes and chunks done, the rate and the time left, and is erased when the
 // copy ends. A copy calls Advance() after each chunk or block it moves:
 // once SIGINT, SIGTERM or SIGHUP arrived, Advance() answers an error, the
@@ -58,6 +59,7 @@ class Progress {
 
   std::string verb_;
   bool enabled_;
+  double show_after_;  // seconds
   bool drawn_ = false;
   uint64_t total_bytes_ = 0;
   uint64_t total_chunks_ = 0;
