@@ -18,7 +18,8 @@
 //   cached     20000 random 64 x 64 windows within a 1024 x 1024 corner
 //              after one warm-up pass, cache 64 MiB for both (libhdf5 10007
 //              slots); 1 thread, and for slabfs 2 threads on one dataset
-//              (libhdf5 serialises threads: its 1-thread time is the peer)
+//              (libhdf5 serialises threads: its 1-thread time is the peer),
+//              each timed on its second pass
 //
 // Each cell is seconds min/median/max over the rounds; ratio = libhdf5
 // median / slabfs median (above 1: slabfs is faster). Every read is
@@ -278,17 +279,20 @@ std::vector<double> RunSide(Side& side, const Config& cfg, const std::string& fi
     Check(buf[kWin * kWin - 1], warm.back().first + kWin - 1, warm.back().second + kWin - 1, "cached");
   }
   if (is_slabfs) {
-    // Two threads, each half of the windows, on the one dataset.
-    t0 = Clock::now();
-    std::vector<std::thread> threads;
-    for (size_t w = 0; w < 2; ++w) {
-      threads.emplace_back([&, w] {
-        std::vector<float> b(kWin * kWin);
-        for (size_t k = w; k < warm.size(); k += 2) side.Read(warm[k].first, warm[k].second, kWin, kWin, b.data());
-      });
+    // Two threads, each half of the windows, on the one dataset; two passes,
+    // the second timed, as on one thread.
+    for (int pass = 0; pass < 2; ++pass) {
+      t0 = Clock::now();
+      std::vector<std::thread> threads;
+      for (size_t w = 0; w < 2; ++w) {
+        threads.emplace_back([&, w] {
+          std::vector<float> b(kWin * kWin);
+          for (size_t k = w; k < warm.size(); k += 2) side.Read(warm[k].first, warm[k].second, kWin, kWin, b.data());
+        });
+      }
+      for (auto& th : threads) th.join();
+      t[7] = Seconds(t0, Clock::now());
     }
-    for (auto& th : threads) th.join();
-    t[7] = Seconds(t0, Clock::now());
   }
   side.Close();
   return t;
