@@ -165,6 +165,11 @@ class DatasetState {
   Status ShedDirty();
   // Whether every chunk the plan touches but at most one is in the cache.
   bool AllButOneCached(const TransferPlan& plan) const;
+  // Whether encoding or decoding a chunk costs enough to be worth a core of
+  // its own: it compresses (deflate) or is a sparse set. Checksum and
+  // shuffle alone run at several GB/s, faster than a hop to the thread
+  // pool and back for chunks of up to megabytes.
+  bool CodecIsCostly() const;
   // WriteBytes within the current size, under rw_ held exclusively.
   Status WriteBytesInsideLocked(uint64_t offset, size_t length, const char* in);
   // A chunk goes to the file in three steps, so that a failed write (a full

@@ -275,8 +275,9 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
   // Chunks are dealt to stripes round-robin; each stripe walks the plan with
   // its own cursor. Everything a stripe touches is safe for concurrent
   // readers: the cache, the index's Get, positional file reads.
-  size_t stripes = StripesFor(plan, item_size_, !format_->direct_io());
-  if (stripes > 1 && !format_->direct_io() && AllButOneCached(plan)) {
+  const bool costly = CodecIsCostly();
+  size_t stripes = StripesFor(plan, item_size_, costly);
+  if (stripes > 1 && costly && AllButOneCached(plan)) {
     // Nothing (or one chunk) to decode: copying out of the cache is quicker
     // here than a hop to the pool and back.
     stripes = StripesFor(plan, item_size_, false);
@@ -284,6 +285,10 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
   Status s = RunStriped(stripes, [&](size_t w, size_t width) { return ReadStripe(plan, buf, w, width); });
   c_->cache().EvictToBudget();
   return s;
+}
+
+bool DatasetState::CodecIsCostly() const {
+  return !format_->direct_io() && (format_->tracks_defined() || meta_.filters.compresses());
 }
 
 bool DatasetState::AllButOneCached(const TransferPlan& plan) const {
@@ -522,7 +527,7 @@ Status DatasetState::WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) {
   // Any other error stops the write-back.
   ChunkCache& cache = c_->cache();
   Status s;
-  if (!format_->variable_size() || dirty.size() < 2) {
+  if (!format_->variable_size() || dirty.size() < 2 || !CodecIsCostly()) {
     for (ChunkCache::Entry* e : dirty) {
       Status merged = s.ok() ? CompleteEntry(e) : Status::OK();
       if (merged.code() == Code::kCorruption) {
@@ -538,7 +543,8 @@ Status DatasetState::WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) {
   }
   // Encoding (compression) is the costly part: a batch of chunks is encoded
   // on every core, then placed and written in order by this thread, which
-  // alone changes the index and the allocator.
+  // alone changes the index and the allocator. (Cheap codecs are encoded
+  // above, on this thread: CodecIsCostly.)
   // A batch holds at most 4 chunks per core and, unless one chunk is
   // larger, kMaxEncodeBatchBytes of them: their images are all in memory.
   const size_t max_batch = 4 * ParallelWidth();

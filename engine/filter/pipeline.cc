@@ -191,6 +191,13 @@ Result<FilterPipeline> FilterPipeline::Parse(std::string_view text) {
   return Make(std::move(filters));
 }
 
+bool FilterPipeline::compresses() const {
+  for (const Filter& f : filters_) {
+    if (f.id == FilterId::kDeflate) return true;
+  }
+  return false;
+}
+
 uint64_t FilterPipeline::MaxEncodedBytes(uint64_t n) const {
   // Deflate is skipped where it does not make the chunk smaller.
   for (const Filter& f : filters_)

@@ -43,6 +43,21 @@ FilterPipeline P(std::string_view text) {
   return p ? *p : FilterPipeline{};
 }
 
+// compresses() picks the pipelines whose chunks are worth a core each to
+// encode and decode (DatasetState::CodecIsCostly).
+TEST(FilterPipelineTest, CompressesOnlyWithDeflate) {
+  for (const char* text : {"none", "checksum", "shuffle", "shuffle,checksum"}) {
+    auto p = FilterPipeline::Parse(text);
+    ASSERT_TRUE(p.has_value()) << text;
+    EXPECT_FALSE(p->compresses()) << text;
+  }
+  for (const char* text : {"deflate=1", "shuffle,deflate=6", "shuffle,deflate=9,checksum"}) {
+    auto p = FilterPipeline::Parse(text);
+    ASSERT_TRUE(p.has_value()) << text;
+    EXPECT_TRUE(p->compresses()) << text;
+  }
+}
+
 TEST(FilterPipelineTest, EveryCombinationRoundTrips) {
   const std::vector<std::string> pipelines = {
       "none", "shuffle", "deflate=1", "deflate=9", "checksum", "shuffle,deflate=6", "shuffle,checksum",
