@@ -129,26 +129,24 @@ echo "# mount_bench: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed '
 SIZE=$((N * N * 4))
 "$BIN/slab" export "$WORK/bench.slab" /data "$WORK/plain.bin"
 
+nullfs_read() {  # nullfs_read [--file PATH] -> MB/s of a dd of nullfs's file
+  "$BIN/nullfs" "$NULLMNT" "$SIZE" -f "$@" >/dev/null &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_mount "$NULLMNT"
+  echo 1024 > "/sys/class/bdi/$(mountpoint -d "$NULLMNT")/read_ahead_kb" 2>/dev/null || true
+  dd_mbs if="$NULLMNT/data" of=/dev/null
+  fusermount3 -u "$NULLMNT"
+  wait "$pid" 2>/dev/null || true
+}
+
 declare -A R  # row -> space-separated values
 add() { R[$1]="${R[$1]:-} $2"; }
 for round in $(seq "$ROUNDS"); do
-  # nullfs, with slabfs's readahead window (1 MiB, docs/mount.md).
-  "$BIN/nullfs" "$NULLMNT" "$SIZE" -f &
-  NULL_PID=$!
-  PIDS+=("$NULL_PID")
-  wait_mount "$NULLMNT"
-  echo 1024 > "/sys/class/bdi/$(mountpoint -d "$NULLMNT")/read_ahead_kb" 2>/dev/null || true
-  add null_read "$(dd_mbs if="$NULLMNT/data" of=/dev/null)"
-  fusermount3 -u "$NULLMNT"
-  wait "$NULL_PID" 2>/dev/null || true
-  "$BIN/nullfs" "$NULLMNT" "$SIZE" -f --file "$WORK/plain.bin" &
-  NULL_PID=$!
-  PIDS+=("$NULL_PID")
-  wait_mount "$NULLMNT"
-  echo 1024 > "/sys/class/bdi/$(mountpoint -d "$NULLMNT")/read_ahead_kb" 2>/dev/null || true
-  add file_read "$(dd_mbs if="$NULLMNT/data" of=/dev/null)"
-  fusermount3 -u "$NULLMNT"
-  wait "$NULL_PID" 2>/dev/null || true
+  # nullfs, with slabfs's readahead window (1 MiB, docs/mount.md), serving
+  # zeros and then the plain file.
+  add null_read "$(nullfs_read)"
+  add file_read "$(nullfs_read --file "$WORK/plain.bin")"
 
   mount_slabfs ro
   add slab_read "$(dd_mbs if="$MNT/data" of=/dev/null)"
