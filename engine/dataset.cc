@@ -1,9 +1,10 @@
 // Dataset I/O: hyperslab reads and writes through the chunk cache, with the
 // bypass paths that move whole chunks between the file and the caller's
-// buffer without an intermediate copy; element ranges, the byte view and
-// whole-dataset operations. Resizing is in dataset_resize.cc, what elements
-// are defined and erasing them in dataset_defined.cc, and answering reads
-// with file extents in file_extents.cc.
+// buffer without an intermediate copy, and whole-dataset operations.
+// Element ranges and the byte view are in dataset_bytes.cc, resizing in
+// dataset_resize.cc, what elements are defined and erasing them in
+// dataset_defined.cc, and answering reads with file extents in
+// file_extents.cc.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -704,158 +705,6 @@ Status DatasetState::Write(const Slab& sel, const void* buf, const MemSpace* mem
   TransferPlan plan;
   SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem, &meta_.max_shape));
   return WriteLocked(plan, static_cast<const char*>(buf));
-}
-
-// ------------------------------------------------------- element ranges
-
-Status DatasetState::ForEachLinearBox(uint64_t first, uint64_t count, Code out_of_range,
-                                      const std::function<Status(const TransferPlan&, uint64_t)>& fn) {
-  const uint64_t n = num_elements();
-  if (first > n || count > n - first)
-    return Status(out_of_range, what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
-                                    " outside " + std::to_string(n));
-  for (const LinearBox& b : DecomposeLinear(meta_.shape, first, count)) {
-    TransferPlan plan;
-    SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, b.box, nullptr, &meta_.max_shape));
-    SLABFS_RETURN_IF_ERROR(fn(plan, b.offset * item_size_));
-  }
-  return Status::OK();
-}
-
-Status DatasetState::ReadElementsLocked(uint64_t first, uint64_t count, char* buf) {
-  return ForEachLinearBox(first, count, Code::kInvalidArgument,
-                          [&](const TransferPlan& plan, uint64_t off) { return ReadLocked(plan, buf + off); });
-}
-
-Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const char* buf) {
-  return ForEachLinearBox(first, count, Code::kOutOfRange,
-                          [&](const TransferPlan& plan, uint64_t off) { return WriteLocked(plan, buf + off); });
-}
-
-Status DatasetState::ReadElements(uint64_t first, uint64_t count, void* buf) {
-  std::shared_lock cl(c_->commit_mu());
-  SLABFS_RETURN_IF_ERROR(CheckPresent());
-  std::shared_lock lock(rw_);
-  return ReadElementsLocked(first, count, static_cast<char*>(buf));
-}
-
-Status DatasetState::WriteElements(uint64_t first, uint64_t count, const void* buf) {
-  SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
-  return WriteElementsLocked(first, count, static_cast<const char*>(buf));
-}
-
-// ----------------------------------------------------------- byte view
-
-Result<size_t> DatasetState::ReadBytes(uint64_t offset, size_t length, void* buf) {
-  std::shared_lock cl(c_->commit_mu());
-  SLABFS_RETURN_IF_ERROR_R(CheckPresent());
-  std::shared_lock lock(rw_);
-  const uint64_t size = num_elements() * item_size_;
-  if (offset >= size || length == 0) return size_t{0};
-  length = static_cast<size_t>(std::min<uint64_t>(length, size - offset));
-  char* out = static_cast<char*>(buf);
-  const uint64_t isz = item_size_;
-  uint64_t e = offset / isz;
-  size_t pos = 0;
-  char tmp[8];
-  if (offset % isz != 0) {  // a partial element at the start
-    SLABFS_RETURN_IF_ERROR_R(ReadElementsLocked(e, 1, tmp));
-    size_t skip = offset % isz;
-    size_t n = std::min<size_t>(isz - skip, length);
-    std::memcpy(out, tmp + skip, n);
-    pos = n;
-    ++e;
-  }
-  uint64_t full = (length - pos) / isz;
-  if (full > 0) {
-    SLABFS_RETURN_IF_ERROR_R(ReadElementsLocked(e, full, out + pos));
-    pos += full * isz;
-    e += full;
-  }
-  if (pos < length) {  // a partial element at the end
-    SLABFS_RETURN_IF_ERROR_R(ReadElementsLocked(e, 1, tmp));
-    std::memcpy(out + pos, tmp, length - pos);
-  }
-  return length;
-}
-
-uint64_t DatasetState::RowElements() const {
-  uint64_t n = 1;
-  for (size_t d = 1; d < meta_.shape.size(); ++d) n *= meta_.shape[d];
-  return n;
-}
-
-Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow) {
-  SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
-  const uint64_t isz = item_size_;
-  const uint64_t size = num_elements() * isz;
-  const Dims old_shape = meta_.shape;
-  bool grew = false;
-  if (offset > size || length > size - offset) {
-    const uint64_t row_bytes = RowElements() * isz;
-    const bool growable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
-    if (!grow || !growable || row_bytes == 0 || offset > kUnlimited - length)
-      return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
-                                std::to_string(offset) + " reaches past the end (" + std::to_string(size) + " bytes)");
-    // Grow the first dimension by whole rows; the rest of the last row and
-    // any gap before the write read as the fill value.
-    const uint64_t rows = CeilDiv(offset + length, row_bytes);
-    if (static_cast<slabfs_u128>(rows) * row_bytes > static_cast<slabfs_u128>(INT64_MAX))
-      return Status::OutOfRange(what() + ": write at offset " + std::to_string(offset) +
-                                " would make the dataset larger than 2^63 bytes");
-    if (rows > meta_.max_shape[0])
-      return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
-                                std::to_string(offset) + " needs " + std::to_string(rows) + " rows, more than the " +
-                                "maximum " + std::to_string(meta_.max_shape[0]));
-    Dims shape = meta_.shape;
-    shape[0] = rows;
-    SLABFS_RETURN_IF_ERROR(ResizeLocked(shape));
-    grew = true;
-  }
-  Status s = WriteBytesInsideLocked(offset, length, static_cast<const char*>(buf));
-  if (!s.ok() && grew) {
-    // A write that grew the dataset and then failed (a full disk) takes
-    // the growth back: the size stays what it was, as after any failed
-    // write(2).
-    Status back = ResizeLocked(old_shape);
-    if (!back.ok()) s = s.WithContext("and the dataset stays grown: " + back.message());
-  }
-  return s;
-}
-
-Status DatasetState::WriteBytesInsideLocked(uint64_t offset, size_t length, const char* in) {
-  const uint64_t isz = item_size_;
-  if (length == 0) return Status::OK();
-  if (offset % isz == 0 && length % isz == 0) return WriteElementsLocked(offset / isz, length / isz, in);
-  // Partial elements at either end are read, patched and written back under
-  // the one write lock so that no other write slips in between.
-  auto rmw = [&](uint64_t elem, size_t skip, const char* src, size_t n) -> Status {
-    char tmp[8];
-    SLABFS_RETURN_IF_ERROR(ReadElementsLocked(elem, 1, tmp));
-    std::memcpy(tmp + skip, src, n);
-    return WriteElementsLocked(elem, 1, tmp);
-  };
-  uint64_t e = offset / isz;
-  size_t pos = 0;
-  if (offset % isz != 0) {
-    size_t skip = offset % isz;
-    size_t n = std::min<size_t>(isz - skip, length);
-    SLABFS_RETURN_IF_ERROR(rmw(e, skip, in, n));
-    pos = n;
-    ++e;
-  }
-  uint64_t full = (length - pos) / isz;
-  if (full > 0) {
-    SLABFS_RETURN_IF_ERROR(WriteElementsLocked(e, full, in + pos));
-    pos += full * isz;
-    e += full;
-  }
-  if (pos < length) SLABFS_RETURN_IF_ERROR(rmw(e, 0, in + pos, length - pos));
-  return Status::OK();
 }
 
 // ---------------------------------------------------- whole-dataset ops

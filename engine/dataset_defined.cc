@@ -1,14 +1,11 @@
 // Which elements a dataset holds (Defined, DefinedRuns, CountDefined) and
 // erasing them (Erase): what sparse datasets add to the dense ones.
 #include <algorithm>
-#include <cstring>
 #include <mutex>
+#include <shared_mutex>
 
 #include "engine/container_impl.h"
-#include "engine/index/dataset_geometry.h"
 #include "engine/selection/boxes.h"
-#include "engine/util/math.h"
-#include "engine/format/layout.h"
 
 namespace slabfs::engine {
 

@@ -1,14 +1,10 @@
 // Dataset resize: a new shape (Dataset::Resize, the byte view's truncate),
 // with the chunks past the new end freed or trimmed to the fill value.
 #include <algorithm>
-#include <cstring>
 #include <mutex>
+#include <shared_mutex>
 
 #include "engine/container_impl.h"
-#include "engine/index/dataset_geometry.h"
-#include "engine/selection/boxes.h"
-#include "engine/util/math.h"
-#include "engine/format/layout.h"
 
 namespace slabfs::engine {
 

@@ -47,6 +47,11 @@ def test_repack_shows_progress_on_a_terminal_only(big, tmp_path):
     # A copy shorter than the wait (by default a second) shows no bar.
     code, out = on_terminal("repack", big, tmp_path / "r4.slab", "--deflate", "9", after="3600")
     assert code == 0 and "repacking [" not in out, out
+    # A wait that is not a non-negative number is ignored (the default
+    # second applies): the copy still runs and summarises.
+    for i, bad in enumerate(["junk", "-1", "1e9", "5s"]):
+        code, out = on_terminal("repack", big, tmp_path / f"bad{i}.slab", after=bad)
+        assert code == 0 and "copied 1 group, 1 dataset" in out, (bad, out)
 
 
 def test_fsck_shows_progress_on_a_terminal(big):
