@@ -179,6 +179,12 @@ Result<bool> Dataset::WithFileExtents(uint64_t offset, size_t length, size_t max
 Status Dataset::WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth) {
   return state_ ? state_->WriteBytes(offset, length, buf, growth == Growth::kGrowRows) : NoState();
 }
+Result<size_t> Dataset::WriteBytesUpTo(uint64_t offset, size_t length, const void* buf, Growth growth) {
+  if (!state_) return Err(NoState());
+  size_t written = 0;
+  SLABFS_RETURN_IF_ERROR_R(state_->WriteBytes(offset, length, buf, growth == Growth::kGrowRows, &written));
+  return written;
+}
 Status Dataset::Clear() { return state_ ? state_->Clear() : NoState(); }
 Status Dataset::Resize(const Dims& shape) { return state_ ? state_->Resize(shape) : NoState(); }
 Status Dataset::SetSizeBytes(uint64_t size) { return state_ ? state_->SetSizeBytes(size) : NoState(); }

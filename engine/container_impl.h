@@ -63,7 +63,10 @@ class DatasetState {
   // With grow, a write past the end grows the first dimension (if it can)
   // by whole rows to hold it; if the write then fails, the growth is taken
   // back.
-  Status WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow);
+  // With `written`, a write reaching past the largest size it may reach
+  // writes what fits and sets *written to its length (Dataset::WriteBytesUpTo);
+  // without, such a write changes nothing.
+  Status WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow, size_t* written = nullptr);
   Status Clear();
   Status Resize(const Dims& shape);
   // The mount's truncate: a whole number of rows of a dataset whose first
@@ -97,7 +100,12 @@ class DatasetState {
   // The dataset is not in the commit the container moved to: every
   // operation answers NotFound from now on.
   void MarkGone() { gone_ = true; }
-  std::string what() const;  // "dataset 12" for messages
+  // The dataset's path, for messages ("/run/temp: dimension 0 cannot
+  // grow"): set when the container hands the state out (CreateDataset,
+  // OpenDataset) and when the dataset itself is renamed; after a rename of
+  // a group above it, messages name the old path until the next open.
+  void set_path(std::string path);
+  std::string what() const;  // the path, or "dataset 12" before one is set
 
  private:
   Status ReadLocked(const TransferPlan& plan, char* buf);
@@ -123,7 +131,19 @@ class DatasetState {
   uint64_t RowElements() const;
   // The chunks of the plan whose ordinal is stripe modulo width.
   Status ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width);
-  Status WriteLocked(const TransferPlan& plan, const char* buf);
+  // room_checked: the caller already asked CheckRoomForChunks for this
+  // plan's chunks (a write of several boxes asks once for all of them).
+  Status WriteLocked(const TransferPlan& plan, const char* buf, bool room_checked = false);
+  // NoSpace unless changes to `touched` whole chunks could be stored
+  // (ContainerImpl::CheckRoomForChanges).
+  Status CheckRoomForChunks(uint64_t touched);
+
+ public:
+  // Appends every extent the dataset references: index blocks and stored
+  // chunks (engine/rebuild_free_list.cc).
+  Status CollectExtents(std::vector<Extent>* out);
+
+ private:
   // The memory chunk (of `elements`) of a chunk from its record: the fill
   // value if unallocated, else its file chunk loaded through the format.
   // `linear` is its position in the current grid, for messages.
@@ -224,6 +244,8 @@ class DatasetState {
   uint64_t defined_ = 0;       // sparse: defined elements, as written back
   bool detached_ = false;
   bool gone_ = false;  // set under commit_mu_ held exclusively
+  mutable std::mutex path_mu_;  // a leaf lock: guards path_ only
+  std::string path_;
 };
 
 class ContainerImpl {
@@ -303,9 +325,10 @@ class ContainerImpl {
   // Loading a committed state (engine/load.cc).
   // A tree being loaded: its nodes, and for a refresh the tree it replaces,
   // whose unchanged parts are copied instead of read, and what differs.
+  using NodeMap = std::unordered_map<ObjectId, std::unique_ptr<Node>>;
   struct LoadTarget {
     Superblock sb;  // the state being loaded
-    std::unordered_map<ObjectId, std::unique_ptr<Node>> nodes;
+    NodeMap nodes;
     Node* root = nullptr;
     const std::unordered_map<ObjectId, std::unique_ptr<Node>>* old = nullptr;
     RefreshInfo* info = nullptr;
@@ -324,6 +347,15 @@ class ContainerImpl {
   Result<Superblock> HoldNewestState();
   // The free list of the state of `sb`.
   Result<std::vector<FreedExtent>> ReadFreeList(const Superblock& sb);
+  // The free list of `sb` derived from what its tree `nodes` references
+  // (engine/rebuild_free_list.cc).
+  Result<std::vector<FreedExtent>> RebuildFreeList(const Superblock& sb, const NodeMap& nodes);
+  // ReadFreeList, except that a damaged free list (Corruption) does not
+  // refuse the state: a reader, which allocates nothing, goes without one;
+  // a writer rebuilds it and sets *rebuilt, so that the next commit writes
+  // it. Both log a warning.
+  Result<std::vector<FreedExtent>> ReadOrRebuildFreeList(const Superblock& sb, const NodeMap& nodes,
+                                                         bool* rebuilt);
   // Loads the tree of `sb` into `t` (the caller adopts it on success).
   Status LoadTree(const Superblock& sb, LoadTarget* t);
   Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent,
@@ -345,7 +377,15 @@ class ContainerImpl {
   // "/a/b" + "c" -> "/a/b/c" (and "/" + "c" -> "/c"), for messages.
   std::string ChildPathLocked(const Node* parent, std::string_view name) const;
   // AlreadyExists if the name is taken, NoSpace if the group is full.
+  // AlreadyExists, NoSpace (a full group) or InvalidArgument (too deep: see
+  // engine/format/limits.h) for a new child of parent.
   Status CheckNewChildLocked(const Node* parent, std::string_view name) const;
+  // Levels from the root to n, and from n to its deepest descendant.
+  static int DepthOfLocked(const Node* n);
+  static int HeightOfLocked(const Node* n);
+  // InvalidArgument if a subtree `height` levels tall, put under parent,
+  // would reach deeper than kMaxDepth; `what` names it.
+  Status CheckDepthLocked(const Node* parent, int height, const std::string& what) const;
   Status CommitLocked();
 
   std::unique_ptr<File> file_;
@@ -357,6 +397,7 @@ class ContainerImpl {
   int64_t reuse_delay_s_ = 0;
   std::string holder_;
   std::string holder_mount_;
+  const bool rebuild_free_list_;  // OpenOptions::rebuild_free_list
   Allocator alloc_;
   BlockStore store_;
   ChunkCache cache_;

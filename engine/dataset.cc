@@ -599,17 +599,21 @@ Status DatasetState::ShedDirty() {
   return Status::OK();
 }
 
-Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf) {
-  ChunkCache& cache = c_->cache();
+Status DatasetState::CheckRoomForChunks(uint64_t touched) {
+  // Every chunk touched is counted whole, at its largest stored size.
   const uint64_t isz = item_size_;
-  // Refused before anything changes if the changes could not be stored;
-  // every chunk touched is counted whole, at its largest stored size.
   uint64_t chunk_bytes = isz;
   for (uint64_t c : meta_.chunks) chunk_bytes *= c;
   if (format_->variable_size()) chunk_bytes = std::max(chunk_bytes, format_->MaxFileBytes(chunk_bytes / isz));
-  const uint64_t touched = plan.chunks_touched();
-  SLABFS_RETURN_IF_ERROR(c_->CheckRoomForChanges(
-      chunk_bytes != 0 && touched > UINT64_MAX / chunk_bytes ? UINT64_MAX : touched * chunk_bytes));
+  return c_->CheckRoomForChanges(
+      chunk_bytes != 0 && touched > UINT64_MAX / chunk_bytes ? UINT64_MAX : touched * chunk_bytes);
+}
+
+Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool room_checked) {
+  ChunkCache& cache = c_->cache();
+  const uint64_t isz = item_size_;
+  // Refused before anything changes if the changes could not be stored.
+  if (!room_checked) SLABFS_RETURN_IF_ERROR(CheckRoomForChunks(plan.chunks_touched()));
   c_->NoteDirty();
   // First pass, in order: chunks in the cache, or partly written, are
   // updated in the cache; whole chunks not in the cache get their place in

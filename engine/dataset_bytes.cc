@@ -36,8 +36,24 @@ Status DatasetState::ReadElementsLocked(uint64_t first, uint64_t count, char* bu
 }
 
 Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const char* buf) {
-  return ForEachLinearBox(first, count, Code::kOutOfRange,
-                          [&](const TransferPlan& plan, uint64_t off) { return WriteLocked(plan, buf + off); });
+  const uint64_t n = num_elements();
+  if (first > n || count > n - first)
+    return Status::OutOfRange(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                              " outside " + std::to_string(n));
+  // Up to 2*rank-1 boxes: the room for all of them is checked before the
+  // first changes anything, so a write refused for a full disk (NoSpace)
+  // leaves every element as it was.
+  std::vector<LinearBox> boxes = DecomposeLinear(meta_.shape, first, count);
+  std::vector<TransferPlan> plans(boxes.size());
+  uint64_t touched = 0;
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    SLABFS_RETURN_IF_ERROR(plans[i].Build(meta_.shape, meta_.chunks, boxes[i].box, nullptr, &meta_.max_shape));
+    touched += plans[i].chunks_touched();
+  }
+  SLABFS_RETURN_IF_ERROR(CheckRoomForChunks(touched));
+  for (size_t i = 0; i < boxes.size(); ++i)
+    SLABFS_RETURN_IF_ERROR(WriteLocked(plans[i], buf + boxes[i].offset * item_size_, /*room_checked=*/true));
+  return Status::OK();
 }
 
 Status DatasetState::ReadElements(uint64_t first, uint64_t count, void* buf) {
@@ -95,18 +111,29 @@ uint64_t DatasetState::RowElements() const {
   return n;
 }
 
-Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow) {
+Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow, size_t* written) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
   std::shared_lock cl(c_->commit_mu());
   std::unique_lock lock(rw_);
   const uint64_t isz = item_size_;
   const uint64_t size = num_elements() * isz;
   const Dims old_shape = meta_.shape;
+  const uint64_t row_bytes = RowElements() * isz;
+  const bool can_grow = grow && (meta_.flags & kDatasetFlagLengthResizable) != 0 && row_bytes != 0;
+  if (written != nullptr && (offset > size || length > size - offset)) {
+    // The largest size a write may reach: the maximum number of whole rows
+    // (at most 2^63 bytes), or the size of a dataset that cannot grow.
+    uint64_t limit = size;
+    if (can_grow) {
+      const uint64_t max_rows = std::min<uint64_t>(meta_.max_shape[0], static_cast<uint64_t>(INT64_MAX) / row_bytes);
+      limit = std::max(size, max_rows * row_bytes);
+    }
+    if (offset < limit && length > limit - offset) length = static_cast<size_t>(limit - offset);
+  }
+  if (written != nullptr) *written = 0;
   bool grew = false;
   if (offset > size || length > size - offset) {
-    const uint64_t row_bytes = RowElements() * isz;
-    const bool growable = (meta_.flags & kDatasetFlagLengthResizable) != 0;
-    if (!grow || !growable || row_bytes == 0 || offset > kUnlimited - length)
+    if (!can_grow || offset > kUnlimited - length)
       return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
                                 std::to_string(offset) + " reaches past the end (" + std::to_string(size) + " bytes)");
     // Grow the first dimension by whole rows; the rest of the last row and
@@ -132,6 +159,7 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf,
     Status back = ResizeLocked(old_shape);
     if (!back.ok()) s = s.WithContext("and the dataset stays grown: " + back.message());
   }
+  if (s.ok() && written != nullptr) *written = length;
   return s;
 }
 
@@ -139,31 +167,18 @@ Status DatasetState::WriteBytesInsideLocked(uint64_t offset, size_t length, cons
   const uint64_t isz = item_size_;
   if (length == 0) return Status::OK();
   if (offset % isz == 0 && length % isz == 0) return WriteElementsLocked(offset / isz, length / isz, in);
-  // Partial elements at either end are read, patched and written back under
-  // the one write lock so that no other write slips in between.
-  auto rmw = [&](uint64_t elem, size_t skip, const char* src, size_t n) -> Status {
-    char tmp[8];
-    SLABFS_RETURN_IF_ERROR(ReadElementsLocked(elem, 1, tmp));
-    std::memcpy(tmp + skip, src, n);
-    return WriteElementsLocked(elem, 1, tmp);
-  };
-  uint64_t e = offset / isz;
-  size_t pos = 0;
-  if (offset % isz != 0) {
-    size_t skip = offset % isz;
-    size_t n = std::min<size_t>(isz - skip, length);
-    SLABFS_RETURN_IF_ERROR(rmw(e, skip, in, n));
-    pos = n;
-    ++e;
-  }
-  uint64_t full = (length - pos) / isz;
-  if (full > 0) {
-    SLABFS_RETURN_IF_ERROR(WriteElementsLocked(e, full, in + pos));
-    pos += full * isz;
-    e += full;
-  }
-  if (pos < length) SLABFS_RETURN_IF_ERROR(rmw(e, 0, in + pos, length - pos));
-  return Status::OK();
+  // Partial elements at either end are read and patched into one
+  // element-aligned image of the whole write, under the one write lock so
+  // that no other write slips in between; the image is then written with
+  // one call, so the write is refused whole (a full disk) or done whole.
+  const uint64_t first = offset / isz;
+  const uint64_t last = CeilDiv(offset + length, isz);  // one past the last element touched
+  std::vector<char> image((last - first) * isz);
+  if (offset % isz != 0) SLABFS_RETURN_IF_ERROR(ReadElementsLocked(first, 1, image.data()));
+  if ((offset + length) % isz != 0 && (last - 1 != first || offset % isz == 0))
+    SLABFS_RETURN_IF_ERROR(ReadElementsLocked(last - 1, 1, image.data() + image.size() - isz));
+  std::memcpy(image.data() + offset % isz, in, length);
+  return WriteElementsLocked(first, last - first, image.data());
 }
 
 }  // namespace slabfs::engine

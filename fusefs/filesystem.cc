@@ -336,16 +336,25 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     FileHandle* fh = AsFile(fi);
     if (fh == nullptr) return RefuseErrno("write", Describe(fs, ino), EBADF, "no file handle");
     // A write past the end grows a dataset whose first dimension can grow
-    // (whole rows), so `cat frame >> stream` appends; elsewhere it is EFBIG.
+    // (whole rows), so `cat frame >> stream` appends. A write that reaches
+    // past the largest size (a fixed dataset's size, the maximum shape)
+    // stores what fits and answers a short count, as write(2) does at a
+    // file size limit; the caller's next write, at the end, is EFBIG. So
+    // `cp` of a longer file over a fixed dataset leaves the start of the
+    // new bytes there, never the fill value of the O_TRUNC open alone.
     const uint64_t old_size = fh->dataset.size_bytes();
-    Status s = fh->dataset.WriteBytes(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
-    if (!s.ok()) {
-      return Refuse("write", fmt::format("{} [{}, +{})", Describe(fs, ino), off, size), s);
+    auto n = fh->dataset.WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
+    if (!n) {
+      return Refuse("write", fmt::format("{} [{}, +{})", Describe(fs, ino), off, size), n.error());
     }
-    fs.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + size, old_size, fh->dataset.size_bytes());
+    if (*n < size) {
+      Log().info("write {} [{}, +{}): {} bytes fit before the end of the dataset ({} bytes); the rest is refused",
+                 Describe(fs, ino), off, size, *n, fh->dataset.size_bytes());
+    }
+    fs.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, fh->dataset.size_bytes());
     fh->written.store(true, std::memory_order_relaxed);
     fs.Touch(ino);
-    fuse_reply_write(req, size);
+    fuse_reply_write(req, *n);
     return 0;
   });
 }

@@ -109,6 +109,15 @@ class Dataset {
   Result<bool> WithFileExtents(uint64_t offset, size_t length, size_t max_extents,
                                const FileExtentUser& use) const;
   Status WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth = Growth::kNone);
+  // WriteBytes as write(2) does it at a file size limit: a write that
+  // starts before the largest size the dataset may reach (its size, or
+  // with kGrowRows its maximum shape) and reaches past it writes the bytes
+  // that fit and returns their count; one that starts at or past that end
+  // is OutOfRange and changes nothing. The mount's write uses it, so that
+  // `cp` of a longer file over a fixed dataset stores what fits and fails
+  // with EFBIG on the next write, as on a file system at its size limit.
+  Result<size_t> WriteBytesUpTo(uint64_t offset, size_t length, const void* buf,
+                                Growth growth = Growth::kNone);
 
   // Resets every element to the fill value and frees all chunks.
   Status Clear();
