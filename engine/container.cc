@@ -27,13 +27,12 @@
 #include "engine/util/math.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
+#include "engine/format/limits.h"
 #include "engine/io/writer_lock.h"
 
 namespace slabfs::engine {
 namespace {
 
-constexpr size_t kMaxChildrenPerGroup = 100000;
-constexpr size_t kMaxAttributeBytesPerObject = 1 << 20;
 constexpr uint64_t kAutoChunkBytes = 1 << 20;
 // OpenOptions::reuse_delay_seconds on network and FUSE filesystems.
 constexpr int64_t kRemoteReuseDelaySeconds = 60;
@@ -77,6 +76,7 @@ ContainerImpl::ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o)
       reader_(file_.get()),
       holder_(o.holder),
       holder_mount_(o.holder_mount),
+      rebuild_free_list_(o.rebuild_free_list && !o.read_only),
       store_(file_.get(), &alloc_),
       cache_(o.cache_bytes, std::max(o.cache_bytes, o.cache_max_bytes)),
       room_(file_->name()) {
@@ -212,7 +212,35 @@ Status ContainerImpl::CheckNewChildLocked(const Node* parent, std::string_view n
   if (parent->children.count(name)) return Status::AlreadyExists(ChildPathLocked(parent, name) + " already exists");
   if (parent->children.size() >= kMaxChildrenPerGroup)
     return Status::NoSpace(PathOfLocked(parent) + " has " + std::to_string(kMaxChildrenPerGroup) + " children already");
-  return Status::OK();
+  return CheckDepthLocked(parent, 0, ChildPathLocked(parent, name));
+}
+
+int ContainerImpl::DepthOfLocked(const Node* n) {
+  int depth = 0;
+  for (; n->parent; n = n->parent) ++depth;
+  return depth;
+}
+
+int ContainerImpl::HeightOfLocked(const Node* n) {
+  // Levels below n (0 for a dataset or an empty group), breadth first: the
+  // tree may be as deep as the loader accepts.
+  int height = 0;
+  std::vector<const Node*> level{n}, next;
+  for (;;) {
+    next.clear();
+    for (const Node* p : level)
+      for (const auto& [name, c] : p->children) next.push_back(c);
+    if (next.empty()) return height;
+    ++height;
+    level.swap(next);
+  }
+}
+
+Status ContainerImpl::CheckDepthLocked(const Node* parent, int height, const std::string& what) const {
+  const int deepest = DepthOfLocked(parent) + 1 + height;
+  if (deepest <= kMaxDepth) return Status::OK();
+  return Status::InvalidArgument(what + ": groups may be nested at most " + std::to_string(kMaxDepth) +
+                                 " levels deep; this would reach " + std::to_string(deepest));
 }
 
 void ContainerImpl::MarkDirtyLocked(Node* n) {
@@ -383,6 +411,7 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
   SLABFS_ASSIGN_OR_RETURN(auto state, NewDatasetState(sb_next_id_, std::move(rec)));
   Node* n = NewNodeLocked(ObjectKind::kDataset, p, std::string(name));
   n->ds = std::move(state);
+  n->ds->set_path(PathOfLocked(n));
   return n->ds;
 }
 
@@ -390,6 +419,7 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::OpenDataset(ObjectId id) {
   std::shared_lock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   if (!n->ds) return Err(Status::NotADataset(PathOfLocked(n) + " is a group, not a dataset"));
+  n->ds->set_path(PathOfLocked(n));
   return n->ds;
 }
 
@@ -425,6 +455,7 @@ Status ContainerImpl::Rename(ObjectId from_parent, std::string_view from_name, O
   for (Node* a = dst_parent; a; a = a->parent)
     if (a == n) return Status::InvalidArgument("cannot move " + PathOfLocked(n) + " into itself");
   auto target = dst_parent->children.find(to_name);
+  Node* replaced = nullptr;
   if (target != dst_parent->children.end()) {
     Node* t = target->second;
     if (t == n) return Status::OK();
@@ -434,16 +465,22 @@ Status ContainerImpl::Rename(ObjectId from_parent, std::string_view from_name, O
       return t->kind == ObjectKind::kGroup ? Status::NotADataset(tpath + " is a group")
                                            : Status::NotAGroup(tpath + " is a dataset");
     if (!t->children.empty()) return Status::NotEmpty(tpath + " is not empty");
-    DetachLocked(t);
+    replaced = t;
   }
-  if (dst_parent != src_parent && dst_parent->children.size() >= kMaxChildrenPerGroup)
-    return Status::NoSpace(PathOfLocked(dst_parent) + " is full");
+  // Every check before anything changes.
+  if (dst_parent != src_parent) {
+    if (!replaced && dst_parent->children.size() >= kMaxChildrenPerGroup)
+      return Status::NoSpace(PathOfLocked(dst_parent) + " is full");
+    SLABFS_RETURN_IF_ERROR(CheckDepthLocked(dst_parent, HeightOfLocked(n), ChildPathLocked(dst_parent, to_name)));
+  }
+  if (replaced) DetachLocked(replaced);
   src_parent->children.erase(it);
   MarkDirtyLocked(src_parent);
   n->name = std::string(to_name);
   n->parent = dst_parent;
   dst_parent->children.emplace(n->name, n);
   MarkDirtyLocked(dst_parent);
+  if (n->ds) n->ds->set_path(PathOfLocked(n));
   return Status::OK();
 }
 
@@ -491,7 +528,11 @@ Status ContainerImpl::SetAttribute(ObjectId id, std::string_view name, const Att
                            std::to_string(kMaxAttributeBytesPerObject >> 20) + " MiB");
   auto it = std::lower_bound(n->attrs.begin(), n->attrs.end(), name,
                              [](const AttributeRecord& a, std::string_view k) { return a.name < k; });
-  if (it != n->attrs.end() && it->name == name) it->value = value;
+  const bool exists = it != n->attrs.end() && it->name == name;
+  if (!exists && n->attrs.size() >= kMaxAttributesPerObject)
+    return Status::NoSpace(PathOfLocked(n) + " has " + std::to_string(kMaxAttributesPerObject) +
+                           " attributes already");
+  if (exists) it->value = value;
   else n->attrs.insert(it, AttributeRecord{std::string(name), value});
   MarkDirtyLocked(n);
   return Status::OK();

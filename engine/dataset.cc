@@ -149,7 +149,15 @@ void DatasetState::CoordsOf(uint64_t linear, uint64_t* c) const {
   }
 }
 
-std::string DatasetState::what() const { return "dataset " + std::to_string(id_); }
+void DatasetState::set_path(std::string path) {
+  std::lock_guard lock(path_mu_);
+  path_ = std::move(path);
+}
+
+std::string DatasetState::what() const {
+  std::lock_guard lock(path_mu_);
+  return path_.empty() ? "dataset " + std::to_string(id_) : path_;
+}
 
 Status DatasetState::CheckPresent() const {
   if (gone_) return Status::NotFound(what() + " is not in the commit the container now reads");

@@ -14,21 +14,17 @@
 #include <ctime>
 
 #include "engine/container_impl.h"
+#include "engine/log.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
+#include "engine/format/limits.h"
 #include "engine/index/dataset_geometry.h"
 
 namespace slabfs::engine {
-namespace {
-
-constexpr int kMaxDepth = 512;
-
-}  // namespace
-
 Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
   SLABFS_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
   const std::string not_container = path() + " is not a slabfs container";
-  if (size < kSuperblockBytes) return Err(Status::Corruption(not_container + " (too short)"));
+  if (size < kSuperblockBytes) return Err(Status::NotSupported(not_container + " (too short)"));
   std::string head(std::min<uint64_t>(size, kSuperblockSlot1 + kSuperblockBytes), '\0');
   SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(0, head.data(), head.size()));
   bool any_magic = false;
@@ -45,7 +41,7 @@ Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
     }
     if (!best || sb->generation > best->generation) best = sb;
   }
-  if (!any_magic) return Err(Status::Corruption(not_container));
+  if (!any_magic) return Err(Status::NotSupported(not_container));
   if (!best) {
     if (last_error.code() == Code::kNotSupported) return Err(last_error.WithContext(path()));
     return Err(Status::Corruption(path() + ": no valid superblock (" + last_error.message() + ")"));
@@ -97,7 +93,9 @@ Status ContainerImpl::Load() {
   alloc_.Reset(sb.file_end, {});  // the bounds BlockStore checks references against
   LoadTarget t;
   SLABFS_RETURN_IF_ERROR(LoadTree(sb, &t));
-  SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> free, ReadFreeList(sb));
+  bool rebuilt = false;
+  SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> free, ReadOrRebuildFreeList(sb, t.nodes, &rebuilt));
+  if (rebuilt) ns_dirty_ = true;  // the next commit writes the rebuilt list
   nodes_ = std::move(t.nodes);
   root_ = t.root;
   sb_ = sb;
@@ -118,6 +116,29 @@ Result<std::vector<FreedExtent>> ContainerImpl::ReadFreeList(const Superblock& s
   return decoded;
 }
 
+Result<std::vector<FreedExtent>> ContainerImpl::ReadOrRebuildFreeList(const Superblock& sb, const NodeMap& nodes,
+                                                                      bool* rebuilt) {
+  *rebuilt = false;
+  if (rebuild_free_list_) {
+    SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> derived, RebuildFreeList(sb, nodes));
+    *rebuilt = true;
+    return derived;
+  }
+  auto free = ReadFreeList(sb);
+  if (free || free.error().code() != Code::kCorruption) return free;
+  if (read_only_) {
+    LogWarn(free.error().ToString() + "; the free list is ignored by this read-only open (slab fsck --repair "
+            "rebuilds it)");
+    return std::vector<FreedExtent>();
+  }
+  auto derived = RebuildFreeList(sb, nodes);
+  if (!derived) return Err(derived.error().WithContext("rebuilding the damaged free list"));
+  LogWarn(free.error().ToString() + "; rebuilt it from what the tree references (" + std::to_string(derived->size()) +
+          " free extents); the next commit writes it");
+  *rebuilt = true;
+  return derived;
+}
+
 Status ContainerImpl::LoadTree(const Superblock& sb, LoadTarget* t) {
   t->sb = sb;
   if (sb.root.empty()) {
@@ -136,7 +157,18 @@ Status ContainerImpl::LoadTree(const Superblock& sb, LoadTarget* t) {
 
 Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id,
                                Node* parent, std::string name, int depth, LoadTarget* t) {
-  if (depth > kMaxDepth) return Status::Corruption("groups nested deeper than " + std::to_string(kMaxDepth));
+  if (depth > kLoadMaxDepth && read_only_) {
+    // A reader still serves the rest of the tree, so that it can be
+    // exported; nothing below this depth is shown.
+    LogWarn(path() + ": object " + std::to_string(expect_id) + " under " + (parent ? PathOfLocked(parent) : "/") +
+            " is nested deeper than " + std::to_string(kLoadMaxDepth) + " levels and is left out of this read-only open");
+    return Status::OK();
+  }
+  if (depth > kLoadMaxDepth) {
+    return Status::Corruption("groups nested deeper than " + std::to_string(kLoadMaxDepth) + " (object " +
+                              std::to_string(expect_id) + " under " + (parent ? PathOfLocked(parent) : "/") +
+                              "); open it read-only to export the rest");
+  }
   const Node* before = nullptr;
   if (t->old) {
     auto it = t->old->find(expect_id);
@@ -163,7 +195,7 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
   if (t->info) t->info->changed_objects.push_back(n->id);
   if (kind == ObjectKind::kDataset) {
     const DatasetRecord& d = rec.dataset;
-    auto index = OpenChunkIndex(d.index, GeometryOf(d), d.index_root, &store_, "dataset " + std::to_string(rec.id));
+    auto index = OpenChunkIndex(d.index, GeometryOf(d), d.index_root, &store_, PathOfLocked(n));
     if (!index) {
       if (index.error().code() == Code::kNotSupported) return index.error();
       return Status::Corruption(index.error().message());
@@ -228,7 +260,8 @@ Result<RefreshInfo> ContainerImpl::Refresh() {
   t.old = &nodes_;
   t.info = &info;
   Status s = LoadTree(sb, &t);
-  auto free = s.ok() ? ReadFreeList(sb) : Err(s);
+  bool rebuilt = false;  // never, read-only
+  auto free = s.ok() ? ReadOrRebuildFreeList(sb, t.nodes, &rebuilt) : Err(s);
   if (!free) {
     s = free.error();
     // Nothing changed: the old state stays read, and registered.

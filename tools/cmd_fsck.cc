@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "slabfs/container.h"
 #include "slabfs/fsck.h"
 #include "tools/convert/progress.h"
 
@@ -62,9 +63,8 @@ void PrintText(const std::string& file, const FsckReport& r, bool no_data, std::
   out << (r.damaged() ? "DAMAGED\n" : r.leaks() ? "leaked space (the data is intact)\n" : "clean\n");
 }
 
-}  // namespace
-
-Status RunFsck(FsckCommandOptions& o, std::ostream& out) {
+// One check, with a progress bar unless quiet.
+Result<FsckReport> Check(const FsckCommandOptions& o) {
   Progress progress("checking", o.quiet || o.json);
   uint64_t reported = 0;
   Status interrupted;
@@ -79,8 +79,37 @@ Status RunFsck(FsckCommandOptions& o, std::ostream& out) {
   };
   auto report = CheckContainer(o.file, fo);
   progress.Done();
-  SLABFS_RETURN_IF_ERROR(interrupted);
+  SLABFS_RETURN_IF_ERROR_R(interrupted);
+  return report;
+}
+
+// Rebuilds the free list from what the committed tree references and
+// commits it (OpenOptions::rebuild_free_list): a damaged free list is
+// replaced and leaked space is free again. Nothing else changes.
+Status RepairFreeList(const std::string& file) {
+  OpenOptions options;
+  options.rebuild_free_list = true;
+  options.holder = "slab fsck --repair";
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, Container::Open(file, options));
+  return c->Close();
+}
+
+}  // namespace
+
+Status RunFsck(FsckCommandOptions& o, std::ostream& out) {
+  auto report = Check(o);
   if (!report) return report.error();
+  if (o.repair && !report->clean()) {
+    // Only the free list is derived data; other damage stays in the report
+    // (slab export still reads what is intact).
+    Status s = RepairFreeList(o.file);
+    if (!s.ok()) return s.WithContext("repair");
+    if (!o.quiet && !o.json) {
+      out << fmt::format("{}: free list rebuilt from what the tree references; checking again\n", o.file);
+    }
+    report = Check(o);
+    if (!report) return report.error();
+  }
   if (o.json) {
     out << ToJson(o.file, *report).dump(2) << "\n";
   } else if (!o.quiet || !report->clean()) {
@@ -93,15 +122,20 @@ Status RunFsck(FsckCommandOptions& o, std::ostream& out) {
 void AddFsckCommand(CLI::App& app, CommandTable& table) {
   auto o = std::make_shared<FsckCommandOptions>();
   CLI::App* sub = app.add_subcommand(
-      "fsck", "Check every structure, checksum and chunk of a container; never changes it");
+      "fsck", "Check every structure, checksum and chunk of a container; changes it only with --repair");
   sub->add_option("FILE", o->file, "container file")->required();
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_flag("--no-data", o->no_data,
                 "check the structures and the chunks' extents, but do not read the chunks");
   sub->add_flag("-q,--quiet", o->quiet, "print nothing when the container is clean; no progress bar");
+  sub->add_flag("--repair", o->repair,
+                "when the check finds damage or leaks, rebuild the free list from what the tree "
+                "references and commit it (a damaged free list is replaced, leaked space freed), "
+                "then check again; other damage is only reported");
   sub->footer(
-      "Exit status: 0 clean, 3 leaked space only (the data is intact; slab repack gives it "
-      "back), 4 damaged, 1 the file could not be checked.\n");
+      "Exit status: 0 clean, 3 leaked space only (the data is intact; slab repack or "
+      "slab fsck --repair gives it back), 4 damaged, 1 the file could not be checked (missing, "
+      "unreadable, not a slabfs container).\n");
   table.Add(sub, [o](std::ostream& out) { return RunFsck(*o, out); }, &o->exit_status);
 }
 

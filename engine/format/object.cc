@@ -3,14 +3,13 @@
 #include <limits>
 
 #include "engine/format/layout.h"
+#include "engine/format/limits.h"
 #include "engine/util/coding.h"
 
 namespace slabfs::engine {
 namespace {
 
 constexpr size_t kMaxIndexRootBytes = 64 * 1024;
-constexpr uint32_t kMaxAttributes = 65536;
-constexpr uint32_t kMaxChildren = 1u << 24;
 
 Status Bad(ObjectId id, std::string_view why) {
   return Status::Corruption("object " + std::to_string(id) + ": " + std::string(why));
@@ -107,7 +106,7 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
   if (!r.U64(&o.id)) return Err(Status::Corruption("object block is truncated"));
   if (o.id == 0) return Err(Bad(o.id, "object id 0"));
   uint32_t nattr;
-  if (!r.U32(&nattr) || nattr > kMaxAttributes) return Err(Bad(o.id, "bad attribute count"));
+  if (!r.U32(&nattr) || nattr > kLoadMaxAttributes) return Err(Bad(o.id, "bad attribute count"));
   for (uint32_t i = 0; i < nattr; ++i) {
     AttributeRecord a;
     std::string_view name, value;
@@ -132,7 +131,7 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
   }
   if (o.kind == ObjectKind::kGroup) {
     uint32_t n;
-    if (!r.U32(&n) || n > kMaxChildren) return Err(Bad(o.id, "bad child count"));
+    if (!r.U32(&n) || n > kLoadMaxChildren) return Err(Bad(o.id, "bad child count"));
     for (uint32_t i = 0; i < n; ++i) {
       ChildRecord c;
       std::string_view name;

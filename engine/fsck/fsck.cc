@@ -18,6 +18,7 @@
 #include "engine/format/block.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
+#include "engine/format/limits.h"
 #include "engine/format/object.h"
 #include "engine/format/superblock.h"
 #include "engine/fsck/check_file.h"
@@ -54,8 +55,6 @@ std::string_view FindingKindName(FsckFinding::Kind k) {
 namespace engine {
 namespace {
 
-// Groups nested deeper than this are damage (the container refuses them too).
-constexpr int kMaxGroupDepth = 512;
 // Chunk buffers are reused; one chunk is at most 1 GiB before filters.
 constexpr uint64_t kCheckCacheBytes = 8 << 20;
 // Findings listed per kind; past it they are only counted.
@@ -126,6 +125,7 @@ class Checker {
 
  public:
   bool stopped_ = false;  // the progress callback asked to stop
+  bool not_container_ = false;  // no superblock magic in either slot
 };
 
 bool Checker::LoadSuperblock() {
@@ -160,7 +160,7 @@ bool Checker::LoadSuperblock() {
     if (!best || sb->generation > best->generation) best = *sb;
   }
   if (!magic) {
-    Damage("superblock", "not a slabfs container (no superblock magic in either slot)");
+    not_container_ = true;  // nothing to check: an error, not a finding
     return false;
   }
   if (!best) {
@@ -194,9 +194,15 @@ bool Checker::LoadSuperblock() {
 void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_id,
                          const std::string& path, int depth) {
   const std::string where = path + (kind == ObjectKind::kGroup ? " (group)" : " (dataset)");
-  if (depth > kMaxGroupDepth) {
-    Damage(where, fmt::format("groups nested deeper than {}", kMaxGroupDepth));
+  if (depth > kLoadMaxDepth) {
+    Damage(where, fmt::format("groups nested deeper than {}", kLoadMaxDepth));
     return;
+  }
+  if (depth == kMaxDepth + 1) {
+    Add(FsckFinding::Kind::kWarning, where,
+        fmt::format("nested deeper than the {} levels writers allow (an older version let it "
+                    "happen); it opens, but move it higher with mv or slab mv",
+                    kMaxDepth));
   }
   if (Status s = CheckBlockRef(ref, sb_.file_end, "object block"); !s.ok()) {
     Damage(where, s.message(), ref.addr, ref.len);
@@ -434,9 +440,13 @@ FsckReport Checker::Run() {
 }  // namespace
 
 Result<FsckReport> CheckFile(std::unique_ptr<File> file, const FsckOptions& options) {
+  const std::string name = file->name();
   Checker checker(std::move(file), options);
   FsckReport report = checker.Run();
   if (checker.stopped_) return Err(Status::IOError("stopped"));
+  if (checker.not_container_) {
+    return Err(Status::InvalidArgument(name + " is not a slabfs container (no superblock in either slot)"));
+  }
   return report;
 }
 

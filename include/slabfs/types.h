@@ -274,6 +274,12 @@ struct OpenOptions {
   // the commit: a reader there must Refresh within that time. -1 (auto):
   // 60 on network and FUSE filesystems, 0 on local ones.
   int reuse_delay_seconds = -1;
+  // A writer derives the free list from what the committed tree references
+  // instead of reading it, and the next commit writes it (slab fsck
+  // --repair): leaked space is free again. A free list that cannot be read
+  // (a damaged block) is rebuilt this way by every writer, with a warning,
+  // and ignored by a reader, which allocates nothing.
+  bool rebuild_free_list = false;
 };
 
 // What Container::Refresh found.

@@ -102,11 +102,13 @@ def test_truncated_container_exit_4(container):
     assert cp.returncode == 4 and "truncated" in cp.stdout, cp.stdout
 
 
-def test_not_a_container_exit_4(tmp_path):
+def test_not_a_container_could_not_be_checked_exit_1(tmp_path):
+    # Not damage (exit 4): there is no container to check.
     p = tmp_path / "x.slab"
     p.write_bytes(os.urandom(50000))
     cp = fsck(p)
-    assert cp.returncode == 4 and "not a slabfs container" in cp.stdout, cp.stdout
+    assert cp.returncode == 1 and "not a slabfs container" in cp.stderr, (cp.stdout, cp.stderr)
+    assert "DAMAGED" not in cp.stdout
 
 
 def test_unreadable_inputs_exit_1(tmp_path):

@@ -288,10 +288,12 @@ TEST_F(FsckTest, DamagedNewestSuperblockFallsBackAndSaysSo) {
   EXPECT_EQ(r.stats.generation, sb.generation - 1);
 }
 
-TEST_F(FsckTest, NotAContainerIsDamage) {
+TEST_F(FsckTest, NotAContainerIsAnErrorNotDamage) {
   std::ofstream(path_) << std::string(20000, 'x');
-  FsckReport r = Check();
-  EXPECT_TRUE(HasFinding(r, FsckFinding::Kind::kDamage, "superblock", "not a slabfs container")) << Dump(r);
+  auto r = CheckContainer(path_);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("not a slabfs container"), std::string::npos) << r.error().ToString();
 }
 
 TEST_F(FsckTest, MissingFileIsAnError) {
