@@ -8,6 +8,12 @@
 // belongs to that element, and a run of elements [first, first + count)
 // covers bytes [first * item, (first + count) * item).
 //
+// Answers are rounded out to regions of SeekView::region_bytes (4 KiB, as
+// file systems report holes in whole blocks): a region that holds any byte
+// of data is data, whole; a hole is a run of regions without any. Element-
+// sized holes made tar -S write archives that tar and Python's tarfile
+// could not read back.
+//
 // The defined runs are asked for in windows that walk forward from the
 // offset, so a seek into a huge dataset never asks the engine for all of it
 // at once: the first window holds kFirstSeekWindow elements and each one
@@ -31,6 +37,7 @@ namespace slabfs::fusefs {
 
 inline constexpr uint64_t kFirstSeekWindow = uint64_t{1} << 16;
 inline constexpr uint64_t kMaxSeekWindow = uint64_t{1} << 22;
+inline constexpr uint64_t kSeekRegionBytes = 4096;
 
 // The defined elements among [first, first + count), as sorted, merged runs
 // inside that range (Dataset::DefinedRuns).
@@ -44,6 +51,9 @@ struct SeekView {
   size_t item_size = 1;
   // The fill value is all zero bytes: undefined elements may be holes.
   bool zero_fill = true;
+  // Data and holes are reported in whole regions of this many bytes
+  // (aligned at multiples of it; 1: element by element).
+  uint64_t region_bytes = kSeekRegionBytes;
 };
 
 // The offset lseek(fd, offset, SEEK_DATA or SEEK_HOLE) answers, or nullopt

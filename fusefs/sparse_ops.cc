@@ -167,10 +167,35 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
     const uint64_t end = off + static_cast<uint64_t>(length);  // the kernel bounds both
     const bool keep_size = (mode & FALLOC_FL_KEEP_SIZE) != 0;
     if (!keep_size && end > info.size_bytes) {
-      return Refuse(op, where(),
-                    Status::NotSupported(fmt::format(
-                        "fallocate does not grow a dataset ({} bytes); write past the end instead",
-                        info.size_bytes)));
+      // Never EOPNOTSUPP here: glibc's posix_fallocate answers that by
+      // writing a byte into every 4 KiB block of the range, which stores
+      // chunks of zeros (and defines elements of a sparse dataset) before
+      // it fails at the end. A fixed dataset cannot grow: EFBIG, as at a
+      // file size limit. A growable one grows by whole rows (to at least
+      // the end asked for), which store nothing: the new elements read as
+      // the fill value.
+      if (!info.length_resizable) {
+        return Refuse(op, where(),
+                      Status::OutOfRange(fmt::format(
+                          "the dataset has a fixed size of {} bytes; fallocate cannot grow it",
+                          info.size_bytes)));
+      }
+      if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+        return Refuse(op, where(), Status::NotSupported("zero-range does not grow a dataset"));
+      }
+      // Whole rows, as a write past the end grows it: at least `end` bytes.
+      uint64_t row_bytes = ItemSize(info.dtype);
+      for (size_t d = 1; d < info.shape.size(); ++d) row_bytes *= info.shape[d];
+      if (row_bytes == 0) return Refuse(op, where(), Status::InvalidArgument("a row of this dataset holds no bytes"));
+      const uint64_t rows = end / row_bytes + (end % row_bytes != 0 ? 1 : 0);
+      if (rows > UINT64_MAX / row_bytes) return Refuse(op, where(), Status::OutOfRange("too many rows"));
+      Status s = ds->SetSizeBytes(rows * row_bytes);
+      if (!s.ok()) return Refuse(op, where(), s);
+      if (FileHandle* fh = AsFile(fi)) fh->written.store(true, std::memory_order_relaxed);
+      fs.ForgetAppendEnd(ino);
+      fs.Touch(ino);
+      fuse_reply_err(req, 0);
+      return 0;
     }
     if (!(mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))) {
       fuse_reply_err(req, 0);  // plain allocation: nothing to reserve

@@ -33,11 +33,16 @@ struct Mask {
     return out;
   }
 
-  // lseek on the bytes, one byte at a time.
-  std::optional<uint64_t> Expect(SeekKind kind, uint64_t off, uint64_t size, size_t item) const {
+  // lseek on the bytes, one byte at a time: a byte is data when any byte
+  // of its region belongs to a defined element.
+  std::optional<uint64_t> Expect(SeekKind kind, uint64_t off, uint64_t size, size_t item,
+                                 uint64_t region = 1) const {
     if (off >= size) return std::nullopt;
     for (uint64_t b = off; b < size; ++b) {
-      const bool data = defined[b / item];
+      const uint64_t lo = b / region * region;
+      const uint64_t hi = std::min(lo + region, size);
+      bool data = false;
+      for (uint64_t x = lo; x < hi && !data; ++x) data = defined[x / item];
       if (data == (kind == SeekKind::kData)) return b;
     }
     if (kind == SeekKind::kHole) return size;
@@ -70,7 +75,7 @@ Mask MaskWith(uint64_t n, std::vector<ElementRun> runs) {
 TEST(SeekTest, DataAndHolesInBytes) {
   // 4-byte elements; elements 10..19 and 30..31 defined.
   Mask m = MaskWith(100, {{10, 10}, {30, 2}});
-  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4};
+  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .region_bytes = 1};
   EXPECT_EQ(SeekOk(SeekKind::kData, 0, v, RunsOf(m)), 40u);
   EXPECT_EQ(SeekOk(SeekKind::kHole, 40, v, RunsOf(m)), 80u);
   EXPECT_EQ(SeekOk(SeekKind::kData, 80, v, RunsOf(m)), 120u);
@@ -80,7 +85,7 @@ TEST(SeekTest, DataAndHolesInBytes) {
 
 TEST(SeekTest, AnOffsetInsideAnElementBelongsToIt) {
   Mask m = MaskWith(100, {{10, 10}});
-  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4};
+  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .region_bytes = 1};
   EXPECT_EQ(SeekOk(SeekKind::kData, 42, v, RunsOf(m)), 42u);   // inside defined element 10
   EXPECT_EQ(SeekOk(SeekKind::kData, 39, v, RunsOf(m)), 40u);   // inside hole element 9
   EXPECT_EQ(SeekOk(SeekKind::kHole, 79, v, RunsOf(m)), 80u);   // inside data element 19
@@ -89,7 +94,7 @@ TEST(SeekTest, AnOffsetInsideAnElementBelongsToIt) {
 
 TEST(SeekTest, NoDataAfterTheOffsetIsEnxio) {
   Mask m = MaskWith(100, {{10, 10}});
-  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4};
+  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .region_bytes = 1};
   EXPECT_EQ(SeekOk(SeekKind::kData, 80, v, RunsOf(m)), std::nullopt);
   EXPECT_EQ(SeekOk(SeekKind::kData, 400, v, RunsOf(m)), std::nullopt);
   EXPECT_EQ(SeekOk(SeekKind::kHole, 400, v, RunsOf(m)), std::nullopt);
@@ -98,7 +103,7 @@ TEST(SeekTest, NoDataAfterTheOffsetIsEnxio) {
 
 TEST(SeekTest, TheEndIsAHole) {
   Mask m = MaskWith(100, {{0, 100}});
-  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4};
+  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .region_bytes = 1};
   EXPECT_EQ(SeekOk(SeekKind::kHole, 0, v, RunsOf(m)), 400u);
   EXPECT_EQ(SeekOk(SeekKind::kHole, 399, v, RunsOf(m)), 400u);
   EXPECT_EQ(SeekOk(SeekKind::kData, 399, v, RunsOf(m)), 399u);
@@ -106,7 +111,7 @@ TEST(SeekTest, TheEndIsAHole) {
 
 TEST(SeekTest, AnEmptyFileHasNothing) {
   Mask m;
-  const SeekView v{.size_bytes = 0, .num_elements = 0, .item_size = 4};
+  const SeekView v{.size_bytes = 0, .num_elements = 0, .item_size = 4, .region_bytes = 1};
   EXPECT_EQ(SeekOk(SeekKind::kData, 0, v, RunsOf(m)), std::nullopt);
   EXPECT_EQ(SeekOk(SeekKind::kHole, 0, v, RunsOf(m)), std::nullopt);
 }
@@ -114,7 +119,7 @@ TEST(SeekTest, AnEmptyFileHasNothing) {
 TEST(SeekTest, AReportedSizeShorterThanTheDatasetEndsTheFile) {
   // A partial row being appended: the file ends at byte 50 of 400.
   Mask m = MaskWith(100, {{0, 100}});
-  const SeekView v{.size_bytes = 50, .num_elements = 100, .item_size = 4};
+  const SeekView v{.size_bytes = 50, .num_elements = 100, .item_size = 4, .region_bytes = 1};
   EXPECT_EQ(SeekOk(SeekKind::kHole, 0, v, RunsOf(m)), 50u);
   EXPECT_EQ(SeekOk(SeekKind::kData, 50, v, RunsOf(m)), std::nullopt);
 }
@@ -122,7 +127,7 @@ TEST(SeekTest, AReportedSizeShorterThanTheDatasetEndsTheFile) {
 TEST(SeekTest, ANonzeroFillLeavesNoHoles) {
   // Tools recreate holes as zeros; fill 7 must be copied as data.
   Mask m = MaskWith(100, {{10, 10}});
-  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .zero_fill = false};
+  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .zero_fill = false, .region_bytes = 1};
   std::vector<uint64_t> asked;
   EXPECT_EQ(SeekOk(SeekKind::kData, 0, v, RunsOf(m, &asked)), 0u);
   EXPECT_EQ(SeekOk(SeekKind::kData, 321, v, RunsOf(m, &asked)), 321u);
@@ -136,7 +141,7 @@ TEST(SeekTest, WalksWindowsAndNeverAsksForMoreThanTheLargest) {
   // Data far out: many windows of nothing first.
   const uint64_t n = 100000;
   Mask m = MaskWith(n, {{90001, 3}});
-  const SeekView v{.size_bytes = n * 2, .num_elements = n, .item_size = 2};
+  const SeekView v{.size_bytes = n * 2, .num_elements = n, .item_size = 2, .region_bytes = 1};
   std::vector<uint64_t> asked;
   EXPECT_EQ(SeekOk(SeekKind::kData, 0, v, RunsOf(m, &asked), 16, 1024), 90001u * 2);
   ASSERT_FALSE(asked.empty());
@@ -153,13 +158,13 @@ TEST(SeekTest, WalksWindowsAndNeverAsksForMoreThanTheLargest) {
 
 TEST(SeekTest, ARunAcrossWindowsIsOneRegion) {
   Mask m = MaskWith(1000, {{5, 500}});
-  const SeekView v{.size_bytes = 1000, .num_elements = 1000, .item_size = 1};
+  const SeekView v{.size_bytes = 1000, .num_elements = 1000, .item_size = 1, .region_bytes = 1};
   EXPECT_EQ(SeekOk(SeekKind::kHole, 5, v, RunsOf(m), 7, 7), 505u);
   EXPECT_EQ(SeekOk(SeekKind::kData, 0, v, RunsOf(m), 3, 3), 5u);
 }
 
 TEST(SeekTest, ErrorsOfTheRunsPassThrough) {
-  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4};
+  const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .region_bytes = 1};
   DefinedRunsFn failing = [](uint64_t, uint64_t) -> Result<std::vector<ElementRun>> {
     return Err(Status::Corruption("chunk [3]: checksum mismatch"));
   };
@@ -182,12 +187,53 @@ TEST(SeekTest, MatchesByteByByteReferenceOnRandomMasks) {
       e += len;
       on = !on;
     }
-    const SeekView v{.size_bytes = n * item, .num_elements = n, .item_size = item};
+    const SeekView v{.size_bytes = n * item, .num_elements = n, .item_size = item, .region_bytes = 1};
     const uint64_t window = 1 + rng() % 40;
     for (uint64_t off = 0; off <= n * item + 2; ++off) {
       for (SeekKind kind : {SeekKind::kData, SeekKind::kHole}) {
         ASSERT_EQ(SeekOk(kind, off, v, RunsOf(m), window, window * 4),
                   m.Expect(kind, off, n * item, item))
+            << "trial " << trial << " off " << off << " kind " << static_cast<int>(kind);
+      }
+    }
+  }
+}
+
+TEST(SeekTest, RegionsRoundDataOutAndHolesIn) {
+  // 2-byte elements in 64-byte regions; element 40 (bytes 80..81) defined.
+  Mask m = MaskWith(200, {{40, 1}});
+  const SeekView v{.size_bytes = 400, .num_elements = 200, .item_size = 2, .region_bytes = 64};
+  EXPECT_EQ(SeekOk(SeekKind::kData, 0, v, RunsOf(m)), 64u);    // its region starts at 64
+  EXPECT_EQ(SeekOk(SeekKind::kData, 70, v, RunsOf(m)), 70u);   // inside that region
+  EXPECT_EQ(SeekOk(SeekKind::kHole, 64, v, RunsOf(m)), 128u);  // the region ends at 128
+  EXPECT_EQ(SeekOk(SeekKind::kHole, 0, v, RunsOf(m)), 0u);
+  EXPECT_EQ(SeekOk(SeekKind::kData, 128, v, RunsOf(m)), std::nullopt);
+  // Data in every region: the only hole is the end.
+  Mask dotted = MaskWith(200, {{0, 1}, {32, 1}, {64, 1}, {96, 1}, {128, 1}, {160, 1}, {199, 1}});
+  EXPECT_EQ(SeekOk(SeekKind::kHole, 0, v, RunsOf(dotted)), 400u);
+  EXPECT_EQ(SeekOk(SeekKind::kData, 5, v, RunsOf(dotted)), 5u);
+}
+
+TEST(SeekTest, RegionsMatchByteByByteReferenceOnRandomMasks) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 60; ++trial) {
+    const size_t item = size_t{1} << (rng() % 4);
+    const uint64_t region = uint64_t{8} << (rng() % 4);  // 8..64 bytes, a multiple of any item
+    const uint64_t n = 1 + rng() % 400;
+    Mask m{std::vector<bool>(n)};
+    bool on = rng() % 2;
+    for (uint64_t e = 0; e < n;) {
+      const uint64_t len = 1 + rng() % 30;
+      for (uint64_t k = e; k < std::min(n, e + len); ++k) m.defined[k] = on;
+      e += len;
+      on = !on;
+    }
+    const SeekView v{.size_bytes = n * item, .num_elements = n, .item_size = item, .region_bytes = region};
+    const uint64_t window = 1 + rng() % 40;
+    for (uint64_t off = 0; off <= n * item + 2; ++off) {
+      for (SeekKind kind : {SeekKind::kData, SeekKind::kHole}) {
+        ASSERT_EQ(SeekOk(kind, off, v, RunsOf(m), window, window * 4),
+                  m.Expect(kind, off, n * item, item, region))
             << "trial " << trial << " off " << off << " kind " << static_cast<int>(kind);
       }
     }
@@ -215,7 +261,7 @@ class SeekOnDatasetTest : public testing::Test {
     Mask m{std::vector<bool>(n, false)};
     for (const ElementRun& r : *all)
       for (uint64_t e = r.first; e < r.first + r.count; ++e) m.defined[e] = true;
-    const SeekView v{.size_bytes = n * item, .num_elements = n, .item_size = item};
+    const SeekView v{.size_bytes = n * item, .num_elements = n, .item_size = item, .region_bytes = 1};
     DefinedRunsFn runs = [&ds](uint64_t first, uint64_t count) { return ds.DefinedRuns(first, count); };
     for (uint64_t off = 0; off < n * item; off += 3) {
       for (SeekKind kind : {SeekKind::kData, SeekKind::kHole}) {
@@ -239,7 +285,7 @@ TEST_F(SeekOnDatasetTest, SparseDatasetHolesAreUndefinedElements) {
   ASSERT_OK(ds.Erase(Slab::Box({3, 9}, {1, 1})));
   ExpectMatchesDefined(ds);
   // Spot checks in bytes.
-  const SeekView sv{.size_bytes = 240, .num_elements = 120, .item_size = 2};
+  const SeekView sv{.size_bytes = 240, .num_elements = 120, .item_size = 2, .region_bytes = 1};
   DefinedRunsFn runs = [&ds](uint64_t first, uint64_t count) { return ds.DefinedRuns(first, count); };
   EXPECT_EQ(SeekOk(SeekKind::kData, 0, sv, runs), 6u);
   EXPECT_EQ(SeekOk(SeekKind::kHole, 6, sv, runs), 14u);

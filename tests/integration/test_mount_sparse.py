@@ -88,6 +88,20 @@ def mask_regions(mask, item):
     return [(int(a) * item, int(b) * item) for a, b in zip(edges[::2], edges[1::2])]
 
 
+def block_regions(byte_regions, size, block=4096):
+    """Byte regions rounded out to whole 4 KiB blocks and merged, as
+    SEEK_DATA and SEEK_HOLE report them (fusefs/seek.h)."""
+    out = []
+    for a, b in byte_regions:
+        a = a // block * block
+        b = min(-(-b // block) * block, size)
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
 def boxes_mask(shape, boxes):
     """An element mask with every box of `slab defined --json` set."""
     mask = np.zeros(shape, dtype=bool)
@@ -151,10 +165,14 @@ def test_seek_walk_matches_slab_defined(frame, mounter):
     expected = mask_regions(boxes_mask(SHAPE, out["boxes"]), 2)
     assert expected == mask_regions(mask, 2)
     walked = data_regions(ds)
-    assert walked == expected
-    # Rows 10..15 are one region; the rectangle is one per row.
+    size = SHAPE[0] * SHAPE[1] * 2
+    assert walked == block_regions(expected, size)
+    # Rows 10..15 are one region (4 KiB aligned); the rectangle's rows lie
+    # closer than 4 KiB apart, so they make one region too, and so do the
+    # two runs in row 200; the last element is the fourth.
     assert (10 * 2048, 16 * 2048) in walked
-    assert len(walked) == 1 + 20 + 2 + 1
+    assert len(walked) == 4
+    assert all(a % 4096 == 0 and (b % 4096 == 0 or b == size) for a, b in walked)
     with open(ds, "rb") as f:
         assert f.read() == ref.tobytes()
 
@@ -167,16 +185,19 @@ def test_seek_data_past_the_last_data_is_enxio(frame, mounter):
     fill_frame(m, ref, mask, regions)
     size = SHAPE[0] * SHAPE[1] * 2
     last_end = (200 * 1024 + 703) * 2
+    hole = -(-last_end // 4096) * 4096  # data is reported in whole 4 KiB blocks
     fd = os.open(mpath(m, "/s/frame"), os.O_RDONLY)
     try:
         assert os.lseek(fd, last_end - 1, os.SEEK_DATA) == last_end - 1
-        assert os.lseek(fd, last_end - 1, os.SEEK_HOLE) == last_end
-        for off in (last_end, last_end + 1, size - 1, size, size + 4096):
+        assert os.lseek(fd, last_end, os.SEEK_DATA) == last_end  # same block
+        assert os.lseek(fd, last_end - 1, os.SEEK_HOLE) == hole
+        for off in (hole, hole + 1, size - 1, size, size + 4096):
             with pytest.raises(OSError) as e:
                 os.lseek(fd, off, os.SEEK_DATA)
             assert e.value.errno == errno.ENXIO, off
         # SEEK_HOLE inside the file finds the hole at once; at the end, ENXIO.
-        assert os.lseek(fd, last_end, os.SEEK_HOLE) == last_end
+        assert os.lseek(fd, hole, os.SEEK_HOLE) == hole
+        assert os.lseek(fd, hole + 5, os.SEEK_HOLE) == hole + 5
         for off in (size, size + 1):
             with pytest.raises(OSError) as e:
                 os.lseek(fd, off, os.SEEK_HOLE)
@@ -200,11 +221,16 @@ def test_seek_sees_writes_and_erases_at_once(container, mounter):
         assert e.value.errno == errno.ENXIO
         assert os.lseek(fd, 0, os.SEEK_HOLE) == 0
         os.pwrite(fd, np.arange(10, dtype="<f8").tobytes(), 50000 * 8)  # not committed yet
-        assert os.lseek(fd, 0, os.SEEK_DATA) == 50000 * 8
-        assert os.lseek(fd, 50000 * 8, os.SEEK_HOLE) == 50010 * 8
+        # Bytes 400000..400080, in the 4 KiB block from 397312 to 401408.
+        assert os.lseek(fd, 0, os.SEEK_DATA) == 397312
+        assert os.lseek(fd, 50000 * 8, os.SEEK_HOLE) == 401408
         fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 50000 * 8, 5 * 8)
-        assert os.lseek(fd, 0, os.SEEK_DATA) == 50005 * 8
-        assert defined_xattr(mpath(m, "/s/v")) == 5
+        assert os.lseek(fd, 0, os.SEEK_DATA) == 397312
+        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 50005 * 8, 5 * 8)
+        with pytest.raises(OSError) as e:
+            os.lseek(fd, 0, os.SEEK_DATA)
+        assert e.value.errno == errno.ENXIO
+        assert defined_xattr(mpath(m, "/s/v")) == 0
     finally:
         os.close(fd)
 
@@ -292,11 +318,12 @@ def test_seek_on_a_dense_dataset_finds_the_chunks_not_stored(container, mounter)
     for (i, j) in coords:
         mask[i * 100:(i + 1) * 100, j * 100:(j + 1) * 100] = True
     walked = data_regions(ds)
-    assert walked == mask_regions(mask, 4)
-    assert len(walked) == 100 + 1  # a run per row of chunk (0, 1), then rows 200..299
-    assert walked[-1] == (200 * 1600, 300 * 1600)
+    size = 300 * 1600
+    assert walked == block_regions(mask_regions(mask, 4), size)
+    # The rows of chunk (0, 1) lie closer than 4 KiB: one region; then rows 200..299.
+    assert walked == [(0, 159744), (319488, size)]
     # slab defined answers the same for a dense dataset.
-    assert mask_regions(boxes_mask(shape, defined(container, "/d/grid")["boxes"]), 4) == walked
+    assert mask_regions(boxes_mask(shape, defined(container, "/d/grid")["boxes"]), 4) == mask_regions(mask, 4)
 
 
 def test_punch_hole_on_a_dense_dataset_frees_whole_chunks_and_fills_the_rest(container, mounter):
@@ -410,10 +437,10 @@ def test_plain_fallocate_inside_the_file_changes_nothing(container, mounter):
     assert open(ds, "rb").read() == before
     assert defined_xattr(ds) == 10
     assert os.path.getsize(ds) == 8192
-    # Growing through fallocate is not offered: the tool says so, and
-    # posix_fallocate falls back to writing, which a fixed dataset refuses.
+    # A fixed dataset cannot grow: EFBIG (not EOPNOTSUPP, which makes
+    # glibc's posix_fallocate write a byte into every 4 KiB block).
     cp = run("fallocate", "--offset", "8192", "--length", "4096", ds, check=False)
-    assert cp.returncode != 0 and "Operation not supported" in cp.stderr
+    assert cp.returncode != 0 and "File too large" in cp.stderr
     fd = os.open(ds, os.O_RDWR)
     try:
         with pytest.raises(OSError) as e:
@@ -422,11 +449,12 @@ def test_plain_fallocate_inside_the_file_changes_nothing(container, mounter):
     finally:
         os.close(fd)
     assert os.path.getsize(ds) == 8192
+    assert defined_xattr(ds) == 10
 
 
-def test_posix_fallocate_grows_a_growable_dataset_by_writing(container, mounter):
-    # fallocate refuses to grow (EOPNOTSUPP); glibc then writes zero bytes
-    # past the end, and the dataset grows by whole rows as for any write.
+def test_posix_fallocate_grows_a_growable_dataset_without_writing(container, mounter):
+    # The dataset grows by whole rows, as for a write past the end, and
+    # nothing is stored or defined: the new rows read as the fill value.
     mkdset(container, "/s/rows", "u2", (4, 1000), (2, 1000), "--sparse",
            "--maxshape", "unlimited,1000")
     m = mounter(container)
@@ -439,6 +467,8 @@ def test_posix_fallocate_grows_a_growable_dataset_by_writing(container, mounter)
     assert os.path.getsize(ds) == 7 * 2000
     with open(ds, "rb") as f:
         assert f.read() == bytes(7 * 2000)
+    assert defined_xattr(ds) == 0
+    assert os.getxattr(ds, "user.slab.stored") == b"0"
 
 
 def test_other_fallocate_modes_are_not_supported(container, mounter):
