@@ -371,16 +371,31 @@ int ReportLostWrites(std::string_view op, Filesystem& fs, fuse_ino_t ino, const 
   return 0;
 }
 
-// Commits when this handle wrote since its last commit. Flush runs in
-// close(2), so a writer's close returns once its data is durable (and a
-// commit failure reaches close as an error); release catches writes that
-// arrive after the last flush (mmap write-back).
+// Commits when this handle was written through since its last commit.
+// Flush runs in every close(2) of a descriptor of the handle, so a
+// writer's close returns once its data is durable (and a commit failure
+// reaches close as an error); release catches writes that arrive after the
+// last flush (mmap write-back).
+//
+// A handle is shared by the descriptors that dup(2) and fork(2) make, and
+// each of their closes flushes. The first close after a write takes the
+// mark and commits; a close that finds no mark may only return once that
+// commit is done, since it may hold this process's writes (a child that
+// closes its inherited copy while the parent closes too). So the mark is
+// taken and the commit made under the handle's commit_mu, and a failed
+// commit puts the mark back for the next close to try again and report.
 int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   FileHandle* fh = AsFile(fi);
-  if (fh != nullptr && fh->written.exchange(false)) {
-    Status s = Commit(fs);
-    if (!s.ok()) return Refuse(op, Describe(fs, ino), s.WithContext("commit"));
+  if (fh != nullptr) {
+    std::lock_guard lock(fh->commit_mu);
+    if (fh->written.exchange(false)) {
+      Status s = Commit(fs);
+      if (!s.ok()) {
+        fh->written.store(true);
+        return Refuse(op, Describe(fs, ino), s.WithContext("commit"));
+      }
+    }
   }
   return ReportLostWrites(op, fs, ino, fi);
 }

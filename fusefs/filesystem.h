@@ -143,9 +143,14 @@ struct Handle {
 struct FileHandle : Handle {
   explicit FileHandle(Dataset d) : Handle(HandleKind::kFile), dataset(std::move(d)) {}
   Dataset dataset;  // thread-safe; reads and writes use it concurrently
-  // Set by every write through this handle, cleared by the commit at flush
-  // or release.
+  // Set by every write (and truncate) through this handle, taken by the
+  // commit at a flush or release, put back if that commit fails.
   std::atomic<bool> written{false};
+  // Held by a flush or release while it takes `written` and commits, so
+  // that a close of one descriptor of a shared handle (dup, fork) returns
+  // only after a commit that another close of it started is done. Lock
+  // order: commit_mu, then the engine's locks and Filesystem::notes_mu.
+  std::mutex commit_mu;
   // Opened for writing: lost writes are reported to this handle's flush
   // and fsync (flush requests carry no open flags).
   bool writable = false;
