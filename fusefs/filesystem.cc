@@ -76,6 +76,25 @@ Status Commit(Filesystem& fs) {
   return fs.container.Commit();
 }
 
+// A chmod or chown that asks for another mode or owner than the fixed ones:
+// ignored, with a debug line.
+void LogIgnoredModeChange(Filesystem& fs, fuse_ino_t ino, ObjectKind kind, const struct stat* attr,
+                          int to_set) {
+  if (!LogsAt(spdlog::level::debug)) return;
+  const mode_t mode = ModeFor(kind, fs.options.read_only);
+  if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (mode & 07777)) {
+    Log().debug("chmod {} to {:o}: ignored, the mode stays {:o}", Describe(fs, ino),
+                static_cast<unsigned>(attr->st_mode & 07777), static_cast<unsigned>(mode & 07777));
+  }
+  if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs.stat_ctx.uid) ||
+      ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs.stat_ctx.gid)) {
+    Log().debug("chown {} to {}:{}: ignored, the owner stays {}:{}", Describe(fs, ino),
+                (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : fs.stat_ctx.uid,
+                (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : fs.stat_ctx.gid, fs.stat_ctx.uid,
+                fs.stat_ctx.gid);
+  }
+}
+
 // ------------------------------------------------------------ lifecycle
 
 void Init(void* userdata, fuse_conn_info* conn) {
@@ -190,22 +209,11 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     Filesystem& fs = Fs(req);
     auto info = StatOf(fs, ino, fi);
     if (!info) return Refuse("setattr", Describe(fs, ino), info.error());
-    const mode_t mode = ModeFor(info->kind, fs.options.read_only);
-    // Modes and owners are not stored: a change is EPERM, except on a file
-    // this mount just created, which takes any and keeps the fixed ones
-    // (rsync makes its temporary file 0600, tar sets the archive's modes).
-    const bool new_file = info->kind == ObjectKind::kDataset && fs.layouts.IsNew(ino);
-    if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (mode & 07777) && !new_file) {
-      return Refuse("chmod", Describe(fs, ino),
-                    Status::PermissionDenied(fmt::format(
-                        "the mode is fixed at {:o}", static_cast<unsigned>(mode & 07777))));
-    }
-    if ((((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs.stat_ctx.uid) ||
-         ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs.stat_ctx.gid)) &&
-        !new_file) {
-      return Refuse("chown", Describe(fs, ino),
-                    Status::PermissionDenied("the owner is the mounting user"));
-    }
+    // Modes and owners are not stored: every group and dataset keeps the
+    // fixed mode and the mounting user. A change is accepted and ignored,
+    // as on vfat, so that tar x, cp -a, rsync -a and unzip, which set the
+    // modes of what they make, succeed.
+    LogIgnoredModeChange(fs, ino, info->kind, attr, to_set);
     bool cleared = false;
     if (to_set & FUSE_SET_ATTR_SIZE) {
       if (info->kind != ObjectKind::kDataset) {

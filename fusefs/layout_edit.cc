@@ -18,6 +18,50 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// A shape, max shape or chunk shape on its own: at most kMaxRank
+// dimensions (whether it matches the other fields is checked when they
+// are resolved together).
+Result<Dims> ParseLayoutDims(std::string_view v, bool allow_unlimited, bool allow_zero) {
+  SLABFS_ASSIGN_OR_RETURN(Dims d, ParseDims(v, allow_unlimited, allow_zero));
+  if (d.size() > static_cast<size_t>(kMaxRank)) {
+    return Err(Status::InvalidArgument(fmt::format("{} dimensions, at most {}", d.size(), kMaxRank)));
+  }
+  return d;
+}
+
+// A filter pipeline in the grammar of DatasetOptions::filters: shuffle,
+// deflate (=N or :N, 1 to 9), checksum, each at most once, or none.
+Status CheckFilters(std::string_view text) {
+  text = Trim(text);
+  if (text.empty() || text == "none") return Status::OK();
+  bool shuffle = false, deflate = false, checksum = false;
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::string_view item = Trim(text.substr(0, comma));
+    bool* seen = nullptr;
+    if (item == "shuffle") {
+      seen = &shuffle;
+    } else if (item == "checksum") {
+      seen = &checksum;
+    } else if (item.starts_with("deflate")) {
+      std::string_view level = item.substr(7);
+      if (!level.empty()) {
+        if (level.size() != 2 || (level[0] != '=' && level[0] != ':') || level[1] < '1' || level[1] > '9') {
+          return Status::InvalidArgument(fmt::format("'{}': the deflate level is 1 to 9", item));
+        }
+      }
+      seen = &deflate;
+    } else {
+      return Status::InvalidArgument(fmt::format("unknown filter '{}' (shuffle, deflate=1..9, checksum)", item));
+    }
+    if (*seen) return Status::InvalidArgument(fmt::format("'{}' appears twice", item));
+    *seen = true;
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return Status::OK();
+}
+
 Result<bool> ParseFlag(std::string_view v) {
   if (v == "1" || v == "yes" || v == "true") return true;
   if (v == "0" || v == "no" || v == "false") return false;
@@ -34,21 +78,29 @@ Status AddOne(std::string_view name, std::string_view value, LayoutEdit* edit) {
     if (!t) return bad(t.error());
     edit->dtype = *t;
   } else if (name == "shape") {
-    auto d = ParseDims(value, false, true);
+    auto d = ParseLayoutDims(value, false, true);
     if (!d) return bad(d.error());
     edit->shape = *d;
   } else if (name == "maxshape") {
-    auto d = ParseDims(value, true, true);
+    auto d = ParseLayoutDims(value, true, true);
     if (!d) return bad(d.error());
     edit->max_shape = *d;
   } else if (name == "chunks") {
-    auto d = ParseDims(value);
+    auto d = ParseLayoutDims(value, false, false);
     if (!d) return bad(d.error());
     edit->chunks = *d;
   } else if (name == "filters") {
+    Status f = CheckFilters(value);
+    if (!f.ok()) return bad(f);
     edit->filters = value == "none" ? std::string() : std::string(value);
   } else if (name == "fill") {
     if (value.empty()) return bad(Status::InvalidArgument("empty"));
+    // A number of some dtype; whether it fits the dataset's dtype is
+    // checked with the dtype, which may come later.
+    if (!EncodeScalar(DType::kF8, value) && !EncodeScalar(DType::kI8, value) &&
+        !EncodeScalar(DType::kU8, value)) {
+      return bad(Status::InvalidArgument("not a number"));
+    }
     edit->fill = std::string(value);
   } else if (name == "sparse") {
     auto f = ParseFlag(value);
@@ -167,13 +219,24 @@ std::string FormatLayout(const DatasetInfo& info) {
 std::optional<DatasetOptions> FitLayout(const DatasetInfo& target, uint64_t bytes) {
   DatasetOptions o = OptionsOf(target);
   if (bytes == target.size_bytes) return o;
-  if (!target.length_resizable || target.shape.empty()) return std::nullopt;
-  Dims row(target.shape.begin() + 1, target.shape.end());
-  const uint64_t row_bytes = Product(row) * ItemSize(target.dtype);
+  if (!target.length_resizable) return std::nullopt;
+  return WithLengthOf(std::move(o), bytes);
+}
+
+std::optional<DatasetOptions> WithLengthOf(DatasetOptions o, uint64_t bytes) {
+  if (o.shape.empty()) return std::nullopt;
+  const Dims& max = o.max_shape.empty() ? o.shape : o.max_shape;
+  if (max.size() != o.shape.size()) return std::nullopt;
+  const bool growable = o.length_resizable.value_or(max[0] != o.shape[0]);
+  if (!growable) return std::nullopt;
+  Dims row(o.shape.begin() + 1, o.shape.end());
+  const uint64_t row_bytes = Product(row) * ItemSize(o.dtype);
   if (row_bytes == 0 || bytes % row_bytes != 0) return std::nullopt;
   const uint64_t rows = bytes / row_bytes;
-  if (rows > target.max_shape[0]) return std::nullopt;
+  if (rows > max[0]) return std::nullopt;
   o.shape[0] = rows;
+  // It stays growable even where the rows now reach the max shape.
+  o.length_resizable = true;
   return o;
 }
 

@@ -48,7 +48,12 @@ bool IsLayoutField(std::string_view name);
 
 // Adds user.slab.<name> = value to the edit; "layout" takes every field as
 // "key=value" items separated by ';' (blanks around items ignored).
-// InvalidArgument naming the field for a malformed value or an unknown key.
+// InvalidArgument naming the field for a malformed value or an unknown key:
+// each value is checked on its own (a dtype, at most 32 dimensions, chunks
+// of at least 1, a filter pipeline, a number as the fill), so that what is
+// left for ResolveLayout and the engine to refuse is a combination that
+// does not hold together yet (chunks of another rank than the shape, a
+// fill the dtype cannot hold), which more fields may complete.
 Status AddLayoutField(std::string_view name, std::string_view value, LayoutEdit* edit);
 
 // The options of the layout the edit asks for, on top of `current` (a
@@ -69,6 +74,14 @@ std::string FormatLayout(const DatasetInfo& info);
 // change, a whole number of rows within the maximum. nullopt when they do
 // not fit.
 std::optional<DatasetOptions> FitLayout(const DatasetInfo& target, uint64_t bytes);
+
+// `o` with its first dimension set so that the layout holds exactly `bytes`
+// bytes: whole rows (a row is every dimension but the first), within the
+// max shape, where the first dimension can change (max shape larger than
+// the shape there, or length_resizable). nullopt otherwise. A copy of a
+// growable dataset that gained or lost rows since its user.slab.* fields
+// were read keeps its type this way.
+std::optional<DatasetOptions> WithLengthOf(DatasetOptions o, uint64_t bytes);
 
 // Whether two layouts store the same bytes the same way (dtype, shape, max
 // shape, chunks, fill, filters, sparse): a relayout between them would only

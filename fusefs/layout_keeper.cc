@@ -129,4 +129,16 @@ bool LayoutKeeper::HasWork(ObjectId id) {
   return it != new_files_.end() && (it->second.pending || !it->second.staged.empty());
 }
 
+void LayoutKeeper::MarkTypedWhileEmpty(ObjectId id) {
+  std::lock_guard lock(mu_);
+  auto it = new_files_.find(id);
+  if (it != new_files_.end()) it->second.typed_empty = true;
+}
+
+bool LayoutKeeper::TypedWhileEmpty(ObjectId id) {
+  std::lock_guard lock(mu_);
+  auto it = new_files_.find(id);
+  return it != new_files_.end() && it->second.typed_empty;
+}
+
 }  // namespace slabfs::fusefs

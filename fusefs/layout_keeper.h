@@ -85,6 +85,11 @@ class LayoutKeeper {
   void SetStaged(ObjectId id, LayoutEdit edit);
   // Whether new file `id` has a pending layout or staged fields.
   bool HasWork(ObjectId id);
+  // New file `id` took a layout from its staged fields while it held no
+  // data (tar --xattrs sets them before it writes): once it holds data,
+  // its layout is fixed like any dataset's.
+  void MarkTypedWhileEmpty(ObjectId id);
+  bool TypedWhileEmpty(ObjectId id);
 
  private:
   struct NewFile {
@@ -92,6 +97,7 @@ class LayoutKeeper {
     Clock::time_point last_used;
     std::optional<KeptLayout> pending;
     LayoutEdit staged;
+    bool typed_empty = false;
   };
   struct Left {
     Clock::time_point when;

@@ -21,75 +21,118 @@ uint64_t BytesOf(const DatasetOptions& o) {
 }
 
 // The layout `edit` asks for on top of `info`, if the dataset's bytes fit
-// it. A dataset that stores nothing (every element the fill value) loses
-// nothing to any layout, whatever its size.
-Result<DatasetOptions> FittingLayout(const DatasetInfo& info, const LayoutEdit& edit) {
+// it. An empty dataset (0 bytes) takes any layout; one of another size
+// keeps its bytes (Dataset::Relayout), so the layout must hold exactly as
+// many, and with `fit_rows` a layout whose first dimension can change
+// takes the length the bytes give (whole rows): a copy of a growable
+// dataset that gained rows after its user.slab.* fields were read.
+Result<DatasetOptions> FittingLayout(const DatasetInfo& info, const LayoutEdit& edit, bool fit_rows) {
   SLABFS_ASSIGN_OR_RETURN(DatasetOptions o, ResolveLayout(info, info.size_bytes, edit));
-  if (info.allocated_chunks != 0 && BytesOf(o) != info.size_bytes) {
-    return Err(Status::InvalidArgument(fmt::format("the layout {} {} holds {} bytes, the file {}",
-                                                   DTypeName(o.dtype), FormatDims(o.shape), BytesOf(o),
-                                                   info.size_bytes)));
+  if (info.size_bytes == 0 || BytesOf(o) == info.size_bytes) return o;
+  if (fit_rows) {
+    if (std::optional<DatasetOptions> fitted = WithLengthOf(o, info.size_bytes)) return std::move(*fitted);
   }
-  return o;
+  return Err(Status::InvalidArgument(fmt::format("the layout {} {} holds {} bytes, the file {}",
+                                                 DTypeName(o.dtype), FormatDims(o.shape), BytesOf(o),
+                                                 info.size_bytes)));
+}
+
+// What ApplyStaged did.
+struct Applied {
+  bool done = false;    // the dataset has the layout the fields describe
+  std::string waiting;  // else why not yet
+};
+
+// Gives new file `ds` the layout its staged fields describe, if they
+// describe one yet that its bytes fit. Fields come one by one in whatever
+// order a tool sets them (rsync sorts them, so chunks come before shape),
+// so a combination that does not hold together yet is no error: it waits
+// for more fields. Errors are those of the relayout itself (a full disk,
+// a damaged chunk); nothing changes then.
+Result<Applied> ApplyStaged(Dataset& ds, const LayoutEdit& staged) {
+  const DatasetInfo info = ds.info();
+  auto layout = FittingLayout(info, staged, true);
+  if (!layout) return Applied{false, layout.error().message()};
+  if (SameLayout(info, *layout)) return Applied{true, {}};
+  Status s = ds.Relayout(*layout);
+  if (s.code() == Code::kInvalidArgument) return Applied{false, s.message()};
+  if (!s.ok()) return Err(s);
+  return Applied{true, {}};
 }
 
 }  // namespace
 
 int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::string_view value) {
   const std::string op = fmt::format("setxattr user.slab.{}", field);
+  if (field == "stored" || field == "defined") {
+    // Figures, not settings: cp -a, rsync -X and tar --xattrs copy them
+    // with the rest, and the copy's own figures follow from its data.
+    Log().debug("{} {}: ignored, a figure", op, Describe(fs, ino));
+    return 0;
+  }
+  if (!IsLayoutField(field)) {
+    return Refuse(op, Describe(fs, ino),
+                  Status::PermissionDenied(fmt::format("user.slab.{} is not a layout field", field)));
+  }
   auto ds = fs.container.OpenDataset(ino);
   if (!ds) return Refuse(op, Describe(fs, ino), ds.error());
   const DatasetInfo info = ds->info();
-  // The value it has already: nothing to do (cp -a and rsync -X copy every
-  // user.* name, these among them).
-  if (field == "layout" ? FormatLayout(info) == value : [&] {
-        auto now = SlabXattrValue(info, field, [&] { return ds->CountDefined(); });
-        return now && *now == value;
-      }()) {
-    return 0;
-  }
-  const bool is_new = fs.layouts.IsNew(ino);
-  if (!IsLayoutField(field)) {
-    if (is_new && (field == "stored" || field == "defined")) return 0;  // figures of a copied dataset
-    return Refuse(op, Describe(fs, ino),
-                  Status::PermissionDenied(fmt::format("user.slab.{} is a figure, not a layout field", field)));
-  }
-  const bool holds_data = info.allocated_chunks != 0;
-  if (holds_data && !is_new) {
-    return Refuse(op, Describe(fs, ino),
-                  Status::PermissionDenied(fmt::format(
-                      "the layout of a dataset holding data is fixed ({}); user.slab.* layout fields can be "
-                      "set while it stores nothing, or on a file this mount created",
-                      DescribeLayout(info))));
-  }
-  LayoutEdit edit = fs.layouts.Staged(ino);
-  Status added = AddLayoutField(field, value, &edit);
-  if (!added.ok()) return Refuse(op, Describe(fs, ino), added);
-  auto layout = FittingLayout(info, edit);
-  if (!holds_data) {
+  // A new file typed while empty (tar --xattrs) is fixed once it holds
+  // data, like any other dataset.
+  const bool is_new = fs.layouts.IsNew(ino) &&
+                      !(info.allocated_chunks != 0 && fs.layouts.TypedWhileEmpty(ino));
+  if (!is_new) {
+    // The value it has already: nothing to do (cp -a and rsync -X copy
+    // every user.* name, these among them).
+    if (field == "layout" ? FormatLayout(info) == value : [&] {
+          auto now = SlabXattrValue(info, field);
+          return now && *now == value;
+        }()) {
+      return 0;
+    }
+    if (info.allocated_chunks != 0) {
+      return Refuse(op, Describe(fs, ino),
+                    Status::PermissionDenied(fmt::format(
+                        "the layout of a dataset holding data is fixed ({}); user.slab.* layout fields can be "
+                        "set while it stores nothing, or on a file this mount created",
+                        DescribeLayout(info))));
+    }
     // Nothing stored: every call stands on its own, applied at once.
+    LayoutEdit edit;
+    Status added = AddLayoutField(field, value, &edit);
+    if (!added.ok()) return Refuse(op, Describe(fs, ino), added);
+    auto layout = FittingLayout(info, edit, false);
     if (!layout) return Refuse(op, Describe(fs, ino), layout.error());
     Status s = ds->Relayout(*layout);
     if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
-    fs.layouts.Settle(ino);
     Log().debug("{} {}: now {}", op, Describe(fs, ino), DescribeLayout(ds->info()));
     CommitChange(fs, op, Describe(fs, ino));
     return 0;
   }
-  // A new file holding data (cp -a, rsync -X copy the fields one by one, in
-  // no set order): the fields given so far are kept together, and applied
-  // whenever they describe a layout its bytes fit and the file is not open
-  // (else at its last close). The file stays new, so the next field adds
-  // to them.
+  // A new file: the fields given so far are kept together (cp -a, mv,
+  // rsync -X and tar --xattrs copy them one by one, in no set order) and
+  // applied whenever they describe a layout its bytes fit: at once while
+  // it holds no data (tar sets them before it writes), else once it is
+  // not open (rsync sets them by path after the close), else at its last
+  // close (cp -a and mv set them through the descriptor). A bad value is
+  // EINVAL; a combination that does not hold together yet waits.
+  LayoutEdit edit = fs.layouts.Staged(ino);
+  Status added = AddLayoutField(field, value, &edit);
+  if (!added.ok()) return Refuse(op, Describe(fs, ino), added);
   fs.layouts.SetStaged(ino, edit);
-  if (!layout || fs.OpenHandles(ino) > 0) {
-    Log().debug("{} {}: staged{}", op, Describe(fs, ino),
-                layout ? " until the last close" : ": " + layout.error().message());
+  const bool empty =
+      info.allocated_chunks == 0 && (info.size_bytes == 0 || fs.layouts.TypedWhileEmpty(ino));
+  if (!empty && fs.OpenHandles(ino) > 0) {
+    Log().debug("{} {}: staged until the last close", op, Describe(fs, ino));
     return 0;
   }
-  if (SameLayout(info, *layout)) return 0;
-  Status s = ds->Relayout(*layout);
-  if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
+  auto applied = ApplyStaged(*ds, edit);
+  if (!applied) return Refuse(op, Describe(fs, ino), applied.error());
+  if (!applied->done) {
+    Log().debug("{} {}: staged: {}", op, Describe(fs, ino), applied->waiting);
+    return 0;
+  }
+  if (empty) fs.layouts.MarkTypedWhileEmpty(ino);
   Log().debug("{} {}: now {}", op, Describe(fs, ino), DescribeLayout(ds->info()));
   CommitChange(fs, op, Describe(fs, ino));
   return 0;
@@ -101,8 +144,24 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
   if (!src_ds) return Refuse("rename", what, src_ds.error());
   if (!dst_ds) return Refuse("rename", what, dst_ds.error());
   const DatasetInfo dst_info = dst_ds->info();
-  if (!fs.layouts.IsNew(src) || !fs.layouts.Staged(src).empty()) {
-    // A typed dataset replaces another: POSIX. Say so when the type changes.
+  const LayoutEdit staged = fs.layouts.Staged(src);
+  if (!fs.layouts.IsNew(src) || !staged.empty()) {
+    // A typed dataset replaces another: POSIX. Say so when the type changes,
+    // and loudly when the file was given user.slab.* fields that its bytes
+    // never fitted: the replaced dataset's type is lost.
+    if (!staged.empty() && fs.layouts.IsNew(src)) {
+      // Set by path after the close, the fields may still wait for the
+      // release, which the kernel sends after close(2) has returned.
+      auto applied = ApplyStaged(*src_ds, staged);
+      if (!applied) return Refuse("rename", what, applied.error().WithContext("applying user.slab.*"));
+      if (!applied->done) {
+        Log().warn("rename {}: the user.slab.* fields it was given do not fit its {} bytes ({}); "
+                   "it replaces {} as {}",
+                   what, src_ds->size_bytes(), applied->waiting, DescribeLayout(dst_info),
+                   DescribeLayout(src_ds->info()));
+        return 0;
+      }
+    }
     const DatasetInfo src_info = src_ds->info();
     if (!SameLayout(dst_info, OptionsOf(src_info))) {
       Log().info("rename {}: replaces {} with {}", what, DescribeLayout(dst_info), DescribeLayout(src_info));
@@ -134,16 +193,13 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
     // field set after this close (rsync -X sets them by path once the
     // file is closed, in a race with this release) adds to them.
     fs.layouts.TakePending(ino);
-    const DatasetInfo info = ds.info();
-    auto layout = FittingLayout(info, staged);
-    if (!layout) {
-      Log().info("close {}: the user.slab.* fields given so far do not fit its bytes yet: {}",
-                 Describe(fs, ino), layout.error().message());
+    auto applied = ApplyStaged(ds, staged);
+    if (!applied) return Refuse("close", Describe(fs, ino), applied.error().WithContext("applying user.slab.*"));
+    if (!applied->done) {
+      Log().info("close {}: the user.slab.* fields given so far do not fit its {} bytes yet: {}",
+                 Describe(fs, ino), ds.size_bytes(), applied->waiting);
       return 0;
     }
-    if (SameLayout(info, *layout)) return 0;
-    Status s = ds.Relayout(*layout);
-    if (!s.ok()) return Refuse("close", Describe(fs, ino), s.WithContext("applying user.slab.*"));
     Log().debug("close {}: now {}", Describe(fs, ino), DescribeLayout(ds.info()));
     return 0;
   }

@@ -13,13 +13,17 @@
 
 namespace slabfs::fusefs {
 
-// setxattr user.slab.<field> = value on dataset `ino`. The value it has is
-// accepted as is (cp -a and rsync -X copy these names). A figure (stored,
-// defined) is read-only, except that a new file ignores it. A layout field
-// changes the layout of an empty dataset at once (EINVAL if invalid); on a
-// new file holding data it is staged until the fields given so far make a
-// layout its bytes fit, applied then, or at its last close. Any other
-// dataset's layout is fixed: EPERM.
+// setxattr user.slab.<field> = value on dataset `ino`. A figure (stored,
+// defined) is accepted and ignored (cp -a, rsync -X and tar --xattrs copy
+// it). On a new file a layout field is staged with those given before, in
+// any order, and the staged fields are applied whenever they describe a
+// layout its bytes fit (a growable one takes the length its bytes give):
+// at once while it holds no data, else when it is not open, else at its
+// last close; a malformed value is EINVAL, a combination that does not
+// hold together yet waits for more fields. On any other dataset the value
+// it has is accepted as is, a layout field changes the layout of one that
+// stores nothing at once (EINVAL if invalid), and the layout of one
+// holding data is fixed: EPERM.
 int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::string_view value);
 
 // Before rename(2) of dataset `src` over dataset `dst`: a new file takes

@@ -140,6 +140,7 @@ void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/)
     auto id = fs.container.CreateGroup(parent, name);
     if (!id) return Refuse("mkdir", DescribeChild(fs, parent, name), id.error());
     fs.Touch(parent);
+    fs.Touch(*id);  // made now, not when the mount started
     auto info = fs.container.Stat(*id);
     if (!info) return Refuse("mkdir", DescribeChild(fs, parent, name), info.error());
     CommitChange(fs, "mkdir", DescribeChild(fs, parent, name));

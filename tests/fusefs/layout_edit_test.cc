@@ -92,6 +92,32 @@ TEST(LayoutEditTest, RefusesBadValuesNamingTheField) {
   }
 }
 
+TEST(LayoutEditTest, ChecksEachValueOnItsOwn) {
+  // What no other field can mend is refused at once: too many dimensions,
+  // a filter pipeline that does not parse, a fill that is no number.
+  struct Case {
+    const char* name;
+    const char* value;
+  };
+  std::string rank33 = "1";
+  for (int i = 0; i < 32; ++i) rank33 += ",1";
+  for (Case c : {Case{"shape", rank33.c_str()}, Case{"filters", "gzip=9"}, Case{"filters", "deflate=0"},
+                 Case{"filters", "shuffle,shuffle"}, Case{"filters", "deflate=10"}, Case{"fill", "nan-ish"},
+                 Case{"fill", "1,2"}}) {
+    LayoutEdit e;
+    Status s = AddLayoutField(c.name, c.value, &e);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.name << "=" << c.value;
+    EXPECT_TRUE(e.empty()) << c.name << "=" << c.value;
+  }
+  // Combinations are left to ResolveLayout: chunks of another rank than
+  // the shape, a fill the dtype cannot hold yet.
+  for (Case c : {Case{"chunks", "8,16"}, Case{"fill", "-1.5"}, Case{"fill", "0x10"}, Case{"fill", "nan"},
+                 Case{"filters", "shuffle,deflate:3,checksum"}, Case{"filters", "none"}}) {
+    LayoutEdit e;
+    EXPECT_TRUE(AddLayoutField(c.name, c.value, &e).ok()) << c.name << "=" << c.value;
+  }
+}
+
 TEST(LayoutEditTest, CombinedLayoutIsAllOrNothing) {
   LayoutEdit e;
   ASSERT_TRUE(AddLayoutField("layout", " dtype=u2 ; shape=100,100;;chunks=10,10; sparse=1 ", &e).ok());
@@ -180,8 +206,9 @@ TEST(LayoutEditTest, FieldsNotGivenKeepTheCurrentLayout) {
   EXPECT_EQ(o->fill, Bytes(-7.0f));
 
   LayoutEdit bad;
-  ASSERT_TRUE(AddLayoutField("fill", "not-a-number", &bad).ok());  // checked once the dtype is known
-  auto r = ResolveLayout(Typed(), 3200, bad);
+  EXPECT_FALSE(AddLayoutField("fill", "not-a-number", &bad).ok());  // no number at all
+  ASSERT_TRUE(AddLayoutField("fill", "1e300", &bad).ok());  // a number; the dtype is checked later
+  auto r = ResolveLayout(Typed(), 3200, bad);                // f4 cannot hold it
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message().find("fill"), std::string::npos);
 }
@@ -213,6 +240,32 @@ TEST(LayoutEditTest, FitLayoutTakesTheSameSizeOrWholeRows) {
   fixed.length_resizable = false;
   EXPECT_TRUE(FitLayout(fixed, 3200).has_value());
   EXPECT_FALSE(FitLayout(fixed, 3232).has_value());
+}
+
+TEST(LayoutEditTest, WithLengthOfTakesWholeRowsOfAGrowableLayout) {
+  DatasetOptions o;
+  o.dtype = DType::kI2;
+  o.shape = {40, 16};
+  o.max_shape = {kUnlimited, 16};
+  o.chunks = {8, 16};
+  auto grown = WithLengthOf(o, 42 * 32);
+  ASSERT_TRUE(grown.has_value());
+  EXPECT_EQ(grown->shape, (Dims{42, 16}));
+  EXPECT_EQ(grown->chunks, (Dims{8, 16}));
+  EXPECT_EQ(grown->length_resizable, true);
+  EXPECT_FALSE(WithLengthOf(o, 42 * 32 + 2).has_value());  // not whole rows
+
+  DatasetOptions capped = o;
+  capped.max_shape = {50, 16};
+  ASSERT_TRUE(WithLengthOf(capped, 50 * 32).has_value());
+  EXPECT_EQ(WithLengthOf(capped, 50 * 32)->length_resizable, true);  // at the max, still growable
+  EXPECT_FALSE(WithLengthOf(capped, 51 * 32).has_value());
+
+  DatasetOptions fixed = o;
+  fixed.max_shape = o.shape;
+  EXPECT_FALSE(WithLengthOf(fixed, 42 * 32).has_value());
+  fixed.max_shape.clear();
+  EXPECT_FALSE(WithLengthOf(fixed, 42 * 32).has_value());
 }
 
 TEST(LayoutEditTest, DescribeLayoutForLogLines) {
@@ -286,6 +339,18 @@ TEST(LayoutKeeperTest, StagedFieldsBelongToNewFilesOnly) {
   keeper.Forget(9);
   EXPECT_TRUE(keeper.Staged(9).empty());
   EXPECT_FALSE(keeper.IsNew(9));
+}
+
+TEST(LayoutKeeperTest, RemembersANewFileTypedWhileEmpty) {
+  LayoutKeeper keeper;
+  keeper.MarkTypedWhileEmpty(3);  // not a new file: ignored
+  EXPECT_FALSE(keeper.TypedWhileEmpty(3));
+  keeper.NoteCreated(1, "t", 3);
+  EXPECT_FALSE(keeper.TypedWhileEmpty(3));
+  keeper.MarkTypedWhileEmpty(3);
+  EXPECT_TRUE(keeper.TypedWhileEmpty(3));
+  keeper.Forget(3);
+  EXPECT_FALSE(keeper.TypedWhileEmpty(3));
 }
 
 }  // namespace
