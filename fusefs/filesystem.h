@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fusefs/attr_types.h"
 #include "fusefs/committer.h"
 #include "fusefs/file_attr.h"
 #include "fusefs/invalidator.h"
@@ -114,6 +115,8 @@ struct Filesystem {
   Status final_commit;  // the commit made by destroy, for the exit status
   // New files and the layouts they may keep (see layout_keeper.h).
   LayoutKeeper layouts;
+  // Attribute types that wait for their attribute's value (attr_types.h).
+  AttrTypeKeeper attr_types;
   // The inodes of slice and typed views (views/view_name.h).
   views::ViewTable views;
   std::once_flag readahead_once;

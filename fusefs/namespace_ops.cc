@@ -73,6 +73,7 @@ int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const ch
   if (!s.ok()) return Refuse(op, DescribeChild(fs, parent, name), s);
   if (kept) fs.layouts.Remember(parent, name, std::move(*kept));
   fs.layouts.Forget(*id);
+  fs.attr_types.Forget(*id);
   fs.Touch(parent);
   CommitChange(fs, op, DescribeChild(fs, parent, name));
   fuse_reply_err(req, 0);

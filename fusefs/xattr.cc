@@ -9,6 +9,9 @@
 namespace slabfs::fusefs {
 
 XattrName ClassifyXattr(std::string_view full_name) {
+  if (full_name.starts_with(kTypePrefix) && full_name.size() > kTypePrefix.size()) {
+    return {XattrSpace::kType, full_name.substr(kTypePrefix.size())};
+  }
   if (full_name.starts_with(kSlabPrefix)) {
     return {XattrSpace::kSlab, full_name.substr(kSlabPrefix.size())};
   }

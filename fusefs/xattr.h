@@ -6,6 +6,9 @@
 //                   be set) and figures (stored, defined; read-only); on the
 //                   mount's root directory, figures of the container (cache,
 //                   space, generation; read-only).
+//   user.slab.type.NAME  the dtype and length of numeric attribute NAME
+//                   ("f8", "i2[3]"), so that copies keep its type; see
+//                   attr_types.h. Groups and datasets.
 //   user.NAME       the object's slabfs attribute NAME, as text.
 //   anything else   not supported (security.*, system.*, trusted.*).
 //
@@ -19,14 +22,18 @@
 #include <string_view>
 #include <vector>
 
+#include "fusefs/attr_types.h"
 #include "slabfs/types.h"
 
 namespace slabfs::fusefs {
 
 inline constexpr std::string_view kUserPrefix = "user.";
 inline constexpr std::string_view kSlabPrefix = "user.slab.";
+// XATTR_NAME_MAX: the kernel refuses longer names.
+inline constexpr size_t kMaxXattrNameBytes = 255;
 
 enum class XattrSpace {
+  kType,   // user.slab.type.NAME: the type of attribute NAME
   kSlab,   // user.slab.*: metadata, read-only
   kUser,   // user.*: an attribute of the object
   kOther,  // another namespace
@@ -34,7 +41,8 @@ enum class XattrSpace {
 
 struct XattrName {
   XattrSpace space = XattrSpace::kOther;
-  // kSlab: the part after "user.slab."; kUser: after "user."; kOther: all.
+  // kType: the part after "user.slab.type."; kSlab: after "user.slab.";
+  // kUser: after "user."; kOther: all.
   std::string_view name;
 };
 

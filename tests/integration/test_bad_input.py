@@ -100,10 +100,12 @@ def test_bad_input_through_the_mount(populated, mounter):
                          ("chunks", b"0"), ("maxshape", b"x"), ("fill", b"nan-ish"), ("filters", b"gzip=99"),
                          ("sparse", b"maybe"), ("layout", b"dtype=u1;bogus=1")):
         refused(errno.EINVAL, os.setxattr, g + "/new", "user.slab." + field, value)
-    # A figure is accepted and ignored (copies carry it).
+    # A figure is accepted and ignored (copies carry it); a bad type is EINVAL.
     stored = os.getxattr(g + "/ds", "user.slab.stored")
     os.setxattr(g + "/ds", "user.slab.stored", b"1")
     assert os.getxattr(g + "/ds", "user.slab.stored") == stored
+    refused(errno.EINVAL, os.setxattr, g + "/ds", "user.slab.type.units", b"c8")
+    refused(errno.EINVAL, os.setxattr, g + "/ds", "user.slab.type.units", b"f4[0]")
     # Offsets past what a fixed dataset holds, and sizes it cannot take.
     fd = os.open(g + "/ds", os.O_WRONLY)
     refused(errno.EFBIG, os.pwrite, fd, b"\x01\x02", 40)

@@ -133,7 +133,9 @@ def test_attributes_from_slab_read_as_text(c, mounter):
     assert getfattr_value(mpath(m, "/g/ds"), "user.scale") == "2.5"
     assert getfattr_value(mpath(m, "/g"), "user.counts") == "1,2,3"
     assert getfattr_value(mpath(m, "/g"), "user.label") == "run 7"
-    assert sorted(os.listxattr(mpath(m, "/g"))) == ["user.counts", "user.label"]
+    # A numeric attribute also shows its type (test_mount_roundtrip_meaning.py).
+    assert sorted(os.listxattr(mpath(m, "/g"))) == ["user.counts", "user.label", "user.slab.type.counts"]
+    assert os.getxattr(mpath(m, "/g"), "user.slab.type.counts") == b"i8[3]"
 
 
 def test_create_and_replace_flags(c, mounter):
