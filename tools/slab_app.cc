@@ -1,9 +1,12 @@
 #include "tools/slab_app.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,6 +22,55 @@
 #include "tools/commands.h"
 
 namespace slabfs::tools {
+namespace {
+
+// The first argument that is neither an option nor an option's value: the
+// command the user meant ("" if none).
+std::string_view CommandWord(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") return i + 1 < argc ? std::string_view(argv[i + 1]) : std::string_view();
+    if (a == "--log-level") {
+      ++i;  // its value
+      continue;
+    }
+    if (!a.starts_with("-")) return a;
+  }
+  return {};
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string UnknownCommandMessage(std::string_view word, const std::vector<std::string>& commands) {
+  std::string closest;
+  size_t best = 3;  // suggest only near misses: "lst", "infos", "mkdir"
+  for (const std::string& c : commands) {
+    size_t d = EditDistance(word, c);
+    if (d < best) {
+      best = d;
+      closest = c;
+    }
+  }
+  std::string msg = fmt::format("slab: unknown command '{}'", word);
+  if (!closest.empty()) msg += fmt::format(" (did you mean '{}'?)", closest);
+  msg += "\nRun 'slab --help' for the list of commands.\n";
+  return msg;
+}
 
 std::string FailureLine(std::string_view command, const Status& s) {
   std::string_view what = s.message().empty() ? CodeName(s.code()) : s.message();
@@ -52,6 +104,19 @@ int RunSlab(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // CLI11 takes a word that names no command for a stray argument and
+    // says "A subcommand is required"; say what is wrong.
+    std::string_view word = CommandWord(argc, argv);
+    if (!word.empty() && e.get_exit_code() != 0) {
+      std::vector<std::string> commands;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        commands.push_back(sub->get_name());
+      }
+      if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
+        std::fputs(UnknownCommandMessage(word, commands).c_str(), stderr);
+        return kExitUsage;
+      }
+    }
     // Prints help or the version to stdout, or the error to stderr.
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;

@@ -3,13 +3,15 @@
 //
 // Exit status: 0 on success; 1 when the command fails, with one line on
 // stderr ("slab: mkdset: /a/ds: already exists"); 2 for a usage error
-// (unknown option, missing argument), with CLI11's message on stderr.
+// (unknown command or option, missing argument), with CLI11's message, or
+// "slab: unknown command 'WORD'", on stderr.
 // No exception escapes.
 #ifndef SLABFS_TOOLS_SLAB_APP_H_
 #define SLABFS_TOOLS_SLAB_APP_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "slabfs/status.h"
 
@@ -25,6 +27,10 @@ int RunSlab(int argc, char** argv);
 
 // The stderr line for a failed command, without the newline.
 std::string FailureLine(std::string_view command, const Status& s);
+
+// What `slab WORD` prints when WORD is none of `commands`: "slab: unknown
+// command 'WORD'", the nearest command if one is a near miss, and a hint.
+std::string UnknownCommandMessage(std::string_view word, const std::vector<std::string>& commands);
 
 }  // namespace slabfs::tools
 

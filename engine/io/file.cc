@@ -245,7 +245,15 @@ Result<std::unique_ptr<File>> OpenPosixFile(const std::string& path, const OpenF
 Status CreateFileAtomically(const std::string& path, const std::function<Status(File*)>& init) {
   std::random_device rd;
   std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
-  SLABFS_ASSIGN_OR_RETURN(auto file, OpenPosixFile(tmp, {.writable = true, .create = true}));
+  // The temporary name is ours, not the caller's: failures name `path`. It
+  // lies in the same directory, so the reason (no such directory, no
+  // permission, a full disk) is the same.
+  int tmp_fd;
+  do {
+    tmp_fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  } while (tmp_fd < 0 && errno == EINTR);
+  if (tmp_fd < 0) return ErrnoStatus(errno, path);
+  std::unique_ptr<File> file(new PosixFile(path, tmp_fd));
   Status s = init(file.get());
   if (s.ok()) s = file->Sync();
   file.reset();

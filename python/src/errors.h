@@ -3,7 +3,10 @@
 // The exception depends on what the call was about, as h5py and the
 // standard library do: a missing name is KeyError, a missing file
 // FileNotFoundError. Every exception carries the Status code name in the
-// attribute `slabfs_code` ("corruption", "busy", ...).
+// attribute `slabfs_code` ("corruption", "busy", ...). A file that is not
+// a container is OSError(ENOTSUP, "... is not a slabfs container"), as
+// h5py raises OSError for a file that is not HDF5; EIO means damage
+// (Corruption) only.
 #ifndef SLABFS_PYTHON_ERRORS_H_
 #define SLABFS_PYTHON_ERRORS_H_
 

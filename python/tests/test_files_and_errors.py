@@ -216,12 +216,19 @@ def test_second_writer_is_ebusy_naming_the_holder(path):
         assert f["g/x"][0, 0] == 100
 
 
-def test_damaged_files_are_eio(path, tmp_path):
+def test_a_file_that_is_not_a_container_is_enotsup_not_eio(tmp_path):
+    # As h5py for a file that is not HDF5: OSError, but not damage.
     junk = tmp_path / "junk.slab"
     junk.write_bytes(b"hello, this is not a container" * 1000)
-    with pytest.raises(OSError) as e:
-        slabfs.File(str(junk), "r")
-    assert e.value.errno == errno.EIO and e.value.slabfs_code == "corruption"
+    for mode in ("r", "r+", "a"):
+        with pytest.raises(OSError) as e:
+            slabfs.File(str(junk), mode)
+        assert e.value.errno == errno.ENOTSUP and e.value.slabfs_code == "not supported"
+        assert "is not a slabfs container" in str(e.value) and "corruption" not in str(e.value)
+    assert junk.read_bytes() == b"hello, this is not a container" * 1000
+
+
+def test_damaged_files_are_eio(path, tmp_path):
     # A checksummed chunk with one byte flipped: that chunk is EIO, the rest reads.
     pattern = np.frombuffer(b"slabfs-python-checksum-test-rows" * 128, dtype="u1").copy()
     with slabfs.File(path, "w") as f:

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/format/layout.h"
+#include "engine/format/superblock.h"
 #include "tests/testutil/mem_container.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -48,6 +49,23 @@ class ContainerTest : public ::testing::Test {
   std::shared_ptr<testutil::Disk> disk_;
   std::unique_ptr<Container> c_;
 };
+
+TEST_F(ContainerTest, DatasetMessagesNameThePathNotAnId) {
+  ASSERT_OK(c_->MakeGroups("/run"));
+  ASSERT_OK_AND_ASSIGN(Dataset d, c_->CreateDataset("/run/temp", {.dtype = DType::kI2, .shape = {4, 3}, .chunks = {2, 3}}));
+  Status s = d.Resize({8, 3});
+  EXPECT_EQ(s.code(), Code::kOutOfRange);
+  EXPECT_EQ(s.message().find("/run/temp: dimension 0 cannot grow"), 0u) << s.message();
+  // Renamed: the new path.
+  ASSERT_OK(c_->Rename("/run/temp", "/run/t2"));
+  s = d.Resize({8, 3});
+  EXPECT_EQ(s.message().find("/run/t2: "), 0u) << s.message();
+  // Opened again after a reopen (a state loaded from the file).
+  Reopen();
+  ASSERT_OK_AND_ASSIGN(Dataset again, c_->OpenDataset("/run/t2"));
+  s = again.Resize({4, 9});
+  EXPECT_EQ(s.message().find("/run/t2: dimension 1 cannot grow"), 0u) << s.message();
+}
 
 TEST_F(ContainerTest, CreatesNestedGroupsAndListsThemSorted) {
   ASSERT_OK(c_->MakeGroups("/b/x/y"));
@@ -380,7 +398,9 @@ TEST_F(ContainerFileTest, OtherFilesAreNotContainers) {
     WriteAll(content);
     auto c = Container::Open(path_);
     ASSERT_FALSE(c.has_value());
-    EXPECT_EQ(c.error().code(), Code::kCorruption);
+    // Not damage: a file slabfs does not read (Python's OSError(ENOTSUP),
+    // not EIO).
+    EXPECT_EQ(c.error().code(), Code::kNotSupported);
     EXPECT_NE(c.error().message().find("not a slabfs container"), std::string::npos) << c.error().message();
     EXPECT_EQ(ReadAll(), content);  // untouched, not even the lock record
   }
@@ -408,6 +428,9 @@ TEST_F(ContainerFileTest, DamagedContainersAreCorruptionNotCrashes) {
         Status s = d->ReadElements(0, 10000, r.data());
         EXPECT_TRUE(s.ok() || s.code() == Code::kCorruption) << s.ToString();
       }
+    } else if (len < engine::kSuperblockBytes) {
+      // Nothing of a superblock left (the empty file): not a container.
+      EXPECT_EQ(c.error().code(), Code::kNotSupported) << len << ": " << c.error().ToString();
     } else {
       EXPECT_EQ(c.error().code(), Code::kCorruption) << len << ": " << c.error().ToString();
     }
@@ -689,7 +712,12 @@ namespace {
 
 TEST_F(ContainerFileTest, CreateInAMissingDirectoryIsNotFoundAndLeavesNothing) {
   std::string p = (dir_ / "no" / "such" / "c.slab").string();
-  EXPECT_CODE(Container::Open(p, {.create = true}), Code::kNotFound);
+  auto missing = Container::Open(p, {.create = true});
+  EXPECT_CODE(missing, Code::kNotFound);
+  // The caller's name, not the temporary file's.
+  if (!missing) {
+    EXPECT_EQ(missing.error().message(), p + ": No such file or directory");
+  }
   EXPECT_FALSE(std::filesystem::exists(dir_ / "no"));
   // And a successful create leaves no temporary file beside the container.
   ASSERT_OK(Container::Open(path_, {.create = true}));
