@@ -1,10 +1,13 @@
 #include "fusefs/request.h"
 
-#include <memory>
-
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <ctime>
+#include <memory>
+#include <mutex>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "fusefs/errno_table.h"
@@ -18,17 +21,44 @@ const char* ErrnoName(int err) {
   return name != nullptr ? name : "?";
 }
 
+// The last remembered refusal. Its mutex is a leaf: nothing else is locked
+// or logged while it is held.
+struct LastRefusalState {
+  std::mutex mu;
+  std::string line;  // guarded by mu
+};
+
+LastRefusalState& Last() {
+  static LastRefusalState last;
+  return last;
+}
+
+void RememberRefusal(std::string line) {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::string stamped = fmt::format("{:%Y-%m-%d %H:%M:%S} {}", fmt::localtime(now), line);
+  LastRefusalState& last = Last();
+  std::lock_guard lock(last.mu);
+  last.line.swap(stamped);
+}
+
 }  // namespace
 
 void LogUnexpected(std::string_view op, std::string_view what) noexcept {
   try {
     Log().error("{}: unexpected failure: {}", op, what);
+    RememberRefusal(fmt::format("{}: unexpected failure: {}", op, what));
   } catch (...) {
   }
 }
 
+std::string LastRefusal() {
+  LastRefusalState& last = Last();
+  std::lock_guard lock(last.mu);
+  return last.line;
+}
+
 int Refuse(std::string_view op, std::string_view object, const Status& s,
-           spdlog::level::level_enum level) {
+           spdlog::level::level_enum level, Remember remember) {
   int err = ErrnoFromStatus(s);
   // Damaged bytes (a chunk failing its checksum or decompression) and
   // failing syscalls are not answers to a bad request: they show even when
@@ -36,13 +66,17 @@ int Refuse(std::string_view op, std::string_view object, const Status& s,
   if (s.code() == Code::kCorruption || s.code() == Code::kIOError) {
     level = std::max(level, spdlog::level::err);
   }
-  Log().log(level, "{} {} refused ({}): {}", op, object, ErrnoName(err), s.ToString());
+  std::string line = fmt::format("{} {} refused ({}): {}", op, object, ErrnoName(err), s.ToString());
+  Log().log(level, "{}", line);
+  if (remember == Remember::kYes) RememberRefusal(std::move(line));
   return err;
 }
 
 int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,
-                spdlog::level::level_enum level) {
-  Log().log(level, "{} {} refused ({}): {}", op, object, ErrnoName(err), why);
+                spdlog::level::level_enum level, Remember remember) {
+  std::string line = fmt::format("{} {} refused ({}): {}", op, object, ErrnoName(err), why);
+  Log().log(level, "{}", line);
+  if (remember == Remember::kYes) RememberRefusal(std::move(line));
   return err;
 }
 

@@ -21,7 +21,8 @@ inline Filesystem& Fs(fuse_req_t req) {
   return *static_cast<Filesystem*>(fuse_req_userdata(req));
 }
 
-// Logs an exception caught at the C boundary; never throws.
+// Logs an exception caught at the C boundary (and remembers it as the last
+// refusal); never throws.
 void LogUnexpected(std::string_view op, std::string_view what) noexcept;
 
 // Runs a handler body. The body either replies itself and returns 0, or
@@ -47,11 +48,18 @@ void Guard(fuse_req_t req, std::string_view op, Body&& body) noexcept {
   if (err != 0) fuse_reply_err(req, err);
 }
 
+// Whether a refusal becomes the mount's last error (LastRefusal). Ordinary
+// answers (a lookup of a missing name, an absent extended attribute) must
+// not hide the refusal a person is asking about.
+enum class Remember { kYes, kNo };
+
 // Maps s through the errno table, logs "OP OBJECT refused (ERRNO): STATUS"
-// and returns the errno. Corruption and IOError are logged at error at
+// and returns the errno; with Remember::kYes the line, with its time, also
+// becomes LastRefusal(). Corruption and IOError are logged at error at
 // least, whatever `level` says.
 int Refuse(std::string_view op, std::string_view object, const Status& s,
-           spdlog::level::level_enum level = spdlog::level::info);
+           spdlog::level::level_enum level = spdlog::level::info,
+           Remember remember = Remember::kYes);
 
 // Refusals that are ordinary answers (a lookup of a missing name, an absent
 // extended attribute) happen all the time and are logged at debug; these
@@ -65,7 +73,14 @@ int QuietRefuseErrno(std::string_view op, ObjectFn&& object, int err, std::strin
 // The same for the few refusals that are not an engine Status: a name
 // over 255 bytes, a buffer too small for an xattr, a missing handle.
 int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,
-                spdlog::level::level_enum level = spdlog::level::info);
+                spdlog::level::level_enum level = spdlog::level::info,
+                Remember remember = Remember::kYes);
+
+// The last remembered refusal of this process (one daemon serves one
+// mount): "2026-11-26 10:00:00 write /a/ds refused (EFBIG): out of range:
+// ...", local time; empty before the first. The root's
+// user.slab.last_error (xattr.h). Thread-safe.
+std::string LastRefusal();
 
 // "/a/b", or "inode N" for an object without a path (removed while open).
 std::string Describe(Filesystem& fs, fuse_ino_t ino);
@@ -90,13 +105,13 @@ bool LogsAt(spdlog::level::level_enum level);
 template <typename ObjectFn>
 int QuietRefuse(std::string_view op, ObjectFn&& object, const Status& s) {
   if (!LogsAt(spdlog::level::debug)) return ErrnoFromStatus(s);
-  return Refuse(op, object(), s, spdlog::level::debug);
+  return Refuse(op, object(), s, spdlog::level::debug, Remember::kNo);
 }
 
 template <typename ObjectFn>
 int QuietRefuseErrno(std::string_view op, ObjectFn&& object, int err, std::string_view why) {
   if (!LogsAt(spdlog::level::debug)) return err;
-  return RefuseErrno(op, object(), err, why, spdlog::level::debug);
+  return RefuseErrno(op, object(), err, why, spdlog::level::debug, Remember::kNo);
 }
 
 }  // namespace slabfs::fusefs

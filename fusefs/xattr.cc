@@ -57,7 +57,7 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
 }
 
 Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
-                                       std::string_view name) {
+                                       std::string_view name, std::string_view last_error) {
   if (name == "cache") {
     return fmt::format(
         "hits={} misses={} bytes_read={} bytes_written={} evictions={} bypass_reads={} "
@@ -70,6 +70,7 @@ Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
                        s.free_bytes, s.held_bytes, s.num_objects);
   }
   if (name == "generation") return std::to_string(s.generation);
+  if (name == "last_error") return std::string(last_error);
   return Err(Status::NotFound(fmt::format("no attribute user.slab.{} on the root", name)));
 }
 

@@ -5,7 +5,8 @@
 //                   of them as "layout"; see layout_edit.h for when they can
 //                   be set) and figures (stored, defined; read-only); on the
 //                   mount's root directory, figures of the container (cache,
-//                   space, generation; read-only).
+//                   space, generation) and the last refusal (last_error);
+//                   read-only.
 //   user.slab.type.NAME  the dtype and length of numeric attribute NAME
 //                   ("f8", "i2[3]"), so that copies keep its type; see
 //                   attr_types.h. Groups and datasets.
@@ -74,8 +75,10 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
 //               budget_bytes=..."
 //   space       "file_bytes=... free_bytes=... held_bytes=... objects=..."
 //   generation  the commit the mount reads (a follow mount's moves on)
+//   last_error  `last_error` as given: the mount's last refusal with its
+//               time and reason (LastRefusal, request.h), empty before one
 Result<std::string> RootSlabXattrValue(const CacheStats& cache, const SpaceInfo& space,
-                                       std::string_view name);
+                                       std::string_view name, std::string_view last_error = {});
 
 // A listxattr reply: each name followed by a NUL.
 std::string JoinXattrNames(const std::vector<std::string>& names);

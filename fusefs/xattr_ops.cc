@@ -110,7 +110,8 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
         auto info = fs.container.Stat(ino);
         if (!info) return Refuse(op, where(), info.error());
         if (ino == kRootId) {
-          auto value = RootSlabXattrValue(fs.container.cache_stats(), fs.container.space(), x.name);
+          auto value = RootSlabXattrValue(fs.container.cache_stats(), fs.container.space(), x.name,
+                                          LastRefusal());
           if (!value) return QuietRefuseErrno(op, where, ENODATA, value.error().message());
           return ReplyXattrBytes(req, op, fs, ino, *value, size);
         }

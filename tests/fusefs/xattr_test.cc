@@ -155,5 +155,11 @@ TEST(XattrTest, TheRootShowsContainerFigures) {
   EXPECT_EQ(RootSlabXattrValue(c, sp, "dtype").error().code(), Code::kNotFound);
 }
 
+TEST(XattrTest, TheRootShowsTheLastRefusal) {
+  const std::string line = "2026-11-26 10:00:00 write /a refused (EFBIG): out of range: /a: too long";
+  EXPECT_EQ(RootSlabXattrValue({}, {}, "last_error", line).value(), line);
+  EXPECT_EQ(RootSlabXattrValue({}, {}, "last_error").value(), "");
+}
+
 }  // namespace
 }  // namespace slabfs::fusefs
