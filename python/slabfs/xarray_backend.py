@@ -47,13 +47,17 @@ _MAGIC = b"\x89SLABFS\n"
 class SlabfsBackendArray(BackendArray):
     """A slabfs dataset as xarray's lazily indexed array. Thread-safe
     without a lock (the engine is), and picklable (the dataset pickles by
-    path), so Dask's threaded, process and distributed schedulers all work."""
+    path), so Dask's threaded, process and distributed schedulers all work.
+
+    `shape` may be longer than the dataset's along dimensions that can grow:
+    a netCDF record variable shorter than its unlimited dimension reads as
+    the fill value past its end, as netCDF reads it."""
 
     __slots__ = ("dataset", "shape", "dtype")
 
-    def __init__(self, dataset):
+    def __init__(self, dataset, shape=None):
         self.dataset = dataset
-        self.shape = dataset.shape
+        self.shape = tuple(shape) if shape is not None else dataset.shape
         self.dtype = dataset.dtype
 
     def __getitem__(self, key):
@@ -61,7 +65,29 @@ class SlabfsBackendArray(BackendArray):
                                                   self._getitem)
 
     def _getitem(self, key):
-        return np.asarray(self.dataset[key])
+        if self.shape == self.dataset.shape:
+            return np.asarray(self.dataset[key])
+        return self._padded(key)
+
+    def _padded(self, key):
+        # One index array per axis (an integer drops its axis at the end);
+        # the part inside the dataset is read as a box and placed, the rest
+        # is the fill value.
+        picks, drop = [], []
+        for axis, (k, n) in enumerate(zip(key, self.shape)):
+            if isinstance(k, (int, np.integer)):
+                picks.append(np.array([k % n if k < 0 else k]))
+                drop.append(axis)
+            else:
+                picks.append(np.arange(n)[k])
+        out = np.full(tuple(len(p) for p in picks), self.dataset.fillvalue, dtype=self.dtype)
+        inside = [p < n for p, n in zip(picks, self.dataset.shape)]
+        if all(m.any() for m in inside):
+            boxes = tuple(slice(int(p[m].min()), int(p[m].max()) + 1) for p, m in zip(picks, inside))
+            block = np.asarray(self.dataset[boxes])
+            where = np.ix_(*[np.flatnonzero(m) for m in inside])
+            out[where] = block[np.ix_(*[p[m] - b.start for p, m, b in zip(picks, inside, boxes)])]
+        return out.reshape(tuple(len(p) for a, p in enumerate(picks) if a not in drop))
 
 
 class _FileCloser:
@@ -82,9 +108,11 @@ def _noop():
     return None
 
 
-def dimension_names(dataset, used):
+def dimension_names(dataset, used, lengths=None):
     """The dimension names of a slabfs dataset; `used` maps names to lengths
-    already taken in the group (and is updated)."""
+    already taken in the group (and is updated). With `lengths`, a dict that
+    collects (length, can grow) per name and axis, a named dimension whose
+    length differs is left for the caller to settle (record variables)."""
     shape = dataset.shape
     names = None
     if DIMENSIONS_ATTR in dataset.attrs:
@@ -104,7 +132,12 @@ def dimension_names(dataset, used):
             if used.get(name, n) != n:
                 name = f"dim_{axis}_{n}"
             names.append(name)
-    for name, n in zip(names, shape):
+    for axis, (name, n) in enumerate(zip(names, shape)):
+        if lengths is not None:
+            grows = dataset.maxshape[axis] is None or dataset.maxshape[axis] > n
+            lengths.setdefault(name, []).append((n, grows, dataset.name))
+            used[name] = max(used.get(name, n), n)
+            continue
         if used.get(name, n) != n:
             raise ValueError(f"{dataset.name}: dimension {name!r} has length {n} here and "
                              f"{used[name]} in another dataset of the group")
@@ -112,7 +145,23 @@ def dimension_names(dataset, used):
     return names
 
 
-def _variable(ds, dims):
+def _settle_lengths(lengths):
+    """Each named dimension's length: the longest, when every dataset that
+    is shorter can grow along it (netCDF record variables of unequal length
+    along the unlimited dimension); else ValueError, as for unrelated
+    dimensions that share a name."""
+    out = {}
+    for name, seen in lengths.items():
+        longest = max(n for n, _, _ in seen)
+        for n, grows, where in seen:
+            if n != longest and not grows:
+                raise ValueError(f"{where}: dimension {name!r} has length {n} here and "
+                                 f"{longest} in another dataset of the group")
+        out[name] = longest
+    return out
+
+
+def _variable(ds, dims, shape=None):
     attrs = {k: v for k, v in ds.attrs.items() if k != DIMENSIONS_ATTR}
     info = ds.info()
     encoding = {
@@ -128,7 +177,7 @@ def _variable(ds, dims):
         "source": ds.file.filename,
         "slabfs_path": ds.name,
     }
-    data = indexing.LazilyIndexedArray(SlabfsBackendArray(ds))
+    data = indexing.LazilyIndexedArray(SlabfsBackendArray(ds, shape))
     return Variable(dims, data, attrs, encoding)
 
 
@@ -152,10 +201,20 @@ def group_variables(group, drop_variables=()):
     datasets = [(name, ds) for name, ds in datasets if name not in scalars]
     used = {}
     dims = {}
+    lengths = {}
     # Named dimensions first, so that a default name never takes one.
-    for name, ds in sorted(datasets, key=lambda item: DIMENSIONS_ATTR not in item[1].attrs):
-        dims[name] = dimension_names(ds, used)
-    variables = {name: _variable(ds, dims[name]) for name, ds in datasets}
+    named = [(name, ds) for name, ds in datasets if DIMENSIONS_ATTR in ds.attrs]
+    for name, ds in named:
+        dims[name] = dimension_names(ds, used, lengths)
+    settled = _settle_lengths(lengths)
+    used = dict(settled)
+    for name, ds in datasets:
+        if name not in dims:
+            dims[name] = dimension_names(ds, used)
+    variables = {}
+    for name, ds in datasets:
+        shape = tuple(settled.get(d, n) for d, n in zip(dims[name], ds.shape))
+        variables[name] = _variable(ds, dims[name], shape if shape != ds.shape else None)
     variables.update(scalars)
     return variables
 

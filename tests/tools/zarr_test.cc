@@ -397,5 +397,55 @@ TEST(ZarrJsonTest, MapsAttributeKinds) {
   EXPECT_FALSE(AttributeFromJson(*ParseJson(big, "t")).has_value());
 }
 
+// The v2 fill_value is the missing-value marker or null, never the storage
+// fill value (which xarray would mask); unstored chunks are written unless
+// fill_value is the storage fill value.
+TEST(ZarrExportFillTest, V2FillValueIsTheMarkerOrNull) {
+  DatasetInfo info;
+  info.dtype = DType::kI2;
+  const int16_t seven = 7;
+  info.fill.assign(reinterpret_cast<const char*>(&seven), 2);
+  ExportFill none = FillForExport(info, nullptr, 2);
+  EXPECT_TRUE(none.value.is_null());
+  EXPECT_TRUE(none.every_chunk);
+  EXPECT_FALSE(none.marker_used);
+  // A marker of another type converts exactly.
+  const double minus = -9999;
+  Attribute f8 = Attribute::Numbers(DType::kF8, std::string(reinterpret_cast<const char*>(&minus), 8));
+  ExportFill m = FillForExport(info, &f8, 2);
+  EXPECT_EQ(m.value, Json(-9999));
+  EXPECT_TRUE(m.marker_used);
+  EXPECT_TRUE(m.every_chunk);  // -9999 is not the storage fill 7
+  const int64_t same = 7;
+  Attribute i8 = Attribute::Numbers(DType::kI8, std::string(reinterpret_cast<const char*>(&same), 8));
+  ExportFill s = FillForExport(info, &i8, 2);
+  EXPECT_EQ(s.value, Json(7));
+  EXPECT_FALSE(s.every_chunk);
+  // A marker that does not fit the dtype (or is not one number) is not used.
+  const double big = 1e6, half = 0.5;
+  Attribute too_big = Attribute::Numbers(DType::kF8, std::string(reinterpret_cast<const char*>(&big), 8));
+  Attribute frac = Attribute::Numbers(DType::kF8, std::string(reinterpret_cast<const char*>(&half), 8));
+  EXPECT_TRUE(FillForExport(info, &too_big, 2).value.is_null());
+  EXPECT_TRUE(FillForExport(info, &frac, 2).value.is_null());
+  Attribute text = Attribute::String("-9999");
+  EXPECT_TRUE(FillForExport(info, &text, 2).value.is_null());
+  // v3 requires a fill value: the storage fill, and no chunk is forced.
+  ExportFill v3 = FillForExport(info, &f8, 3);
+  EXPECT_EQ(v3.value, Json(7));
+  EXPECT_FALSE(v3.every_chunk);
+}
+
+TEST(ZarrExportFillTest, FloatMarkersKeepNaN) {
+  DatasetInfo info;
+  info.dtype = DType::kF4;
+  const float nan = std::nanf("");
+  info.fill.assign(reinterpret_cast<const char*>(&nan), 4);
+  const double dnan = std::nan("");
+  Attribute marker = Attribute::Numbers(DType::kF8, std::string(reinterpret_cast<const char*>(&dnan), 8));
+  ExportFill f = FillForExport(info, &marker, 2);
+  EXPECT_EQ(f.value, Json("NaN"));
+  EXPECT_FALSE(f.every_chunk);
+}
+
 }  // namespace
 }  // namespace slabfs::tools::convert

@@ -4,9 +4,15 @@
 // Every dataset becomes an array with the dataset's chunk shape, so each
 // stored slabfs chunk becomes one Zarr chunk: read whole through the cache,
 // padded with the fill value where it reaches past the shape (Zarr stores
-// edge chunks full-size), encoded and written as one file. Chunks the
+// edge chunks full-size), encoded and written as one file. The v2
+// fill_value is the _FillValue attribute (the missing-value marker xarray
+// reads it as) or null, never the storage fill value (FillForExport); where
+// it is not the storage fill value, every chunk is written, else chunks the
 // dataset does not store (and, for a sparse dataset, chunks without a
-// defined element) are not written, so Zarr reads them as the fill value.
+// defined element) are not, and Zarr reads them as the fill value. v2
+// stores get consolidated metadata (.zmetadata). Record variables of one
+// group that share a growable named dimension are exported at its longest
+// length, padded with the fill value, as netCDF reads them.
 // Memory holds one chunk at a time. A dataset that stands for a scalar
 // (scalar.h) becomes a 0-d array.
 #include <fcntl.h>
@@ -16,6 +22,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -35,6 +42,8 @@ namespace slabfs::tools::convert {
 namespace {
 
 namespace fs = boost::filesystem;
+
+uint64_t CeilDivide(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0 ? 1 : 0); }
 
 std::string JoinPath(std::string_view parent, std::string_view name) {
   return parent == "/" ? fmt::format("/{}", name) : fmt::format("{}/{}", parent, name);
@@ -79,8 +88,16 @@ class ZarrExporter {
     SLABFS_RETURN_IF_ERROR(Totals(*id, st->kind, o_.from, seen, &bytes, &chunks));
     progress_.SetTotal(bytes, chunks);
     seen.clear();
+    root_ = target;
     SLABFS_RETURN_IF_ERROR(st->kind == ObjectKind::kGroup ? ExportGroup(*id, target, o_.from, seen)
                                                           : ExportArray(*id, target, o_.from));
+    if (format_ == 2 && st->kind == ObjectKind::kGroup) {
+      // Consolidated metadata, as zarr.consolidate_metadata writes it:
+      // xr.open_zarr and zarr.open_consolidated read the whole tree's
+      // documents from this one file.
+      const Json z = {{"zarr_consolidated_format", 1}, {"metadata", consolidated_}};
+      SLABFS_RETURN_IF_ERROR(WriteFile(target + "/.zmetadata", DumpJson(z)));
+    }
     // One sync for the whole tree before the driver renames it into place.
     int fd = open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return ErrnoStatus(target, errno);
@@ -101,8 +118,14 @@ class ZarrExporter {
       const DatasetInfo info = ds->info();
       uint64_t chunk_bytes = ItemSize(info.dtype);
       for (uint64_t c : info.chunks) chunk_bytes *= c;
-      *bytes += info.allocated_chunks * chunk_bytes;
-      *chunks += info.allocated_chunks;
+      auto marker = src_.GetAttribute(id, kFillValueAttribute);
+      uint64_t n = info.allocated_chunks;
+      if (FillForExport(info, marker ? &*marker : nullptr, format_).every_chunk) {
+        n = 1;  // every chunk of the grid (padding of record variables not counted)
+        for (size_t d = 0; d < info.shape.size(); ++d) n *= CeilDivide(info.shape[d], info.chunks[d]);
+      }
+      *bytes += n * chunk_bytes;
+      *chunks += n;
       return Status::OK();
     }
     if (!seen.insert(id).second) {
@@ -169,26 +192,90 @@ class ZarrExporter {
     SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, *names, 0, nullptr));
     if (format_ == 2) {
       SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zgroup", DumpJson(GroupMetadata(2, attrs))));
-      if (!attrs.empty()) SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zattrs", DumpJson(attrs)));
+      Consolidate(dir, ".zgroup", GroupMetadata(2, attrs));
+      if (!attrs.empty()) {
+        SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zattrs", DumpJson(attrs)));
+        Consolidate(dir, ".zattrs", attrs);
+      }
     } else {
       SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/zarr.json", DumpJson(GroupMetadata(3, attrs))));
     }
     auto children = src_.List(id);
     if (!children) return AddContext(children.error(), path);
+    SLABFS_ASSIGN_OR_RETURN(PaddedShapes padded, PadRecordVariables(*children, path));
     for (const Entry& e : *children) {
       const std::string child = JoinPath(path, e.name);
       if (ClashesWithMetadata(e.name)) {
         return Status::NotSupported(fmt::format(
             "{}: its name would read as Zarr metadata; rename it to export this tree", child));
       }
+      auto pad = padded.find(e.id);
       SLABFS_RETURN_IF_ERROR(e.kind == ObjectKind::kGroup
                                  ? ExportGroup(e.id, dir + "/" + e.name, child, seen)
-                                 : ExportArray(e.id, dir + "/" + e.name, child));
+                                 : ExportArray(e.id, dir + "/" + e.name, child,
+                                               pad == padded.end() ? nullptr : &pad->second));
     }
     return Status::OK();
   }
 
-  Status ExportArray(ObjectId id, const std::string& dir, const std::string& path) {
+  // The shape an array is exported with: its own, or, for an array whose
+  // first dimensions can grow and that shares a named dimension with longer
+  // arrays of its group (netCDF record variables of unequal length), that
+  // longer length, so that every array of the group agrees on each
+  // dimension as xarray requires. The rows it gains read as the fill value,
+  // as netCDF pads a short record variable.
+  using PaddedShapes = std::map<ObjectId, Dims>;
+  Result<PaddedShapes> PadRecordVariables(const std::vector<Entry>& children, const std::string& path) {
+    struct Named {
+      ObjectId id;
+      Dims shape;
+      Dims max_shape;
+      std::vector<std::string> dims;
+    };
+    std::vector<Named> arrays;
+    std::map<std::string, uint64_t> longest;
+    for (const Entry& e : children) {
+      if (e.kind != ObjectKind::kDataset) continue;
+      auto a = src_.GetAttribute(e.id, kDimensionsAttribute);
+      if (!a || a->kind != Attribute::Kind::kString) continue;
+      auto list = ParseJson(a->data, kDimensionsAttribute);
+      if (!list || !list->is_array()) continue;
+      auto ds = src_.OpenDataset(e.id);
+      if (!ds) return Err(AddContext(ds.error(), JoinPath(path, e.name)));
+      const DatasetInfo info = ds->info();
+      if (list->size() != info.shape.size()) continue;
+      Named n{e.id, info.shape, info.max_shape, {}};
+      for (const Json& name : *list) n.dims.push_back(name.is_string() ? name.get<std::string>() : "");
+      for (size_t d = 0; d < n.dims.size(); ++d) {
+        if (!n.dims[d].empty()) longest[n.dims[d]] = std::max(longest[n.dims[d]], n.shape[d]);
+      }
+      arrays.push_back(std::move(n));
+    }
+    PaddedShapes out;
+    for (const Named& n : arrays) {
+      Dims padded = n.shape;
+      bool changed = false;
+      for (size_t d = 0; d < n.dims.size(); ++d) {
+        if (n.dims[d].empty()) continue;
+        const uint64_t want = longest[n.dims[d]];
+        if (want > n.shape[d] && n.max_shape[d] > n.shape[d]) {  // only a dimension that can grow
+          padded[d] = want;
+          changed = true;
+        }
+      }
+      if (changed) out.emplace(n.id, std::move(padded));
+    }
+    return out;
+  }
+
+  // Records a metadata document for .zmetadata (v2's consolidated metadata).
+  void Consolidate(const std::string& dir, const char* file, const Json& doc) {
+    std::string key = dir.size() > root_.size() ? dir.substr(root_.size() + 1) + "/" : "";
+    consolidated_[key + file] = doc;
+  }
+
+  Status ExportArray(ObjectId id, const std::string& dir, const std::string& path,
+                     const Dims* padded = nullptr) {
     auto ds = src_.OpenDataset(id);
     if (!ds) return AddContext(ds.error(), path);
     const DatasetInfo info = ds->info();
@@ -202,7 +289,16 @@ class ZarrExporter {
     std::optional<Json> dimension_names;
     SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, *names, scalar ? 0 : rank,
                                                      &dimension_names));
+    std::optional<Attribute> marker;
+    if (std::find(names->begin(), names->end(), kFillValueAttribute) != names->end()) {
+      auto m = src_.GetAttribute(id, kFillValueAttribute);
+      if (m) marker = *m;
+    }
+    const ExportFill fill = FillForExport(info, marker ? &*marker : nullptr, format_);
+    if (fill.marker_used) attrs.erase(std::string(kFillValueAttribute));
+    const Dims out_shape = padded != nullptr && !scalar ? *padded : info.shape;
     DatasetInfo shown = info;  // the shape and chunks the metadata gives
+    shown.shape = out_shape;
     if (scalar) {
       shown.shape = shown.chunks = {};
       attrs.erase(std::string(kScalarAttribute));
@@ -212,53 +308,84 @@ class ZarrExporter {
         else attrs[std::string(kDimensionsAttribute)] = Json::array();
       }
     }
-    if (info.max_shape != info.shape) {
-      Json max = Json::array();
-      for (uint64_t d : info.max_shape) {
-        if (d == kUnlimited) max.push_back(nullptr);
-        else max.push_back(d);
+    Json max_shape;  // null unless the max shape is not the shape
+    if (info.max_shape != out_shape) {
+      max_shape = Json::array();
+      for (size_t d = 0; d < rank; ++d) {
+        const uint64_t m = info.max_shape[d];
+        if (m == kUnlimited) max_shape.push_back(nullptr);
+        else max_shape.push_back(std::max(m, out_shape[d]));
       }
-      attrs[std::string(kMaxShapeAttribute)] = max;
+      if (format_ == 3) attrs[std::string(kMaxShapeAttribute)] = max_shape;
     }
     SLABFS_RETURN_IF_ERROR(MakeDir(dir));
-    const Json meta = ArrayMetadata(shown, enc, format_, attrs, dimension_names);
+    Json meta = ArrayMetadata(shown, enc, format_, attrs, dimension_names, fill.value);
+    if (format_ == 2 && !max_shape.is_null()) meta[std::string(kMaxShapeAttribute)] = max_shape;
     if (format_ == 2) {
       SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zarray", DumpJson(meta)));
-      if (!attrs.empty()) SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zattrs", DumpJson(attrs)));
+      Consolidate(dir, ".zarray", meta);
+      if (!attrs.empty()) {
+        SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/.zattrs", DumpJson(attrs)));
+        Consolidate(dir, ".zattrs", attrs);
+      }
     } else {
       SLABFS_RETURN_IF_ERROR(WriteFile(dir + "/zarr.json", DumpJson(meta)));
     }
-    if (info.num_elements == 0) return Status::OK();
+    uint64_t out_elements = 1;
+    for (uint64_t n : out_shape) out_elements *= n;
+    if (out_elements == 0) return Status::OK();
 
-    auto stored = ds->StoredChunks();
-    if (!stored) return AddContext(stored.error(), path);
     std::vector<Dims> chunks;
-    Dims start(rank), count(rank), zero(rank, 0);
-    // The box of chunk `c` inside the shape; false when it lies outside (a
-    // chunk cut by a shrink may still be stored).
+    Dims start(rank), count(rank), rcount(rank), zero(rank, 0);
+    // The box of chunk `c` inside the exported shape (start, count) and the
+    // part of it inside the dataset (rcount, 0 where none); nullopt when
+    // it lies outside (a chunk cut by a shrink may still be stored), else
+    // whether the dataset fills the whole chunk.
     auto box_of = [&](const Dims& c) {
       bool whole = true;
       for (size_t d = 0; d < rank; ++d) {
         start[d] = c[d] * info.chunks[d];
-        if (start[d] >= info.shape[d]) return std::optional<bool>();
-        count[d] = std::min(info.chunks[d], info.shape[d] - start[d]);
-        whole &= count[d] == info.chunks[d];
+        if (start[d] >= out_shape[d]) return std::optional<bool>();
+        count[d] = std::min(info.chunks[d], out_shape[d] - start[d]);
+        rcount[d] = start[d] < info.shape[d] ? std::min(count[d], info.shape[d] - start[d]) : 0;
+        whole &= rcount[d] == info.chunks[d];
       }
       return std::optional<bool>(whole);
     };
-    for (const StoredChunk& ch : *stored) {
-      if (ch.coords.size() != rank || !box_of(ch.coords)) continue;
-      if (info.sparse) {
-        auto defined = ds->Defined(Slab::Box(start, count));
-        if (!defined) return AddContext(defined.error(), path);
-        if (defined->empty()) continue;
+    if (fill.every_chunk) {
+      // Every chunk of the grid: a reader would not read a missing one as
+      // the dataset's fill value (see FillForExport).
+      Dims c(rank, 0);
+      for (bool more = true; more;) {
+        chunks.push_back(c);
+        more = false;
+        for (size_t d = rank; d-- > 0;) {
+          if (++c[d] * info.chunks[d] < out_shape[d]) {
+            more = true;
+            break;
+          }
+          c[d] = 0;
+        }
       }
-      chunks.push_back(ch.coords);
+    } else {
+      auto stored = ds->StoredChunks();
+      if (!stored) return AddContext(stored.error(), path);
+      for (const StoredChunk& ch : *stored) {
+        if (ch.coords.size() != rank || !box_of(ch.coords)) continue;
+        bool inside = true;
+        for (size_t d = 0; d < rank; ++d) inside &= rcount[d] > 0;
+        if (!inside) continue;
+        if (info.sparse) {
+          auto defined = ds->Defined(Slab::Box(start, rcount));
+          if (!defined) return AddContext(defined.error(), path);
+          if (defined->empty()) continue;
+        }
+        chunks.push_back(ch.coords);
+      }
+      std::sort(chunks.begin(), chunks.end());
     }
-    std::sort(chunks.begin(), chunks.end());
     if (info.sparse) {
-      out_ << fmt::format("{}: sparse; {} chunk{} with defined elements written, undefined "
-                          "elements read as the fill value\n",
+      out_ << fmt::format("{}: sparse; {} chunk{} written, undefined elements read as the fill value\n",
                           path, chunks.size(), chunks.size() == 1 ? "" : "s");
     }
 
@@ -276,12 +403,16 @@ class ZarrExporter {
       std::string raw(chunk_bytes, '\0');
       Status s;
       if (whole) {
-        s = ds->Read(Slab::Box(start, count), raw.data());
+        s = ds->Read(Slab::Box(start, rcount), raw.data());
       } else {
-        // Zarr stores edge chunks full-size: the part past the shape is fill.
+        // Zarr stores edge chunks full-size: the part past the dataset is fill.
         for (size_t i = 0; i < chunk_bytes; i += item) std::memcpy(raw.data() + i, info.fill.data(), item);
-        MemSpace mem{info.chunks, Slab::Box(zero, count)};
-        s = ds->Read(Slab::Box(start, count), raw.data(), &mem);
+        bool any = true;
+        for (size_t d = 0; d < rank; ++d) any &= rcount[d] > 0;
+        if (any) {
+          MemSpace mem{info.chunks, Slab::Box(zero, rcount)};
+          s = ds->Read(Slab::Box(start, rcount), raw.data(), &mem);
+        }
       }
       SLABFS_RETURN_IF_ERROR(AddContext(s, path));
       auto encoded = EncodeChunk(enc.codecs, std::move(raw));
@@ -300,6 +431,8 @@ class ZarrExporter {
 
   const TreeExportOptions& o_;
   const int format_;
+  std::string root_;          // the store's directory
+  Json consolidated_ = Json::object();  // v2: every document, for .zmetadata
   const Container& src_;
   Progress& progress_;
   std::ostream& out_;

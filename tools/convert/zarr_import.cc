@@ -360,6 +360,14 @@ class ZarrImporter {
       Status s = dest_.SetAttribute(id, std::string(kScalarAttribute), ScalarMarker());
       SLABFS_RETURN_IF_ERROR(AddContext(s, item.dest));
     }
+    if (is_array && item.array.fill_is_marker && !item.attributes.contains(kFillValueAttribute)) {
+      // A v2 fill_value is what xarray masks as missing (it writes
+      // _FillValue there, and reads it back from there): kept as the
+      // attribute, it means the same to every reader of the container.
+      Status s = dest_.SetAttribute(id, std::string(kFillValueAttribute),
+                                    Attribute::Numbers(item.array.dtype, item.array.fill));
+      SLABFS_RETURN_IF_ERROR(AddContext(s, item.dest));
+    }
     if (is_array && item.array.dimension_names) {
       bool any = false;
       for (const Json& n : *item.array.dimension_names) any |= n.is_string();
@@ -410,10 +418,11 @@ class ZarrImporter {
       if (d == 0) d = kUnlimited;
     }
     auto it = item.attributes.find(kMaxShapeAttribute);
-    if (it == item.attributes.end() || !it->is_array() || it->size() != a.shape.size()) return max;
+    const Json* given = a.max_shape ? &*a.max_shape : it != item.attributes.end() ? &*it : nullptr;
+    if (given == nullptr || !given->is_array() || given->size() != a.shape.size()) return max;
     Dims from(a.shape.size());
     for (size_t d = 0; d < a.shape.size(); ++d) {
-      const Json& v = (*it)[d];
+      const Json& v = (*given)[d];
       if (v.is_null()) {
         from[d] = kUnlimited;
       } else if (v.is_number_unsigned() && v.get<uint64_t>() >= a.shape[d] && v.get<uint64_t>() > 0) {

@@ -309,6 +309,11 @@ Status ParseV3Codecs(const Json* codecs, ParsedArray& p, std::string_view what) 
     if (p.unsupported.empty()) p.unsupported = std::move(why);
   };
   for (const Json& c : *codecs) {
+    // Once the array is known to be one slabfs cannot hold, the rest of the
+    // chain is not checked: an unknown codec may be the array-to-bytes one
+    // (vlen-utf8 for every string array zarr-python 3 writes, zfpy,
+    // pcodec), and the import skips the array with a note either way.
+    if (!p.unsupported.empty()) break;
     SLABFS_ASSIGN_OR_RETURN(V3Codec codec, V3CodecOf(c, what));
     const std::string& n = codec.name;
     if (n == "transpose") {
@@ -386,7 +391,7 @@ Status ParseV3Codecs(const Json* codecs, ParsedArray& p, std::string_view what) 
       unsupported(fmt::format("codec '{}'", n));
     }
   }
-  if (!have_bytes) return Bad(what, "\"codecs\" has no array-to-bytes codec (bytes)");
+  if (!have_bytes && p.unsupported.empty()) return Bad(what, "\"codecs\" has no array-to-bytes codec (bytes)");
   return Status::OK();
 }
 
@@ -450,6 +455,7 @@ Result<ParsedArray> ParseZarray(const Json& j, std::string_view what) {
   } else if (o != "C") {
     return Err(Bad(what, "\"order\" is not \"C\" or \"F\""));
   }
+  if (const Json* max = Member(j, kMaxShapeAttribute)) a.max_shape = *max;
   const Json* sep = Member(j, "dimension_separator");
   if (sep && !sep->is_null()) {
     const std::string s = sep->is_string() ? sep->get<std::string>() : "";
@@ -495,6 +501,8 @@ Result<ParsedArray> ParseZarray(const Json& j, std::string_view what) {
   }
   if (p.unsupported.empty()) {
     SLABFS_ASSIGN_OR_RETURN(a.fill, ParseFill(Member(j, "fill_value"), a, what));
+    const Json* fv = Member(j, "fill_value");
+    a.fill_is_marker = fv != nullptr && !fv->is_null();
   }
   HoldScalar(a);
   return p;

@@ -26,12 +26,18 @@
 
 namespace slabfs::tools::convert {
 
-// The attribute that holds a dataset's max shape in an exported store
-// (a list with null for an unlimited dimension), read back on import.
+// A dataset's max shape in an exported store (a list with null for an
+// unlimited dimension), read back on import: a member of .zarray (v2, where
+// readers ignore members they do not know, and xarray does not show it as
+// an attribute) or an attribute (v3, and v2 stores of older exports).
 inline constexpr std::string_view kMaxShapeAttribute = "_slab_max_shape";
 // xarray's convention for dimension names (v2), which slabfs keeps as a
 // string attribute holding a JSON list such as ["time","lat","lon"].
 inline constexpr std::string_view kDimensionsAttribute = "_ARRAY_DIMENSIONS";
+// The CF missing-value marker. A Zarr v2 export writes it as the array's
+// fill_value (as xarray does), not in .zattrs; an import of a v2 store
+// keeps a non-null fill_value as this attribute.
+inline constexpr std::string_view kFillValueAttribute = "_FillValue";
 
 struct ZarrArray {
   int zarr_format = 2;
@@ -40,6 +46,12 @@ struct ZarrArray {
   Dims shape;
   Dims chunks;
   std::string fill;               // ItemSize(dtype) little-endian bytes
+  // v2: fill_value was given (not null). xarray and zarr-python take a v2
+  // fill_value for the missing-value marker (_FillValue), so the import
+  // keeps it as that attribute too.
+  bool fill_is_marker = false;
+  // v2: the kMaxShapeAttribute member of .zarray, if any.
+  std::optional<Json> max_shape;
   // The chunk's stored dimension order: empty for C order, else the
   // permutation of the transpose codec (v2's F order is rank-1, ..., 0).
   std::vector<size_t> transpose;
@@ -101,10 +113,26 @@ struct ExportEncoding {
 };
 ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format);
 
+// An exported array's fill_value, and whether every chunk must be written.
+// v2: the value of the dataset's _FillValue attribute `marker` (a number,
+// converted to the dataset's dtype), else null: xarray reads a v2
+// fill_value as the missing-value marker, so the storage fill value (what
+// unwritten elements read as) must not go there; and unless fill_value is
+// the storage fill value itself, chunks the dataset does not store are
+// written too (zarr-python reads a missing chunk of a null fill_value as
+// uninitialized memory). v3: the storage fill value (v3 requires one).
+struct ExportFill {
+  Json value;
+  bool every_chunk = false;
+  bool marker_used = false;  // the marker became fill_value (not kept in .zattrs)
+};
+ExportFill FillForExport(const DatasetInfo& info, const Attribute* marker, int zarr_format);
+
 // The metadata document of an exported array (.zarray or zarr.json; v2's
 // attributes go to .zattrs instead) and of a group.
 Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format,
-                   const Json& attributes, const std::optional<Json>& dimension_names);
+                   const Json& attributes, const std::optional<Json>& dimension_names,
+                   const Json& fill_value);
 Json GroupMetadata(int zarr_format, const Json& attributes);
 
 }  // namespace slabfs::tools::convert

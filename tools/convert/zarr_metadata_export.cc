@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -141,9 +143,85 @@ ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format) {
   return e;
 }
 
+namespace {
+
+// One element of a numeric attribute as `to`'s little-endian bytes, if it
+// converts exactly (any float to a float type; integral values within
+// range to an integer type).
+std::optional<std::string> ElementAs(DType to, const Attribute& a) {
+  if (a.kind != Attribute::Kind::kNumeric || a.count() != 1 || a.data.size() != ItemSize(a.dtype)) {
+    return std::nullopt;
+  }
+  char raw[8] = {};
+  std::memcpy(raw, a.data.data(), a.data.size());
+  // The value: a double for float sources, else a 128-bit integer.
+  double d = 0;
+  slabfs_i128 i = 0;
+  const bool from_float = IsFloat(a.dtype);
+  switch (a.dtype) {
+    case DType::kF4: { float v; std::memcpy(&v, raw, 4); d = v; break; }
+    case DType::kF8: std::memcpy(&d, raw, 8); break;
+    case DType::kI1: { int8_t v; std::memcpy(&v, raw, 1); i = v; break; }
+    case DType::kI2: { int16_t v; std::memcpy(&v, raw, 2); i = v; break; }
+    case DType::kI4: { int32_t v; std::memcpy(&v, raw, 4); i = v; break; }
+    case DType::kI8: { int64_t v; std::memcpy(&v, raw, 8); i = v; break; }
+    case DType::kU1: { uint8_t v; std::memcpy(&v, raw, 1); i = v; break; }
+    case DType::kU2: { uint16_t v; std::memcpy(&v, raw, 2); i = v; break; }
+    case DType::kU4: { uint32_t v; std::memcpy(&v, raw, 4); i = v; break; }
+    case DType::kU8: { uint64_t v; std::memcpy(&v, raw, 8); i = v; break; }
+  }
+  std::string out(ItemSize(to), '\0');
+  auto put = [&](auto v) { std::memcpy(out.data(), &v, sizeof v); };
+  if (to == DType::kF4 || to == DType::kF8) {
+    const double v = from_float ? d : static_cast<double>(i);
+    if (to == DType::kF4) put(static_cast<float>(v));
+    else put(v);
+    return out;
+  }
+  if (from_float) {
+    if (!std::isfinite(d) || d != std::trunc(d) || std::fabs(d) > 1.8e19) return std::nullopt;
+    i = static_cast<slabfs_i128>(d);
+  }
+  auto fits = [&](slabfs_i128 lo, slabfs_i128 hi) { return i >= lo && i <= hi; };
+  switch (to) {
+    case DType::kI1: if (!fits(INT8_MIN, INT8_MAX)) return std::nullopt; put(static_cast<int8_t>(i)); break;
+    case DType::kI2: if (!fits(INT16_MIN, INT16_MAX)) return std::nullopt; put(static_cast<int16_t>(i)); break;
+    case DType::kI4: if (!fits(INT32_MIN, INT32_MAX)) return std::nullopt; put(static_cast<int32_t>(i)); break;
+    case DType::kI8: if (!fits(INT64_MIN, INT64_MAX)) return std::nullopt; put(static_cast<int64_t>(i)); break;
+    case DType::kU1: if (!fits(0, UINT8_MAX)) return std::nullopt; put(static_cast<uint8_t>(i)); break;
+    case DType::kU2: if (!fits(0, UINT16_MAX)) return std::nullopt; put(static_cast<uint16_t>(i)); break;
+    case DType::kU4: if (!fits(0, UINT32_MAX)) return std::nullopt; put(static_cast<uint32_t>(i)); break;
+    case DType::kU8: if (!fits(0, UINT64_MAX)) return std::nullopt; put(static_cast<uint64_t>(i)); break;
+    default: return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace
+
+ExportFill FillForExport(const DatasetInfo& info, const Attribute* marker, int zarr_format) {
+  ExportFill f;
+  if (zarr_format != 2) {
+    f.value = FillToJson(info.dtype, info.fill, zarr_format);
+    return f;
+  }
+  std::optional<std::string> bytes;
+  if (marker != nullptr) bytes = ElementAs(info.dtype, *marker);
+  if (!bytes) {
+    f.value = nullptr;
+    f.every_chunk = true;
+    return f;
+  }
+  f.value = FillToJson(info.dtype, *bytes, 2);
+  f.marker_used = true;
+  f.every_chunk = *bytes != info.fill;
+  return f;
+}
+
 Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format,
-                   const Json& attributes, const std::optional<Json>& dimension_names) {
-  const Json fill = FillToJson(info.dtype, info.fill, zarr_format);
+                   const Json& attributes, const std::optional<Json>& dimension_names,
+                   const Json& fill_value) {
+  const Json& fill = fill_value;
   if (zarr_format == 2) {
     return {{"zarr_format", 2},
             {"shape", info.shape},
