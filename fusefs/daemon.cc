@@ -16,6 +16,7 @@
 
 #include "fusefs/filesystem.h"
 #include "fusefs/log.h"
+#include "fusefs/mount_point.h"
 #include "slabfs/container.h"
 
 namespace slabfs::fusefs {
@@ -50,9 +51,10 @@ Result<int> ForkAndWait() {
   _exit(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0 ? WEXITSTATUS(wstatus) : 1);
 }
 
-// The mount is live: log to syslog, let go of the terminal, free the parent.
+// The mount is live: log to the log file or syslog, let go of the
+// terminal, free the parent.
 void FinishDetach(int ready_fd) {
-  LogToSyslog();
+  LogAfterDetach();
   if (chdir("/") != 0) Log().warn("chdir /: {}", std::strerror(errno));
   int null = open("/dev/null", O_RDWR);
   if (null >= 0) {
@@ -95,8 +97,9 @@ int Loop(fuse_session* se, const MountConfig& cfg) {
   return fuse_session_loop_mt(se, loop.get());
 }
 
-// Serves an open container at cfg.mountpoint until unmounted.
-Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
+// Serves an open container at cfg.mountpoint until unmounted. With
+// ready_fd, detaches once the mount is live and sets *detached.
+Status Serve(Container& container, const MountConfig& cfg, int ready_fd, bool* detached) {
   FsOptions fo;
   fo.read_only = cfg.read_only;
   fo.commit_interval = cfg.commit_interval;
@@ -119,13 +122,28 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
   if (fuse_set_signal_handlers(se) != 0) {
     return Status::IOError("cannot install signal handlers");
   }
+  // The directory under the mount, held for the daemon's life so that
+  // umount-slabfs finds the daemon of a mount point by
+  // /proc/PID/fd (readlink gives its absolute path) whatever path the
+  // command line gave, and waits for it to exit. An O_PATH descriptor: it
+  // reads nothing and does not keep the mount busy.
+  struct HeldFd {
+    ~HeldFd() {
+      if (fd >= 0) close(fd);
+    }
+    int fd;
+  } under{open(cfg.mountpoint.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+  if (under.fd < 0) Log().debug("cannot hold {}: {}", cfg.mountpoint, std::strerror(errno));
   if (fuse_session_mount(se, cfg.mountpoint.c_str()) != 0) {
     fuse_remove_signal_handlers(se);
     return Status::IOError(fmt::format("cannot mount at {} (see libfuse's message)",
                                        cfg.mountpoint));
   }
   Log().debug("mounted {} at {}", cfg.container, cfg.mountpoint);
-  if (ready_fd >= 0) FinishDetach(ready_fd);
+  if (ready_fd >= 0) {
+    FinishDetach(ready_fd);
+    *detached = true;
+  }
 
   int rc = Loop(se, cfg);
   fuse_session_unmount(se);
@@ -139,6 +157,10 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd) {
 
 Status RunDaemon(const MountConfig& cfg) {
   InitLogging(cfg.log_level, cfg.debug);
+  if (!cfg.log_file.empty()) SLABFS_RETURN_IF_ERROR(OpenLogFile(cfg.log_file));
+  // Before anything is opened: a mount that would hide files or another
+  // mount is refused while the user still sees the terminal.
+  SLABFS_RETURN_IF_ERROR(CheckMountPoint(cfg.mountpoint, cfg.allow_nonempty));
   int ready_fd = -1;
   if (!cfg.foreground) {
     SLABFS_ASSIGN_OR_RETURN(ready_fd, ForkAndWait());
@@ -157,12 +179,17 @@ Status RunDaemon(const MountConfig& cfg) {
         fmt::format("cannot open the container {}", cfg.container));
   }
 
-  Status served = Serve(**container, cfg, ready_fd);
+  bool detached = false;
+  Status served = Serve(**container, cfg, ready_fd, &detached);
   // Commits anything left (normally nothing: destroy committed).
   Status closed = (*container)->Close();
-  if (!served.ok()) return served;
-  if (!closed.ok()) return closed.WithContext("closing the container");
-  return Status::OK();
+  Status result = !served.ok() ? served : closed.WithContext("closing the container");
+  // Detached, the caller's message would go to /dev/null: the log (file or
+  // syslog) is the one place left to say why the last commit failed.
+  if (!result.ok() && detached) {
+    Log().error("{}", result.ToString());
+  }
+  return result;
 }
 
 }  // namespace slabfs::fusefs

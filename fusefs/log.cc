@@ -1,16 +1,23 @@
 #include "fusefs/log.h"
 
 #define FUSE_USE_VERSION 314
+#include <fcntl.h>
 #include <fuse_log.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/dist_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
@@ -21,6 +28,8 @@ namespace slabfs::fusefs {
 namespace {
 
 constexpr const char* kPattern = "slabfs[%P]: %l: %v";
+// syslog and journald stamp their lines; a file has only what we write.
+constexpr const char* kFilePattern = "%Y-%m-%d %H:%M:%S.%e slabfs[%P]: %l: %v";
 constexpr const char* kEngineLoggerName = "slabfs";  // as engine/log.cc looks it up
 
 struct Logging {
@@ -37,6 +46,8 @@ struct Logging {
   std::shared_ptr<spdlog::sinks::dist_sink_mt> sink;
   std::shared_ptr<spdlog::logger> fuse;
   std::atomic<bool> fuse_debug{false};
+  // Set once by OpenLogFile, before other threads exist.
+  std::shared_ptr<spdlog::sinks::basic_file_sink_mt> file;
 };
 
 Logging& State() {
@@ -84,10 +95,39 @@ void InitLogging(std::string_view level, bool fuse_debug) {
   fuse_set_log_func(RouteFuseLog);
 }
 
-void LogToSyslog() {
+Status OpenLogFile(const std::string& path) {
+  Logging& st = State();
+  // Opened here first for a plain reason ("No such file or directory"); and
+  // spdlog would create missing directories, hiding a mistyped path.
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status::IOError(fmt::format("cannot open the log file {}: {}", path, std::strerror(errno)));
+  }
+  close(fd);
+  std::shared_ptr<spdlog::sinks::basic_file_sink_mt> file;
+  try {
+    file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
+  } catch (const spdlog::spdlog_ex& e) {
+    return Status::IOError(fmt::format("cannot open the log file {}: {}", path, e.what()));
+  }
+  file->set_pattern(kFilePattern);
+  st.file = file;
+  st.sink->add_sink(std::move(file));
+  // A file sink buffers; a log someone reads after a refusal must hold it.
+  st.fuse->flush_on(spdlog::level::trace);
+  if (auto engine = spdlog::get(kEngineLoggerName)) engine->flush_on(spdlog::level::trace);
+  return Status::OK();
+}
+
+void LogAfterDetach() {
+  Logging& st = State();
+  if (st.file != nullptr) {
+    st.sink->set_sinks({st.file});
+    return;
+  }
   auto sys = std::make_shared<spdlog::sinks::syslog_sink_mt>("slabfs", LOG_PID, LOG_DAEMON,
                                                               /*enable_formatting=*/false);
-  State().sink->set_sinks({std::move(sys)});
+  st.sink->set_sinks({std::move(sys)});
 }
 
 }  // namespace slabfs::fusefs

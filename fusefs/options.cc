@@ -34,6 +34,8 @@ enum Key {
   kKeyReuseDelay,
   kKeyNoSplice,
   kKeyLogLevel,
+  kKeyLogFile,
+  kKeyNonEmpty,
   kKeyFsName,
   kKeySubtype,
   kKeyFstabOnly,
@@ -68,6 +70,11 @@ constexpr OptionSpec kOptions[] = {
      "copy the bytes of every read reply; by default, reads of unfiltered data that lie in a few runs of the "
      "container file are spliced from it (when the daemon may size its pipes for that)"},
     {"log_level=", kKeyLogLevel, "-o log_level=LEVEL", "trace, debug, info, warn, error or off (default info)"},
+    {"log_file=", kKeyLogFile, "-o log_file=PATH",
+     "append the log to PATH too, and there alone instead of syslog once the daemon detaches "
+     "(see \"Logs\" below)"},
+    {"nonempty", kKeyNonEmpty, "-o nonempty",
+     "mount over a directory that holds files (they are hidden while mounted); by default slabfs refuses"},
     {"fsname=", kKeyFsName, nullptr, nullptr},
     {"subtype=", kKeySubtype, nullptr, nullptr},
     // Words of /etc/fstab and systemd that mean something to mount(8) or
@@ -193,6 +200,20 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
       cfg.log_level = std::string(level);
       return 0;
     }
+    case kKeyLogFile: {
+      std::string_view path = ValueOf(arg);
+      if (path.empty()) {
+        st->error = "bad log_file: expected a file name, e.g. log_file=/tmp/slabfs.log";
+        return -1;
+      }
+      // Absolute now: the daemon changes directory to / when it detaches.
+      cfg.log_file = boost::filesystem::absolute(std::string(path)).lexically_normal().string();
+      return 0;
+    }
+    case kKeyNonEmpty:
+      // libfuse 3 no longer knows it (it never checks); slabfs does.
+      cfg.allow_nonempty = true;
+      return 0;
     case kKeyFsName:
       st->have_fsname = true;
       return 1;
@@ -324,6 +345,15 @@ std::string Usage(std::string_view program) {
       "    -f                     stay in the foreground, log to stderr\n"
       "    -s                     single-threaded\n"
       "    -d                     libfuse debug output (implies -f)\n"
+      "\n"
+      "Logs: every refused operation is logged with its reason (\"write /a/ds refused\n"
+      "(EFBIG): ...\"). The log goes to stderr until the mount is live, then to\n"
+      "syslog (journalctl -t slabfs, or /var/log/syslog), or with -o log_file=PATH\n"
+      "to PATH; with -f it stays on stderr. The last refusal's reason is also\n"
+      "readable on the mount:  getfattr -n user.slab.last_error MOUNTPOINT\n"
+      "\n"
+      "MOUNTPOINT must be an empty directory that is not a mount point already\n"
+      "(-o nonempty allows a non-empty one).\n"
       "\n"
       "Accepted and ignored, for /etc/fstab and systemd: defaults, auto, noauto,\n"
       "user, nouser, users, owner, group, nofail, _netdev, comment=..., x-*.\n"

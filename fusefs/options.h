@@ -3,8 +3,8 @@
 //   slabfs CONTAINER MOUNTPOINT [-f] [-s] [-d] [-o OPT[,OPT...]]
 //
 // slabfs's own -o options are ro, rw, cache_size=SIZE, cache_max=SIZE,
-// commit_interval=SECONDS, follow[=SECONDS], reuse_delay=SECONDS, nosplice
-// and log_level=LEVEL (one table in options.cc
+// commit_interval=SECONDS, follow[=SECONDS], reuse_delay=SECONDS, nosplice,
+// log_level=LEVEL, log_file=PATH and nonempty (one table in options.cc
 // parses them and writes --help); the words of /etc/fstab and systemd that
 // are not for the filesystem (noauto, user, nofail, _netdev, x-*, ...) are
 // dropped; every other option (-h, -V, -o allow_other, -o max_threads=N,
@@ -40,6 +40,12 @@ struct MountConfig {
   // -o commit_interval=SECONDS; zero disables the periodic commit.
   std::chrono::milliseconds commit_interval = kDefaultCommitInterval;
   std::string log_level = "info";          // -o log_level=LEVEL
+  // -o log_file=PATH, made absolute: the log goes there as well as to
+  // stderr, and there alone (not to syslog) once the daemon detaches.
+  std::string log_file;
+  // -o nonempty: mount over a directory that holds files (hiding them
+  // while mounted). Never over an existing mount (see mount_point.h).
+  bool allow_nonempty = false;
   // -o follow[=SECONDS] (needs ro): move to the newest commit this often;
   // zero: never.
   std::chrono::milliseconds follow_interval{0};

@@ -4,6 +4,8 @@
 #   mount_scripts/quickstart.sh                      # demo container ./demo.slab at ./mnt
 #   mount_scripts/quickstart.sh FILE.slab [MOUNTPOINT]
 #
+# The daemon logs to ./slabfs.log (SLABFS_LOG=PATH to change it).
+#
 # Unmount with:  fusermount3 -u MOUNTPOINT
 set -euo pipefail
 
@@ -59,12 +61,14 @@ PY
 fi
 
 MNT=${2:-$PWD/mnt}
+# The daemon's log: every refused operation with its reason.
+LOG=${SLABFS_LOG:-$PWD/slabfs.log}
 mkdir -p "$MNT"
 if mountpoint -q "$MNT"; then
   echo "quickstart: $MNT is already a mount point; unmount it first: fusermount3 -u $MNT" >&2
   exit 1
 fi
-"$SLABFS" "$CONTAINER" "$MNT"
+"$SLABFS" "$CONTAINER" "$MNT" -o "log_file=$LOG"
 for _ in $(seq 50); do mountpoint -q "$MNT" && break; sleep 0.1; done
 if ! mountpoint -q "$MNT"; then
   echo "quickstart: mounting $CONTAINER at $MNT failed" >&2
@@ -81,6 +85,12 @@ Mounted $CONTAINER at $MNT. Try:
   du -h --apparent-size $MNT/detector/frames; du -h $MNT/detector/frames   # compressed: shuffle,deflate=6,checksum
   python3 -c "import numpy as np; a = np.fromfile('$MNT/climate/temperature', '<f4').reshape(180, 360); print(a.mean())"
   printf '\\x00\\x00\\x80\\x3f' | dd of=$MNT/climate/temperature bs=1 seek=4 conv=notrunc
+
+When a command fails (Permission denied, File too large, ...), the reason is
+in the daemon's log, $LOG, and the last one is on the mount:
+
+  tail $LOG
+  getfattr -n user.slab.last_error $MNT
 
 Unmount (changes are committed on unmount, fsync, close, and every 5 s):
 

@@ -155,6 +155,26 @@ TEST_F(ParseCommandLineTest, ReadsSlabfsOptionsAndConsumesThem) {
   EXPECT_TRUE(Has(cfg->fuse_args, "ro"));
 }
 
+TEST_F(ParseCommandLineTest, ReadsLogFileAndNonemptyAndConsumesThem) {
+  auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "log_file=logs/slabfs.log,nonempty"});
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
+  // Absolute: the daemon changes directory to / when it detaches.
+  EXPECT_EQ(cfg->log_file, (std::filesystem::current_path() / "logs/slabfs.log").string());
+  EXPECT_TRUE(cfg->allow_nonempty);
+  EXPECT_FALSE(HasPrefix(cfg->fuse_args, "log_file"));
+  // libfuse 3 does not know nonempty and would refuse it.
+  EXPECT_FALSE(Has(cfg->fuse_args, "nonempty"));
+  EXPECT_TRUE(CheckFuseOptions(*cfg).ok()) << CheckFuseOptions(*cfg).ToString();
+
+  auto plain = ParseCommandLine({"slabfs", "x.slab", dir_});
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->log_file, "");
+  EXPECT_FALSE(plain->allow_nonempty);
+  auto empty = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "log_file="});
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_NE(empty.error().message().find("log_file"), std::string::npos);
+}
+
 TEST_F(ParseCommandLineTest, ReadsFollowAndReuseDelay) {
   auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-o", "ro,follow"});
   ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
@@ -260,8 +280,15 @@ TEST(UsageTest, ListsEveryOption) {
   const std::string u = Usage("slabfs");
   for (const char* opt : {"-o ro", "-o rw", "-o cache_size=SIZE", "-o cache_max=SIZE", "-o commit_interval=S",
                           "-o follow[=S]", "-o reuse_delay=S", "-o log_level=LEVEL",
-                          "noauto", "nofail", "x-*"}) {
+                          "-o log_file=PATH", "-o nonempty", "noauto", "nofail", "x-*"}) {
     EXPECT_NE(u.find(opt), std::string::npos) << opt;
+  }
+}
+
+TEST(UsageTest, SaysWhereTheLogGoes) {
+  const std::string u = Usage("slabfs");
+  for (const char* words : {"stderr", "syslog", "journalctl", "user.slab.last_error"}) {
+    EXPECT_NE(u.find(words), std::string::npos) << words;
   }
 }
 
