@@ -300,13 +300,24 @@ Result<RefreshInfo> ContainerImpl::Refresh() {
 
 void ContainerImpl::ReleaseHeld() {
   if (alloc_.held_bytes() == 0) return;
-  auto oldest = OldestReader(file_.get(), sb_.generation);
-  if (!oldest) {
-    LogWarn("reading the reader locks of " + path() + ": " + oldest.error().ToString() +
-            "; freed space is kept back");
-    return;
-  }
-  alloc_.Release(*oldest, static_cast<int64_t>(std::time(nullptr)) - reuse_delay_s_);
+  // An extent born at generation b and freed by the commit of f is seen by
+  // readers of b .. f-1 only: one lock query for that range of the reader
+  // table (reader_table.h), per distinct (b, f).
+  bool warned = false;
+  auto seen = [&](uint64_t born, uint64_t freed) {
+    if (freed <= born) return false;
+    auto at = file_->LowestLockIn(kReaderLockBase + born, freed - born);
+    if (!at) {
+      if (!warned) {
+        LogWarn("reading the reader locks of " + path() + ": " + at.error().ToString() +
+                "; freed space is kept back");
+        warned = true;
+      }
+      return true;
+    }
+    return at->has_value();
+  };
+  alloc_.Release(seen, static_cast<int64_t>(std::time(nullptr)) - reuse_delay_s_);
 }
 
 }  // namespace slabfs::engine

@@ -37,6 +37,10 @@ struct FreedExtent {
   uint64_t len = 0;
   uint64_t generation = 0;  // the commit that stopped referencing it; 0: long ago
   int64_t time = 0;         // when that commit was made (Unix seconds); 0: long ago
+  // In memory only (never encoded): the generation of the commit that first
+  // referenced the extent, when the writer knows it (0: unknown, as old as
+  // any state); see Allocator.
+  uint64_t born = 0;
   bool operator==(const FreedExtent&) const = default;
 };
 

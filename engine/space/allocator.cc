@@ -1,6 +1,7 @@
 #include "engine/space/allocator.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace slabfs::engine {
 
@@ -10,6 +11,7 @@ void Allocator::Reset(uint64_t file_end, const std::vector<FreedExtent>& free) {
   free_.clear();
   by_size_.clear();
   fresh_.clear();
+  born_.clear();
   pending_.clear();
   held_.clear();
   free_bytes_ = pending_bytes_ = held_bytes_ = 0;
@@ -101,7 +103,12 @@ void Allocator::Free(uint64_t addr, uint64_t len) {
     fresh_.erase(f);
     InsertFreeLocked(addr, len);
   } else {
-    pending_.push_back({addr, len});
+    uint64_t born = 0;
+    if (auto b = born_.find(addr); b != born_.end()) {
+      born = b->second;
+      born_.erase(b);
+    }
+    pending_.push_back({addr, len, born});
     pending_bytes_ += len;
   }
 }
@@ -117,11 +124,12 @@ std::vector<FreedExtent> Allocator::Unreferenced(uint64_t generation, int64_t no
   all.reserve(free_.size() + held_.size() + pending_.size());
   for (const auto& [a, l] : free_) all.push_back({a, l, 0, 0});
   all.insert(all.end(), held_.begin(), held_.end());
-  for (const Extent& e : pending_) all.push_back({e.addr, e.len, generation, now});
+  for (const Pending& e : pending_) all.push_back({e.addr, e.len, generation, now});
   std::sort(all.begin(), all.end(),
             [](const FreedExtent& x, const FreedExtent& y) { return x.addr < y.addr; });
   std::vector<FreedExtent> merged;
-  for (const auto& e : all) {
+  for (auto e : all) {
+    e.born = 0;  // not part of the free list on disk
     FreedExtent* last = merged.empty() ? nullptr : &merged.back();
     if (last && last->addr + last->len == e.addr && last->generation == e.generation &&
         last->time == e.time) {
@@ -147,12 +155,18 @@ uint64_t Allocator::TrimTail() {
 
 void Allocator::MarkDurable(uint64_t generation, int64_t now) {
   std::lock_guard lock(mu_);
+  if (generation != 0) {
+    for (const auto& [addr, len] : fresh_) {
+      if (born_.size() >= kMaxBirths) break;
+      born_[addr] = generation;
+    }
+  }
   fresh_.clear();
   for (const auto& e : pending_) {
     if (generation == 0) {
       InsertFreeLocked(e.addr, e.len);
     } else {
-      held_.push_back({e.addr, e.len, generation, now});
+      held_.push_back({e.addr, e.len, generation, now, e.born});
       held_bytes_ += e.len;
     }
   }
@@ -160,17 +174,26 @@ void Allocator::MarkDurable(uint64_t generation, int64_t now) {
   pending_bytes_ = 0;
 }
 
-uint64_t Allocator::Release(uint64_t oldest_reader, int64_t made_by) {
+uint64_t Allocator::Release(const std::function<bool(uint64_t, uint64_t)>& seen, int64_t made_by) {
   std::lock_guard lock(mu_);
   uint64_t released = 0;
+  std::map<std::pair<uint64_t, uint64_t>, bool> asked;  // (born, freed) -> seen
   std::erase_if(held_, [&](const FreedExtent& e) {
-    if (e.generation > oldest_reader || e.time > made_by) return false;
+    if (e.time > made_by) return false;
+    const std::pair<uint64_t, uint64_t> key{std::min(e.born, e.generation), e.generation};
+    auto it = asked.find(key);
+    if (it == asked.end()) it = asked.emplace(key, seen(key.first, key.second)).first;
+    if (it->second) return false;
     InsertFreeLocked(e.addr, e.len);
     released += e.len;
     return true;
   });
   held_bytes_ -= released;
   return released;
+}
+
+uint64_t Allocator::Release(uint64_t oldest_reader, int64_t made_by) {
+  return Release([oldest_reader](uint64_t, uint64_t freed) { return oldest_reader < freed; }, made_by);
 }
 
 uint64_t Allocator::file_end() const {

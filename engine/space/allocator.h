@@ -11,14 +11,22 @@
 //              MarkDurable();
 //   held     - unreferenced since the durable commit of generation f, but a
 //              read-only open may still read an older state: free once
-//              Release() learns that no reader holds a generation below f
-//              (and a reuse delay, if any, has passed since f was made);
+//              Release() learns that no reader holds a generation that
+//              can see it (and a reuse delay, if any, has passed since f
+//              was made). An extent first referenced by the commit of
+//              generation b (its birth) is seen by the states b .. f-1
+//              only; the allocator knows b for the extents it handed out
+//              and made durable in this open (up to kMaxBirths of them),
+//              and takes 0 for any other, so a reader pinned on an old
+//              state keeps only what that state references, however often
+//              a writer rewrites newer data;
 //   in use   - everything else below file_end.
 // Thread-safe.
 #ifndef SLABFS_ENGINE_SPACE_ALLOCATOR_H_
 #define SLABFS_ENGINE_SPACE_ALLOCATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -58,11 +66,21 @@ class Allocator {
   // pending extents is durable: they become held (generation 0: free at
   // once, for a file no reader can share).
   void MarkDurable(uint64_t generation = 0, int64_t now = 0);
-  // Frees every held extent that no reader can reach: freed by a commit of
-  // a generation <= `oldest_reader` (the oldest generation a reader holds;
-  // UINT64_MAX: none) and made at or before `made_by` (Unix seconds: now
-  // minus the reuse delay). Returns the bytes freed.
+  // Frees every held extent that no reader can reach: `seen(born, freed)`
+  // says whether a reader holds a generation in [born, freed) (a held
+  // extent's birth and the generation whose commit freed it; it is asked
+  // once per distinct pair), and the commit that freed it was made at or
+  // before `made_by` (Unix seconds: now minus the reuse delay). Returns
+  // the bytes freed.
+  uint64_t Release(const std::function<bool(uint64_t born, uint64_t freed)>& seen, int64_t made_by);
+  // The same where only the oldest generation a reader holds is known
+  // (UINT64_MAX: none): an extent freed by a commit of a generation <=
+  // `oldest_reader` is free, whatever its birth.
   uint64_t Release(uint64_t oldest_reader, int64_t made_by);
+
+  // Births are remembered for at most this many extents in use; past it,
+  // new extents count as born at 0 (kept as long as any older reader).
+  static constexpr size_t kMaxBirths = 1u << 20;
 
   uint64_t file_end() const;
   uint64_t free_bytes() const;  // free + held + pending
@@ -78,7 +96,14 @@ class Allocator {
   std::map<uint64_t, uint64_t> free_;            // addr -> len, merged
   std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (len, addr)
   std::unordered_map<uint64_t, uint64_t> fresh_;  // addr -> len
-  std::vector<Extent> pending_;
+  // Extents in use that this open allocated: addr -> birth generation.
+  std::unordered_map<uint64_t, uint64_t> born_;
+  struct Pending {
+    uint64_t addr;
+    uint64_t len;
+    uint64_t born;
+  };
+  std::vector<Pending> pending_;
   std::vector<FreedExtent> held_;
   uint64_t free_bytes_ = 0;
   uint64_t pending_bytes_ = 0;
