@@ -105,6 +105,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd, bool* d
   fo.commit_interval = cfg.commit_interval;
   fo.follow_interval = cfg.follow_interval;
   fo.splice_reads = cfg.splice_reads;
+  fo.bulk = cfg.bulk;
   fo.uid = getuid();
   fo.gid = getgid();
   fo.mountpoint = cfg.mountpoint;

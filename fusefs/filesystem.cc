@@ -395,7 +395,8 @@ int ReportLostWrites(std::string_view op, Filesystem& fs, fuse_ino_t ino, const 
 int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   FileHandle* fh = AsFile(fi);
-  if (fh != nullptr) {
+  // -o bulk: the commit timer, fsync or the unmount makes it durable.
+  if (fh != nullptr && !fs.options.bulk) {
     std::lock_guard lock(fh->commit_mu);
     if (fh->written.exchange(false)) {
       Status s = Commit(fs);
@@ -605,6 +606,7 @@ fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info) {
 }
 
 void CommitChange(Filesystem& fs, std::string_view op, std::string_view what) {
+  if (fs.options.bulk) return;  // the commit timer, fsync or the unmount commits it
   Status s = Commit(fs);
   if (!s.ok()) {
     Log().error("{} {}: the change is made but its commit failed ({}); the periodic commit retries",

@@ -47,6 +47,10 @@ struct FsOptions {
   std::string mountpoint;      // for tuning the mount's readahead
   uint64_t readahead_bytes = 1 << 20;  // 0: leave the kernel's default
   bool splice_reads = true;    // may answer reads by splicing (splice_reply.h)
+  // -o bulk: the last close of a written file and namespace and attribute
+  // changes return without a commit; fsync, fsyncdir, the commit timer and
+  // unmount commit as always (and a daemon killed loses what was not).
+  bool bulk = false;
 };
 
 // Per-object facts that only this mount knows. Guarded by
@@ -177,6 +181,7 @@ fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info);
 // an attribute, a truncate by path), so that it is durable when the
 // operation returns and an unmount finds nothing left to do. A failure is
 // logged, not returned: the change stands, and the periodic commit retries.
+// With -o bulk it commits nothing (FsOptions::bulk).
 void CommitChange(Filesystem& fs, std::string_view op, std::string_view what);
 
 // Every low-level operation slabfs implements, wired up in one place.

@@ -36,6 +36,7 @@ enum Key {
   kKeyLogLevel,
   kKeyLogFile,
   kKeyNonEmpty,
+  kKeyBulk,
   kKeyFsName,
   kKeySubtype,
   kKeyFstabOnly,
@@ -73,6 +74,10 @@ constexpr OptionSpec kOptions[] = {
     {"log_file=", kKeyLogFile, "-o log_file=PATH",
      "append the log to PATH too, and there alone instead of syslog once the daemon detaches "
      "(see \"Logs\" below)"},
+    {"bulk", kKeyBulk, "-o bulk",
+     "for unpacking many files (tar x, git clone, rsync): close, mkdir, rename, rm and setfattr return "
+     "without waiting for a commit; fsync, sync, the commit timer and unmount still commit (see "
+     "docs/mount.md, \"Commits and durability\")"},
     {"nonempty", kKeyNonEmpty, "-o nonempty",
      "mount over a directory that holds files (they are hidden while mounted); by default slabfs refuses"},
     {"fsname=", kKeyFsName, nullptr, nullptr},
@@ -213,6 +218,9 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
     case kKeyNonEmpty:
       // libfuse 3 no longer knows it (it never checks); slabfs does.
       cfg.allow_nonempty = true;
+      return 0;
+    case kKeyBulk:
+      cfg.bulk = true;
       return 0;
     case kKeyFsName:
       st->have_fsname = true;

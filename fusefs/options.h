@@ -4,7 +4,7 @@
 //
 // slabfs's own -o options are ro, rw, cache_size=SIZE, cache_max=SIZE,
 // commit_interval=SECONDS, follow[=SECONDS], reuse_delay=SECONDS, nosplice,
-// log_level=LEVEL, log_file=PATH and nonempty (one table in options.cc
+// log_level=LEVEL, log_file=PATH, nonempty and bulk (one table in options.cc
 // parses them and writes --help); the words of /etc/fstab and systemd that
 // are not for the filesystem (noauto, user, nofail, _netdev, x-*, ...) are
 // dropped; every other option (-h, -V, -o allow_other, -o max_threads=N,
@@ -46,6 +46,8 @@ struct MountConfig {
   // -o nonempty: mount over a directory that holds files (hiding them
   // while mounted). Never over an existing mount (see mount_point.h).
   bool allow_nonempty = false;
+  // -o bulk: no commit per close or namespace change (FsOptions::bulk).
+  bool bulk = false;
   // -o follow[=SECONDS] (needs ro): move to the newest commit this often;
   // zero: never.
   std::chrono::milliseconds follow_interval{0};

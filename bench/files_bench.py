@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Many small files through the mount next to a plain directory, in one run.
+
+    bench/files_bench.py [--files 4650] [--rounds 3] [--bin build/bin] [--modes default,bulk]
+                         [--repo PATH]
+
+The workloads of issue 21 that a user meets when a mount is used as a
+file system for ordinary files:
+
+    tar x     unpack a tar of a generated source tree (--files files of
+              100 B to 20 KB, log-uniform, about 2.8 KB each on average, in
+              directories of about 15 files, three levels deep; fixed seed)
+    git clone a local clone (--no-hardlinks) of --repo (default: this
+              repository) into the directory
+    rm -rf    remove the unpacked tree
+
+each into a plain directory on the same disk (the peer) and into a fresh
+slabfs mount per round and mode (`default`: the daemon's default settings;
+`bulk`: -o bulk, where close does not wait for a commit). Rounds are
+interleaved (plain, default, bulk, plain, ...). It prints, per row,
+seconds min/median/max over rounds, the ratio of the median to the plain
+directory's (below 1 is slower), and the container's bytes after the
+unpack next to the files' bytes.
+"""
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, kernel {platform.release()}"
+
+
+def make_tree_tar(path, files, seed=21):
+    """A tar of a source-like tree; returns (files, bytes)."""
+    rng = np.random.default_rng(seed)
+    sizes = np.exp(rng.uniform(np.log(100), np.log(20000), files)).astype(int)
+    words = np.frombuffer(b"int main void return static const char struct if else for while ", "u1")
+    total = 0
+    with tempfile.TemporaryDirectory() as src:
+        for i, n in enumerate(sizes):
+            d = os.path.join(src, "tree", f"d{i // 300}", f"e{(i // 15) % 20}")
+            os.makedirs(d, exist_ok=True)
+            body = rng.choice(words, int(n)).tobytes()
+            with open(os.path.join(d, f"f{i}.c"), "wb") as f:
+                f.write(body)
+            total += int(n)
+        with tarfile.open(path, "w") as t:
+            t.add(os.path.join(src, "tree"), arcname="tree")
+    return files, total
+
+
+class Mount:
+    def __init__(self, slabfs, container, mountpoint, options):
+        self.mountpoint = mountpoint
+        args = [slabfs, container, mountpoint, "-f"]
+        for o in options:
+            args += ["-o", o]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(400):
+            if os.path.ismount(mountpoint):
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError("slabfs exited before mounting")
+            time.sleep(0.05)
+        self.close()
+        raise RuntimeError("slabfs did not mount")
+
+    def close(self):
+        subprocess.run(["fusermount3", "-u", self.mountpoint], capture_output=True)
+        try:
+            self.proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def run(*args, cwd=None):
+    subprocess.run(args, check=True, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def one_round(mode, work, tar_path, repo, bindir):
+    """Times of (tar x, git clone, rm -rf) and the container bytes."""
+    target = os.path.join(work, f"target-{mode}")
+    os.makedirs(target)
+    mount = None
+    container = None
+    if mode != "plain":
+        container = os.path.join(work, f"{mode}.slab")
+        run(os.path.join(bindir, "slab"), "create", container)
+        mount = Mount(os.path.join(bindir, "slabfs"), container, target,
+                      ["bulk"] if mode == "bulk" else [])
+    try:
+        t_tar = timed(lambda: run("tar", "xf", tar_path, "-C", target))
+        t_git = timed(lambda: run("git", "clone", "-q", "--no-hardlinks", repo, os.path.join(target, "repo")))
+        t_sync = timed(lambda: os.sync())
+        if container:
+            stored = os.path.getsize(container)
+        else:
+            stored = None
+        t_rm = timed(lambda: run("rm", "-rf", os.path.join(target, "tree")))
+    finally:
+        if mount:
+            mount.close()
+    shutil.rmtree(target, ignore_errors=True)
+    if container:
+        os.unlink(container)
+    return t_tar, t_git, t_rm, t_sync, stored
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=4650)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--modes", default="default,bulk")
+    ap.add_argument("--repo", default=ROOT)
+    ap.add_argument("--dir", default=None, help="working directory (default: a temporary one)")
+    a = ap.parse_args()
+    modes = ["plain"] + [m for m in a.modes.split(",") if m]
+    work = tempfile.mkdtemp(prefix="slabfs-files-bench-", dir=a.dir)
+    try:
+        tar_path = os.path.join(work, "tree.tar")
+        nfiles, nbytes = make_tree_tar(tar_path, a.files)
+        commits = subprocess.run(["git", "-C", a.repo, "rev-list", "--count", "HEAD"],
+                                 capture_output=True, text=True).stdout.strip()
+        print(f"# files_bench: {machine()}; tree of {nfiles} files, {nbytes} bytes; "
+              f"git clone of {commits} commits; {a.rounds} rounds interleaved, modes {','.join(modes)}")
+        results = {m: [] for m in modes}
+        for _ in range(a.rounds):
+            for m in modes:
+                results[m].append(one_round(m, work, tar_path, a.repo, a.bin))
+        plain = results["plain"]
+        names = ["tar x", "git clone", "rm -rf"]
+        print(f"{'workload':<12}{'mode':<10}{'seconds min/med/max':<26}{'x plain (median)':>18}")
+        for k, name in enumerate(names):
+            base = statistics.median(r[k] for r in plain)
+            for m in modes:
+                ts = [r[k] for r in results[m]]
+                med = statistics.median(ts)
+                ratio = med / base if base > 0 else float("nan")
+                print(f"{name:<12}{m:<10}{min(ts):.3f}/{med:.3f}/{max(ts):<12.3f}{ratio:>12.1f}x")
+        for m in modes:
+            if m == "plain":
+                continue
+            stored = statistics.median(r[4] for r in results[m])
+            print(f"container after tar x + git clone ({m}): {stored} bytes "
+                  f"({stored / max(nbytes, 1):.1f} x the tree's file bytes)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
