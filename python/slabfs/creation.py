@@ -51,7 +51,10 @@ def _dims(value, what):
 def filters_string(compression, compression_opts, shuffle, fletcher32):
     """The engine's filter pipeline for h5py's compression arguments."""
     if isinstance(compression, numbers.Integral) and not isinstance(compression, bool):
-        # h5py's shorthand: compression=N is gzip level N.
+        # h5py's shorthand: compression=N is gzip level N; a second level
+        # beside it is a conflict (h5py's TypeError), not silently dropped.
+        if compression_opts is not None:
+            raise TypeError("Conflict in compression options")
         compression, compression_opts = "gzip", int(compression)
     parts = []
     if shuffle:

@@ -151,8 +151,14 @@ class Dataset:
         return self._info()["stored_bytes"]
 
     def info(self):
-        """Everything the engine says about the dataset, as a dict."""
-        return self._info()
+        """Everything the engine says about the dataset, as a dict;
+        ``defined_elements`` counts the defined elements of a sparse
+        dataset and the elements of a dense one's stored chunks, as
+        ``slab info`` does (count_defined)."""
+        i = dict(self._info())
+        if not i["sparse"]:
+            i["defined_elements"] = self._h.count_defined()
+        return i
 
     # ------------------------------------------------------------ reading
     def __getitem__(self, key):

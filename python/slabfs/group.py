@@ -108,6 +108,9 @@ class Group(MutableMapping):
         return self._object(oid)
 
     def __contains__(self, name):
+        # h5py: the empty name is no member (it is not this group either).
+        if name in ("", b""):
+            return False
         try:
             self._lookup(name)
             return True

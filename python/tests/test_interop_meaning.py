@@ -197,3 +197,66 @@ def test_an_unsupported_v3_array_is_skipped_not_fatal(tmp_path):
     slab("create", strict)
     cp = slab("import", "--strict", strict, store, check=False)
     assert cp.returncode == 1 and "names" in cp.stderr, cp
+
+
+# ----------------------------------------------------------- item 4: smaller
+
+def test_netcdf_non_coordinate_variable_keeps_its_name(tmp_path):
+    warnings.simplefilter("ignore")
+    nc = tmp_path / "nc4.nc"
+    with netCDF4.Dataset(nc, "w") as f:
+        f.createDimension("x", 3)
+        f.createDimension("y", 2)
+        f.createVariable("x", "f4", ("y",))[:] = [1, 2]      # named like x, spans y
+        f.createVariable("data", "i4", ("x",))[:] = [5, 6, 7]
+    container = tmp_path / "c.slab"
+    slab("create", container)
+    slab("import", "-q", container, nc)
+    with slabfs.File(str(container), "r") as f:
+        assert sorted(f) == ["data", "x"]  # not _nc4_non_coord_x
+    ref = xr.open_dataset(nc, engine="netcdf4").load()
+    assert not differences(ref, xr.open_dataset(container, engine="slabfs").load())
+    back = tmp_path / "back.nc"
+    slab("export", "-q", container, "/", back)
+    assert not differences(ref, xr.open_dataset(back, engine="netcdf4").load())
+
+
+def test_compression_and_membership_corners_match_h5py(tmp_path):
+    import h5py
+    with h5py.File(tmp_path / "a.h5", "w") as h, slabfs.File(str(tmp_path / "a.slab"), "w") as s:
+        for f in (h, s):
+            with pytest.raises(TypeError):
+                f.create_dataset("x", (4,), "i4", compression=1, compression_opts=7)
+            assert ("" in f) is False
+            f.create_dataset("y", (4,), "i4", compression=5)
+            assert f["y"].compression == "gzip" and f["y"].compression_opts == 5
+
+
+def test_info_counts_the_elements_a_dense_dataset_stores(tmp_path):
+    with slabfs.File(str(tmp_path / "a.slab"), "w") as f:
+        d = f.create_dataset("d", (100,), "u1", chunks=(10,))
+        d[5:25] = 1  # chunks 0, 1 and 2 stored
+        assert d.info()["defined_elements"] == 30 == d.count_defined()
+    info = json.loads(slab("info", "--json", tmp_path / "a.slab", "/d").stdout)
+    assert info["defined_elements"] == 30
+
+
+def test_other_formats_are_named(tmp_path):
+    container = tmp_path / "c.slab"
+    slab("create", container)
+    h4 = tmp_path / "old.hdf"
+    h4.write_bytes(b"\x0e\x03\x13\x01" + bytes(100))
+    cp = slab("import", container, h4, check=False)
+    assert cp.returncode == 1 and "an HDF4 file" in cp.stderr, cp.stderr
+    c3 = tmp_path / "old.nc"
+    c3.write_bytes(b"CDF\x01" + bytes(100))
+    cp = slab("import", container, c3, check=False)
+    assert cp.returncode == 1 and "netCDF-3 classic" in cp.stderr, cp.stderr
+    pre = tmp_path / "pre.zarr"
+    (pre / "meta" / "root").mkdir(parents=True)
+    (pre / "zarr.json").write_text(json.dumps({
+        "zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
+        "metadata_encoding": "https://purl.org/zarr/spec/protocol/core/3.0",
+        "metadata_key_suffix": ".json", "extensions": []}))
+    cp = slab("import", container, pre, check=False)
+    assert cp.returncode == 1 and "before the 3.0 specification" in cp.stderr, cp.stderr

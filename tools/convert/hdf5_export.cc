@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -74,6 +76,7 @@ class Exporter {
       }
       users.push_back(std::move(u));
     }
+    RenameNonCoordinateVariables(users);
     std::vector<std::string> group_paths;
     for (const GroupOut& g : groups_) group_paths.push_back(g.path);
     scales_ = PlanDimensionScales(users, group_paths);
@@ -100,6 +103,29 @@ class Exporter {
 
  private:
   // ------------------------------------------------------------ the plan
+
+  // A dataset named like a dimension that datasets of its group use, but
+  // which is not that dimension's coordinate variable (not 1-D over it), is
+  // written as "_nc4_non_coord_NAME", as netCDF-4 does, so that the
+  // dimension gets its own scale NAME; a netCDF reader shows the variable
+  // as NAME again (and slab import strips the prefix).
+  void RenameNonCoordinateVariables(std::vector<DimensionUser>& users) {
+    std::set<std::pair<std::string, std::string>> used;  // (group, dimension name)
+    for (const DimensionUser& u : users) {
+      if (!u.dims) continue;
+      for (const std::string& n : *u.dims) used.emplace(u.group, n);
+    }
+    for (size_t i = 0; i < users.size(); ++i) {
+      DimensionUser& u = users[i];
+      const std::string base = BaseName(u.path);
+      if (!used.contains({u.group, base})) continue;
+      const bool coordinate = u.shape.size() == 1 && (!u.dims || (u.dims->size() == 1 && (*u.dims)[0] == base));
+      if (coordinate) continue;
+      const std::string renamed = JoinPath(u.group, std::string(kNetcdfNonCoordPrefix) + base);
+      u.path = renamed;
+      datasets_[i].path = renamed;
+    }
+  }
 
   Result<Attrs> AttributesOf(ObjectId id, std::string_view src) {
     Attrs attrs;

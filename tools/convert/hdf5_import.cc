@@ -175,7 +175,9 @@ class Importer {
     }
     for (const Link& link : links) {
       const std::string child_src = JoinPath(src, link.name);
-      const std::string child_dest = JoinPath(dest, link.name);
+      // netCDF-4 stores a variable that shares its name with a dimension it
+      // does not span as "_nc4_non_coord_NAME": the variable is NAME.
+      const std::string child_dest = JoinPath(dest, NetcdfVariableName(link.name));
       if (Status v = ValidateName(link.name); !v.ok()) {
         SLABFS_RETURN_IF_ERROR(
             Skip(fmt::format("{}: the name is not valid in slabfs ({})", child_src, v.message())));

@@ -15,7 +15,6 @@
 namespace slabfs::tools::convert {
 namespace {
 
-constexpr std::string_view kNonCoordPrefix = "_nc4_non_coord_";
 
 // The link name of an open object (from libhdf5's path for it).
 std::optional<std::string> LinkName(hid_t obj) {
@@ -116,11 +115,13 @@ std::optional<std::vector<std::string>> ParseDimensionsJson(std::string_view tex
 }
 
 std::string DimensionNameOfScale(std::string_view link_name) {
-  if (link_name.starts_with(kNonCoordPrefix) && link_name.size() > kNonCoordPrefix.size()) {
-    link_name.remove_prefix(kNonCoordPrefix.size());
+  if (link_name.starts_with(kNetcdfNonCoordPrefix) && link_name.size() > kNetcdfNonCoordPrefix.size()) {
+    link_name.remove_prefix(kNetcdfNonCoordPrefix.size());
   }
   return std::string(link_name);
 }
+
+std::string NetcdfVariableName(std::string_view link_name) { return DimensionNameOfScale(link_name); }
 
 bool DimensionNamer::IsScale(hid_t dset) const {
   htri_t r = H5DSis_scale(dset);

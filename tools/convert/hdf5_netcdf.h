@@ -69,6 +69,10 @@ class DimensionNamer {
 // The dimension name a scale dataset's link name stands for (netCDF names
 // a placeholder that clashes with a variable "_nc4_non_coord_NAME").
 std::string DimensionNameOfScale(std::string_view link_name);
+inline constexpr std::string_view kNetcdfNonCoordPrefix = "_nc4_non_coord_";
+// The netCDF variable name of a link: netCDF-4 stores a variable that has
+// a dimension's name but does not span it as "_nc4_non_coord_NAME".
+std::string NetcdfVariableName(std::string_view link_name);
 
 // Which datasets of an export become dimension scales and which
 // dimensions they are attached to.

@@ -53,6 +53,33 @@ bool HasHdf5Signature(const std::string& path) {
   return false;
 }
 
+// What a file that is no HDF5 file is, from its first bytes, for the
+// message: "" when unknown.
+std::string OtherFormatOf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[4] = {};
+  if (!in || !in.read(head, sizeof head)) return "";
+  if (std::memcmp(head, "\x0e\x03\x13\x01", 4) == 0) {
+    return "an HDF4 file; slab reads HDF5 and netCDF-4 (convert it with h4toh5 first)";
+  }
+  if (std::memcmp(head, "CDF", 3) == 0 && (head[3] == 1 || head[3] == 2 || head[3] == 5)) {
+    return "a netCDF-3 classic file; slab reads netCDF-4 (convert it with nccopy -k nc4 first)";
+  }
+  return "";
+}
+
+// Zarr v3 drafts before the 3.0 specification (zarr-python 2's
+// experimental v3) also have a root zarr.json, whose "zarr_format" is a
+// URL, not 3.
+bool IsPreReleaseZarr3(const fs::path& store) {
+  std::ifstream in((store / "zarr.json").string(), std::ios::binary);
+  std::string text(4096, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text.find("\"zarr_format\"") != std::string::npos &&
+         text.find("purl.org/zarr/spec/protocol/core/3.0") != std::string::npos;
+}
+
 Status CheckDestinationFree(const std::string& output) {
   if (output.empty()) return Status::InvalidArgument("the output path is empty");
   if (Exists(output)) {
@@ -126,7 +153,16 @@ Status ImportInto(const TreeImportOptions& o, Format f, Container& c, Progress& 
 Result<Format> DetectSource(const std::string& source) {
   if (IsDirectory(source)) {
     fs::path p(source);
-    if (Exists((p / "zarr.json").string())) return Format::kZarr3;
+    if (Exists((p / "zarr.json").string())) {
+      if (IsPreReleaseZarr3(p)) {
+        return Err(Status::NotSupported(fmt::format(
+            "{}: a Zarr v3 store of a draft before the 3.0 specification (zarr-python 2's "
+            "experimental v3, metadata under meta/); slab reads Zarr v2 and v3 (rewrite it with "
+            "zarr-python 3, or as v2)",
+            source)));
+      }
+      return Format::kZarr3;
+    }
     if (Exists((p / ".zgroup").string()) || Exists((p / ".zarray").string())) return Format::kZarr2;
     return Err(Status::InvalidArgument(fmt::format(
         "{}: a directory without .zgroup, .zarray or zarr.json is not a Zarr store", source)));
@@ -139,6 +175,9 @@ Result<Format> DetectSource(const std::string& source) {
     return Err(Status::InvalidArgument(fmt::format("{}: not a file or a directory", source)));
   }
   if (HasHdf5Signature(source)) return Format::kHdf5;
+  if (std::string other = OtherFormatOf(source); !other.empty()) {
+    return Err(Status::NotSupported(fmt::format("{}: {}", source, other)));
+  }
   return Err(Status::InvalidArgument(fmt::format(
       "{}: not an HDF5 or netCDF-4 file (no HDF5 signature); netCDF-3 classic files are not "
       "supported",
