@@ -70,34 +70,6 @@ inline bool InBox(const uint64_t* k, ChunkCoord lo, ChunkCoord hi) {
   return true;
 }
 
-// The smallest key >= k inside the box [lo, hi) into *out; false if there is
-// none. Walks k's dimensions while they are inside the box: a dimension below
-// the box jumps to the box's corner from there on; one at or above it bumps
-// the last earlier dimension that can still grow.
-bool SeekInBox(const uint64_t* k, ChunkCoord lo, ChunkCoord hi, uint64_t* out) {
-  const size_t rank = lo.size();
-  for (size_t i = 0; i < rank; ++i) {
-    if (k[i] < lo[i]) {
-      std::copy(k, k + i, out);
-      std::copy(lo.begin() + i, lo.end(), out + i);
-      return true;
-    }
-    if (k[i] >= hi[i]) {
-      for (size_t j = i; j-- > 0;) {
-        if (k[j] + 1 < hi[j]) {  // k[j] < hi[j], so no overflow
-          std::copy(k, k + j, out);
-          out[j] = k[j] + 1;
-          std::copy(lo.begin() + j + 1, lo.end(), out + j + 1);
-          return true;
-        }
-      }
-      return false;
-    }
-  }
-  std::copy(k, k + rank, out);
-  return true;
-}
-
 // Records the tree can hold at a height, saturating: a root's record count
 // above it is a lie.
 uint64_t MaxRecords(int height) {
@@ -345,6 +317,13 @@ Result<ChunkRecord> BTreeIndex::Get(ChunkCoord c) {
 }
 
 Status BTreeIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
+  return ForEachInOrder(lo, hi, [&fn](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
+    SLABFS_RETURN_IF_ERROR_R(fn(c, rec));
+    return true;
+  });
+}
+
+Status BTreeIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
   if (lo.size() != rank_ || hi.size() != rank_) return Status::InvalidArgument(what_ + ": range of the wrong rank");
   for (size_t d = 0; d < rank_; ++d)
     if (lo[d] >= hi[d]) return Status::OK();
@@ -361,7 +340,8 @@ Status BTreeIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
     while (pos < n) {
       const uint64_t* k = leaf->entry(pos);
       if (InBox(k, lo, hi)) {
-        SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(k, rank_), RecordAt(*leaf, pos)));
+        SLABFS_ASSIGN_OR_RETURN(bool go, fn(ChunkCoord(k, rank_), RecordAt(*leaf, pos)));
+        if (!go) return Status::OK();
         ++pos;
         continue;
       }

@@ -76,6 +76,10 @@ class BTreeIndex final : public ChunkIndex {
   // smallest key inside the box that is greater, so subtrees between the
   // box's rows are never read.
   Status ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) override;
+  // Key order is C order: the same walk, stopping when fn says so. Costs
+  // O(log n) per leaf it enters, and a leaf is entered only for a key
+  // inside the box (a jump lands on the box's next key).
+  Status ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) override;
   bool dirty() const override { return dirty_; }
   Status Flush() override;
   std::string EncodeRoot() const override { return root_bytes_; }

@@ -1,5 +1,7 @@
 #include "engine/index/chunk_index.h"
 
+#include <algorithm>
+
 #include "engine/format/layout.h"
 #include "engine/index/btree.h"
 #include "engine/index/extensible_array.h"
@@ -35,6 +37,33 @@ void IndexGeometry::Unlinear(uint64_t linear, uint64_t* c) const {
     c[d] = linear % max_grid[d];
     linear /= max_grid[d];
   }
+}
+
+// Walks k's dimensions while they are inside the box: a dimension below the
+// box jumps to the box's corner from there on; one at or above it bumps the
+// last earlier dimension that can still grow.
+bool SeekInBox(const uint64_t* k, ChunkCoord lo, ChunkCoord hi, uint64_t* out) {
+  const size_t rank = lo.size();
+  for (size_t i = 0; i < rank; ++i) {
+    if (k[i] < lo[i]) {
+      std::copy(k, k + i, out);
+      std::copy(lo.begin() + i, lo.end(), out + i);
+      return true;
+    }
+    if (k[i] >= hi[i]) {
+      for (size_t j = i; j-- > 0;) {
+        if (k[j] + 1 < hi[j]) {  // k[j] < hi[j], so no overflow
+          std::copy(k, k + j, out);
+          out[j] = k[j] + 1;
+          std::copy(lo.begin() + j + 1, lo.end(), out + j + 1);
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+  std::copy(k, k + rank, out);
+  return true;
 }
 
 size_t RecordBytes(bool filtered) { return filtered ? 16 : 8; }

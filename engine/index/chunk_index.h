@@ -9,8 +9,14 @@
 //   btree       two or more unlimited dimensions: a copy-on-write B-tree
 //               keyed by chunk coordinates
 //
-// Thread safety: Get and ForEach may run concurrently with other Gets.
-// Put, Flush and Destroy need exclusive access (the dataset's write lock).
+// Walks cost what is stored, never the empty grid: ForEachIn and
+// ForEachInOrder look only at the index pages that exist inside the box
+// (each kind says its bound), so a box of 2^40 chunks holding three costs
+// about as much as three lookups.
+//
+// Thread safety: Get, ForEachIn and ForEachInOrder may run concurrently with
+// other Gets. Put, Flush and Destroy need exclusive access (the dataset's
+// write lock).
 #ifndef SLABFS_ENGINE_INDEX_CHUNK_INDEX_H_
 #define SLABFS_ENGINE_INDEX_CHUNK_INDEX_H_
 
@@ -78,9 +84,17 @@ bool GetRecord(Reader* r, ChunkRecord* rec, bool filtered);
 // record is all zero. Corruption otherwise.
 Status CheckRecord(const ChunkRecord& rec, const IndexGeometry& geo, uint64_t file_end, std::string_view what);
 
+// The smallest coordinates >= k (compared lexicographically, which is C
+// order in the grid) inside the box [lo, hi), into out[0, rank); false if
+// there are none. k need not lie in the box or the grid.
+bool SeekInBox(const uint64_t* k, ChunkCoord lo, ChunkCoord hi, uint64_t* out);
+
 class ChunkIndex {
  public:
   using Visitor = std::function<Status(ChunkCoord coord, const ChunkRecord& rec)>;
+  // An ordered walk's visitor: true to go on, false to end the walk there
+  // (not an error); an error ends it too and is returned.
+  using OrderedVisitor = std::function<Result<bool>(ChunkCoord coord, const ChunkRecord& rec)>;
 
   virtual ~ChunkIndex() = default;
   virtual IndexKind kind() const = 0;
@@ -96,6 +110,11 @@ class ChunkIndex {
   // must not call Put.
   virtual Status ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) = 0;
   Status ForEach(const Visitor& fn);
+  // The same records in C order of the chunk grid (coordinates compared
+  // lexicographically), until fn returns false: the walk a caller uses to
+  // find the next stored chunk at or after a position. It reads only as
+  // far as it goes. fn must not call Put.
+  virtual Status ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) = 0;
 
   // Whether records changed since the last Flush.
   virtual bool dirty() const = 0;

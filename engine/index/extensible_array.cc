@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/format/layout.h"
+#include "engine/index/paged_walk.h"
 #include "engine/util/coding.h"
 
 namespace slabfs::engine {
@@ -72,7 +73,16 @@ struct ExtensibleArrayIndex::Node : Page {
 
 ExtensibleArrayIndex::ExtensibleArrayIndex(const IndexGeometry& geo, size_t u, uint64_t row, BlockStore* store,
                                            std::string what)
-    : geo_(geo), u_(u), row_(row), max_steps_(kKeyLimit / row), store_(store), what_(std::move(what)) {}
+    : geo_(geo), u_(u), row_(row), max_steps_(kKeyLimit / row), store_(store), what_(std::move(what)) {
+  // Strides of the key over the grid in key order: u first, then the
+  // other dimensions in C order (key_strides_[0] is the row).
+  const size_t rank = geo.rank();
+  Dims grid;
+  for (size_t d = 0; d < rank; ++d)
+    if (d != u) grid.push_back(geo.max_grid[d]);
+  key_strides_.assign(rank, 1);
+  for (size_t j = rank - 1; j-- > 0;) key_strides_[j] = key_strides_[j + 1] * grid[j];
+}
 
 ExtensibleArrayIndex::~ExtensibleArrayIndex() {
   if (Page* top = top_.load(std::memory_order_relaxed)) DeletePage(top, depth_);
@@ -275,26 +285,27 @@ Result<ExtensibleArrayIndex::Leaf*> ExtensibleArrayIndex::FindLeaf(uint64_t numb
   return static_cast<Leaf*>(p);
 }
 
-Result<ExtensibleArrayIndex::Found> ExtensibleArrayIndex::NextLeaf(uint64_t from) {
-  if (!Fits(from, depth_)) return Found{};
+Result<ExtensibleArrayIndex::Found> ExtensibleArrayIndex::NextLeaf(uint64_t from, uint64_t last) {
+  if (!Fits(from, depth_) || from > last) return Found{};
   SLABFS_ASSIGN_OR_RETURN(Page * p, Top());
   if (!p) return Found{};
-  return NextIn(p, depth_, 0, from);
+  return NextIn(p, depth_, 0, from, last);
 }
 
 Result<ExtensibleArrayIndex::Found> ExtensibleArrayIndex::NextIn(Page* p, int level, uint64_t first_leaf,
-                                                                 uint64_t from) {
+                                                                 uint64_t from, uint64_t last) {
   if (level == 0) return Found{first_leaf, static_cast<Leaf*>(p)};
   auto* n = static_cast<Node*>(p);
   const int shift = kFanoutShift * (level - 1);
   for (size_t i = from > first_leaf ? (from - first_leaf) >> shift : 0; i < kNodeFanout; ++i) {
     Page* k = n->kids[i].load(std::memory_order_acquire);
     const uint64_t child_first = first_leaf + (uint64_t{i} << shift);
+    if (child_first > last) break;  // pages past `last` are not read
     if (!k) {
       if (n->refs[i].empty()) continue;
       SLABFS_ASSIGN_OR_RETURN(k, Load(&n->kids[i], n->refs[i], level - 1, child_first));
     }
-    SLABFS_ASSIGN_OR_RETURN(Found f, NextIn(k, level - 1, child_first, std::max(from, child_first)));
+    SLABFS_ASSIGN_OR_RETURN(Found f, NextIn(k, level - 1, child_first, std::max(from, child_first), last));
     if (f.leaf) return f;
   }
   return Found{};
@@ -374,81 +385,81 @@ Status ExtensibleArrayIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
 // ------------------------------------------------------------ iteration
 
 Status ExtensibleArrayIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
+  return WalkKeys(lo, hi, [&fn](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
+    SLABFS_RETURN_IF_ERROR_R(fn(c, rec));
+    return true;
+  });
+}
+
+Status ExtensibleArrayIndex::WalkKeys(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
   const size_t rank = geo_.rank();
   if (lo.size() != rank || hi.size() != rank) return Status::InvalidArgument(what_ + ": range of the wrong rank");
-  // The box clipped to the grid (and, along u, to the keys that can exist).
-  Dims blo(rank), bhi(rank);
-  uint64_t step_volume = 1;  // positions of the box in one step along u
-  for (size_t d = 0; d < rank; ++d) {
-    blo[d] = lo[d];
-    bhi[d] = std::min(hi[d], d == u_ ? max_steps_ : geo_.max_grid[d]);
-    if (blo[d] >= bhi[d]) return Status::OK();
-    if (d != u_) step_volume *= bhi[d] - blo[d];
+  // The box in key order (u first, then the others in C order), clipped to
+  // the grid and, along u, to the keys that can exist.
+  Dims plo(rank), phi(rank);
+  plo[0] = lo[u_];
+  phi[0] = std::min(hi[u_], max_steps_);
+  for (size_t d = 0, j = 1; d < rank; ++d) {
+    if (d == u_) continue;
+    plo[j] = lo[d];
+    phi[j] = std::min(hi[d], geo_.max_grid[d]);
+    ++j;
   }
-  const uint64_t key_end = bhi[u_] * row_;
-  Dims c(rank);
+  for (size_t j = 0; j < rank; ++j)
+    if (plo[j] >= phi[j]) return Status::OK();
+  Dims c(rank);  // the coordinates fn gets, in the grid's order
+  auto next_leaf = [this](uint64_t from, uint64_t last) -> Result<std::pair<uint64_t, const Leaf*>> {
+    SLABFS_ASSIGN_OR_RETURN(Found f, NextLeaf(from, last));
+    return std::pair<uint64_t, const Leaf*>(f.number, f.leaf);
+  };
+  auto visit = [&](const uint64_t* p, uint64_t key, const Leaf& l) -> Result<bool> {
+    const size_t slot = key & kLeafMask;
+    if (l.addr[slot] == 0) return true;
+    c[u_] = p[0];
+    for (size_t d = 0, j = 1; d < rank; ++d)
+      if (d != u_) c[d] = p[j++];
+    return fn(ChunkCoord(c), l.Record(slot));
+  };
+  return WalkPagedBox<Leaf>(PagedGrid{rank, key_strides_.data(), kLeafShift}, ChunkCoord(plo), ChunkCoord(phi),
+                            next_leaf, visit);
+}
 
-  if (step_volume * 4 < row_) {
-    // A thin box: visit its positions step by step, jumping over steps
-    // whose keys have no leaf.
-    uint64_t first_pos = 0, last_pos = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      if (d == u_) continue;
-      first_pos = first_pos * geo_.max_grid[d] + blo[d];
-      last_pos = last_pos * geo_.max_grid[d] + bhi[d] - 1;
+Status ExtensibleArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
+  if (u_ == 0) return WalkKeys(lo, hi, fn);  // key order is C order
+  const size_t rank = geo_.rank();
+  if (lo.size() != rank || hi.size() != rank) return Status::InvalidArgument(what_ + ": range of the wrong rank");
+  // Key order passes through dimension 0 once per step along u. The walk
+  // takes windows of dimension 0 (bounded, since u is not 0) that double
+  // in width, and sorts each window's records into C order: at most
+  // log2(grid[0]) + 1 passes over the leaves for a walk that goes to the
+  // end, held memory at most one window's records, and a walk that stops
+  // early reads only its first windows.
+  const uint64_t end = std::min(hi[0], geo_.max_grid[0]);
+  Dims wlo(lo.begin(), lo.end()), whi(hi.begin(), hi.end());
+  std::vector<uint64_t> coords;    // rank per record
+  std::vector<ChunkRecord> recs;
+  std::vector<size_t> order;
+  for (uint64_t a = lo[0], w = 1; a < end; a += w, w *= 2) {
+    w = std::min(w, end - a);
+    wlo[0] = a;
+    whi[0] = a + w;
+    coords.clear();
+    recs.clear();
+    SLABFS_RETURN_IF_ERROR(WalkKeys(ChunkCoord(wlo), ChunkCoord(whi), [&](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
+      coords.insert(coords.end(), c.begin(), c.end());
+      recs.push_back(rec);
+      return true;
+    }));
+    order.resize(recs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return std::lexicographical_compare(coords.begin() + x * rank, coords.begin() + (x + 1) * rank,
+                                          coords.begin() + y * rank, coords.begin() + (y + 1) * rank);
+    });
+    for (size_t i : order) {
+      SLABFS_ASSIGN_OR_RETURN(bool go, fn(ChunkCoord(coords.data() + i * rank, rank), recs[i]));
+      if (!go) return Status::OK();
     }
-    uint64_t cached_number = ~uint64_t{0};
-    Leaf* cached = nullptr;
-    for (uint64_t step = blo[u_]; step < bhi[u_];) {
-      SLABFS_ASSIGN_OR_RETURN(Found next, NextLeaf((step * row_ + first_pos) >> kLeafShift));
-      if (!next.leaf) break;
-      const uint64_t leaf_key = next.number << kLeafShift;
-      if (leaf_key > step * row_ + last_pos) {
-        step = std::max(step + 1, leaf_key / row_);
-        continue;
-      }
-      c = blo;
-      c[u_] = step;
-      for (;;) {
-        uint64_t pos = 0;
-        for (size_t d = 0; d < rank; ++d)
-          if (d != u_) pos = pos * geo_.max_grid[d] + c[d];
-        const uint64_t key = step * row_ + pos;
-        if ((key >> kLeafShift) != cached_number) {
-          cached_number = key >> kLeafShift;
-          SLABFS_ASSIGN_OR_RETURN(cached, FindLeaf(cached_number));
-        }
-        if (cached && cached->addr[key & kLeafMask] != 0)
-          SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(c), cached->Record(key & kLeafMask)));
-        size_t d = rank;
-        while (d-- > 0) {
-          if (d == u_) continue;
-          if (++c[d] < bhi[d]) break;
-          c[d] = blo[d];
-        }
-        if (d == static_cast<size_t>(-1)) break;
-      }
-      ++step;
-    }
-    return Status::OK();
-  }
-
-  // Otherwise scan the leaves that exist between the first and last step.
-  for (uint64_t key = blo[u_] * row_; key < key_end;) {
-    SLABFS_ASSIGN_OR_RETURN(Found next, NextLeaf(key >> kLeafShift));
-    if (!next.leaf) break;
-    const uint64_t leaf_key = next.number << kLeafShift;
-    if (leaf_key >= key_end) break;
-    const uint64_t begin = std::max(key, leaf_key) - leaf_key;
-    const uint64_t end = std::min(key_end - leaf_key, kLeafRecords);
-    for (uint64_t i = begin; i < end; ++i) {
-      if (next.leaf->addr[i] == 0) continue;
-      KeyToCoord(leaf_key + i, c.data());
-      bool inside = true;
-      for (size_t d = 0; d < rank && inside; ++d) inside = d == u_ || (c[d] >= blo[d] && c[d] < bhi[d]);
-      if (inside) SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(c), next.leaf->Record(i)));
-    }
-    key = leaf_key + kLeafRecords;
   }
   return Status::OK();
 }

@@ -26,7 +26,12 @@
 // nothing.
 //
 // ForEachIn visits records in key order (c[u] first, then the others in C
-// order) and only reads the leaves of the box's range along u.
+// order) and looks only at the box's positions inside leaves that exist
+// (engine/index/paged_walk.h): no more than min(box volume, 512 x leaves it
+// meets) positions, plus one descent from the top per leaf it meets. When
+// u is 0, key order is C order and ForEachInOrder is the same walk; else
+// ForEachInOrder sorts windows of dimension 0 that double in width (at most
+// log2(grid[0]) + 1 passes over the leaves, one window's records held).
 //
 // Thread safety: as for every ChunkIndex, Get and ForEachIn may run
 // concurrently with each other; Put, Flush and Destroy need exclusive access.
@@ -81,6 +86,7 @@ class ExtensibleArrayIndex final : public ChunkIndex {
   // outside 1..max_chunk_bytes, an address below the data area).
   Status Put(ChunkCoord c, const ChunkRecord& rec) override;
   Status ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) override;
+  Status ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) override;
   bool dirty() const override;
   Status Flush() override;
   std::string EncodeRoot() const override;
@@ -119,9 +125,12 @@ class ExtensibleArrayIndex final : public ChunkIndex {
   Result<Page*> Top();
   // Leaf `number`, or nullptr if it does not exist.
   Result<Leaf*> FindLeaf(uint64_t number);
-  // The first leaf numbered `from` or more that exists.
-  Result<Found> NextLeaf(uint64_t from);
-  Result<Found> NextIn(Page* p, int level, uint64_t first_leaf, uint64_t from);
+  // The first leaf numbered `from` to `last` that exists (reading no page
+  // that holds only leaves past `last`).
+  Result<Found> NextLeaf(uint64_t from, uint64_t last = ~uint64_t{0});
+  Result<Found> NextIn(Page* p, int level, uint64_t first_leaf, uint64_t from, uint64_t last);
+  // The records in the box in key order, until fn returns false.
+  Status WalkKeys(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn);
   // Adds top levels until leaf `number` fits.
   void Grow(uint64_t number);
 
@@ -142,6 +151,7 @@ class ExtensibleArrayIndex final : public ChunkIndex {
   const size_t u_;           // the unlimited dimension
   const uint64_t row_;       // keys per step along u
   const uint64_t max_steps_; // c[u] < max_steps_ keeps keys below kKeyLimit
+  Dims key_strides_;         // key = c[u] * row + C-order place of the others
   BlockStore* store_;
   std::string what_;
 

@@ -1,12 +1,20 @@
 #include "engine/index/fixed_array.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "engine/format/layout.h"
+#include "engine/index/paged_walk.h"
 #include "engine/util/coding.h"
 #include "engine/util/math.h"
 
 namespace slabfs::engine {
+namespace {
+
+constexpr int kLeafShift = 9;  // log2(kLeafRecords)
+static_assert(uint64_t{1} << kLeafShift == FixedArrayIndex::kLeafRecords);
+
+}  // namespace
 
 FixedArrayIndex::FixedArrayIndex(const IndexGeometry& geo, BlockStore* store, std::string what)
     : geo_(geo),
@@ -20,6 +28,10 @@ FixedArrayIndex::FixedArrayIndex(const IndexGeometry& geo, BlockStore* store, st
   for (uint64_t i = 0; i < num_leaves_; ++i) leaves_[i].store(nullptr, std::memory_order_relaxed);
   node_refs_.resize(depth_);
   for (int l = 1; l <= depth_; ++l) node_refs_[l - 1].resize(NodesAt(l));
+  leaf_bits_.assign(CeilDiv(num_leaves_, 64), 0);
+  summary_bits_.assign(CeilDiv(leaf_bits_.size(), 64), 0);
+  strides_.assign(geo.rank(), 1);
+  for (size_t d = geo.rank() - 1; d-- > 0;) strides_[d] = strides_[d + 1] * geo.max_grid[d + 1];
 }
 
 FixedArrayIndex::~FixedArrayIndex() {
@@ -61,6 +73,7 @@ Result<std::unique_ptr<FixedArrayIndex>> FixedArrayIndex::Open(const IndexGeomet
     idx->nodes_loaded_ = true;
   } else if (idx->depth_ == 0) {
     idx->leaf_refs_[0] = idx->root_;
+    idx->SetLeafBit(0);
     idx->nodes_loaded_ = true;
   } else {
     idx->node_refs_[idx->depth_ - 1][0] = idx->root_;
@@ -88,8 +101,12 @@ Status FixedArrayIndex::LoadNode(const BlockRef& ref, int level, uint64_t first_
     BlockRef c;
     if (!r.U64(&c.addr) || !r.U32(&c.len)) return Status::Corruption(what_ + ": index node is truncated");
     SLABFS_RETURN_IF_ERROR(CheckBlockRef(c, file_end, what_ + " index node child"));
-    if (level == 1) leaf_refs_[first_child + i] = c;
-    else node_refs_[level - 2][first_child + i] = c;
+    if (level == 1) {
+      leaf_refs_[first_child + i] = c;
+      if (!c.empty()) SetLeafBit(first_child + i);
+    } else {
+      node_refs_[level - 2][first_child + i] = c;
+    }
   }
   if (!r.done()) return Status::Corruption(what_ + ": trailing bytes in index node");
   if (level > 1) {
@@ -109,6 +126,8 @@ Status FixedArrayIndex::EnsureNodes() {
   if (!s.ok()) {
     // Leave nothing half-loaded behind.
     for (auto& r : leaf_refs_) r = BlockRef{};
+    std::fill(leaf_bits_.begin(), leaf_bits_.end(), 0);
+    std::fill(summary_bits_.begin(), summary_bits_.end(), 0);
     for (int l = 1; l < depth_; ++l)
       for (auto& r : node_refs_[l - 1]) r = BlockRef{};
     return s;
@@ -167,55 +186,74 @@ Status FixedArrayIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
   uint64_t leaf = chunk / kLeafRecords;
   SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(leaf, true));
   l->recs[chunk % kLeafRecords] = rec;
+  if (rec.allocated()) SetLeafBit(leaf);
   dirty_leaves_.insert(leaf);
   return Status::OK();
 }
 
 Status FixedArrayIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
+  return ForEachInOrder(lo, hi, [&fn](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
+    SLABFS_RETURN_IF_ERROR_R(fn(c, rec));
+    return true;
+  });
+}
+
+Status FixedArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
   const size_t rank = geo_.rank();
   if (lo.size() != rank || hi.size() != rank)
     return Status::InvalidArgument(what_ + ": range of the wrong rank");
   // The box clipped to the grid; empty boxes visit nothing.
   Dims blo(rank), bhi(rank);
-  uint64_t volume = 1;
   for (size_t d = 0; d < rank; ++d) {
     blo[d] = lo[d];
     bhi[d] = std::min(hi[d], geo_.max_grid[d]);
     if (blo[d] >= bhi[d]) return Status::OK();
-    uint64_t w = bhi[d] - blo[d];
-    volume = volume > num_chunks_ / w ? num_chunks_ + 1 : volume * w;
   }
   SLABFS_RETURN_IF_ERROR(EnsureNodes());
-  Dims c(rank);
-  if (volume * 4 < num_chunks_) {
-    // A small box: visit its positions (C order), leaf by leaf.
-    c = blo;
-    for (;;) {
-      uint64_t chunk = geo_.Linear(c);
-      SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(chunk / kLeafRecords, false));
-      if (l && l->recs[chunk % kLeafRecords].allocated())
-        SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(c), l->recs[chunk % kLeafRecords]));
-      size_t d = rank;
-      while (d-- > 0) {
-        if (++c[d] < bhi[d]) break;
-        c[d] = blo[d];
-      }
-      if (d == static_cast<size_t>(-1)) break;
+  // Leaves in C order are pages of positions: the walk looks only inside
+  // leaves whose bit is set (a leaf that was never written, or was written
+  // empty, is skipped without a look).
+  auto next_leaf = [this](uint64_t from, uint64_t last) -> Result<std::pair<uint64_t, const Leaf*>> {
+    for (uint64_t leaf = NextLeafBit(from); leaf <= last && leaf < num_leaves_; leaf = NextLeafBit(leaf + 1)) {
+      SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(leaf, false));
+      if (l) return std::pair<uint64_t, const Leaf*>(leaf, l);
     }
-    return Status::OK();
+    return std::pair<uint64_t, const Leaf*>(0, nullptr);
+  };
+  auto visit = [&](const uint64_t* c, uint64_t key, const Leaf& l) -> Result<bool> {
+    const ChunkRecord& rec = l.recs[key % kLeafRecords];
+    if (!rec.allocated()) return true;
+    return fn(ChunkCoord(c, rank), rec);
+  };
+  return WalkPagedBox<Leaf>(PagedGrid{rank, strides_.data(), kLeafShift}, ChunkCoord(blo), ChunkCoord(bhi),
+                            next_leaf, visit);
+}
+
+uint64_t FixedArrayIndex::NextLeafBit(uint64_t from) const {
+  if (from >= num_leaves_) return num_leaves_;
+  uint64_t w = from / 64;
+  const uint64_t bits = leaf_bits_[w] & (~uint64_t{0} << (from % 64));
+  if (bits != 0) return w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
+  // The words after w, through their summary bits.
+  for (uint64_t s = (w + 1) / 64; s < summary_bits_.size(); ++s) {
+    uint64_t m = summary_bits_[s];
+    if (s == (w + 1) / 64) m &= ~uint64_t{0} << ((w + 1) % 64);
+    if (m == 0) continue;
+    w = s * 64 + static_cast<uint64_t>(std::countr_zero(m));
+    return w * 64 + static_cast<uint64_t>(std::countr_zero(leaf_bits_[w]));
   }
-  for (uint64_t leaf = 0; leaf < num_leaves_; ++leaf) {
-    SLABFS_ASSIGN_OR_RETURN(Leaf * l, GetLeaf(leaf, false));
-    if (!l) continue;
-    for (uint64_t i = 0; i < l->recs.size(); ++i) {
-      if (!l->recs[i].allocated()) continue;
-      geo_.Unlinear(leaf * kLeafRecords + i, c.data());
-      bool inside = true;
-      for (size_t d = 0; d < rank && inside; ++d) inside = c[d] >= blo[d] && c[d] < bhi[d];
-      if (inside) SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(c), l->recs[i]));
-    }
-  }
-  return Status::OK();
+  return num_leaves_;
+}
+
+void FixedArrayIndex::SetLeafBit(uint64_t leaf) {
+  leaf_bits_[leaf / 64] |= uint64_t{1} << (leaf % 64);
+  summary_bits_[leaf / 4096] |= uint64_t{1} << (leaf / 64 % 64);
+}
+
+void FixedArrayIndex::ClearLeafBit(uint64_t leaf) {
+  uint64_t& w = leaf_bits_[leaf / 64];
+  w &= ~(uint64_t{1} << (leaf % 64));
+  if (w == 0) summary_bits_[leaf / 4096] &= ~(uint64_t{1} << (leaf / 64 % 64));
 }
 
 Status FixedArrayIndex::Flush() {
@@ -240,6 +278,7 @@ Status FixedArrayIndex::Flush() {
     }
     disk_bytes_ += ref.len;
     leaf_refs_[leaf] = ref;
+    if (ref.empty()) ClearLeafBit(leaf);  // it holds nothing: walks skip it
     changed.insert(leaf);
   }
   uint64_t span = 1;  // leaves per child at the current level
@@ -305,6 +344,8 @@ Status FixedArrayIndex::Destroy() {
       r = BlockRef{};
     }
   for (uint64_t i = 0; i < num_leaves_; ++i) delete leaves_[i].exchange(nullptr);
+  std::fill(leaf_bits_.begin(), leaf_bits_.end(), 0);
+  std::fill(summary_bits_.begin(), summary_bits_.end(), 0);
   dirty_leaves_.clear();
   root_ = BlockRef{};
   disk_bytes_ = 0;

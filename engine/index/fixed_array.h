@@ -9,6 +9,13 @@
 // the nodes above them: O(k log n) bytes, never the whole index. A leaf that
 // was never written is not stored (its records read as unallocated).
 //
+// Walks (ForEachIn, ForEachInOrder) go in C order and look only inside
+// leaves that may hold a record: a bit per leaf (set when a leaf is stored
+// or gets a record, cleared when a Flush finds it empty), with a summary
+// bit per 64 leaves, finds the next such leaf without touching the others.
+// A walk looks at no more than min(box volume, 512 x leaves it meets)
+// positions; the bits cost one bit per 512 chunks of the grid.
+//
 // On disk (docs/format.md):
 //   root (in the dataset header): u64 addr, u32 len, u8 depth, u64 chunks,
 //                                 u64 disk bytes; addr 0 = nothing stored
@@ -42,6 +49,7 @@ class FixedArrayIndex final : public ChunkIndex {
   Result<ChunkRecord> Get(ChunkCoord c) override;
   Status Put(ChunkCoord c, const ChunkRecord& rec) override;
   Status ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) override;
+  Status ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) override;
   bool dirty() const override { return !dirty_leaves_.empty(); }
   Status Flush() override;
   std::string EncodeRoot() const override;
@@ -63,6 +71,11 @@ class FixedArrayIndex final : public ChunkIndex {
   Result<Leaf*> GetLeaf(uint64_t leaf, bool create);
   // Number of nodes at `level` (1 = directly above leaves).
   uint64_t NodesAt(int level) const;
+  // The first leaf numbered `from` or more whose bit is set (num_leaves_
+  // if none), and the bits' upkeep.
+  uint64_t NextLeafBit(uint64_t from) const;
+  void SetLeafBit(uint64_t leaf);
+  void ClearLeafBit(uint64_t leaf);
 
   const IndexGeometry geo_;
   const uint64_t num_chunks_;
@@ -80,6 +93,11 @@ class FixedArrayIndex final : public ChunkIndex {
   std::vector<std::vector<BlockRef>> node_refs_;    // [level-1][node]
   std::unique_ptr<std::atomic<Leaf*>[]> leaves_;    // loaded leaves, owned
   std::set<uint64_t> dirty_leaves_;
+  // A bit per leaf that may hold an allocated record, and a bit per word
+  // of them that is not zero. Set while loading nodes (under load_mu_,
+  // before nodes_loaded_ is published) and by Put, Flush and Destroy.
+  std::vector<uint64_t> leaf_bits_, summary_bits_;
+  Dims strides_;  // C-order strides of the grid, for the walks
 };
 
 }  // namespace slabfs::engine

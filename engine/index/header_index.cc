@@ -65,15 +65,26 @@ Status HeaderIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
 }
 
 Status HeaderIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
+  return ForEachInOrder(lo, hi, [&fn](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
+    SLABFS_RETURN_IF_ERROR_R(fn(c, rec));
+    return true;
+  });
+}
+
+Status HeaderIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
   const size_t rank = geo_.rank();
   if (lo.size() != rank || hi.size() != rank) return Status::InvalidArgument(what_ + ": range of the wrong rank");
+  // Positions in the grid are in C order; there are at most
+  // kMaxCompactChunks of them.
   Dims c(rank);
   for (uint64_t pos = 0; pos < recs_.size(); ++pos) {
     if (!recs_[pos].allocated()) continue;
     geo_.Unlinear(pos, c.data());
     bool inside = true;
     for (size_t d = 0; d < rank && inside; ++d) inside = c[d] >= lo[d] && c[d] < hi[d];
-    if (inside) SLABFS_RETURN_IF_ERROR(fn(ChunkCoord(c), recs_[pos]));
+    if (!inside) continue;
+    SLABFS_ASSIGN_OR_RETURN(bool go, fn(ChunkCoord(c), recs_[pos]));
+    if (!go) break;
   }
   return Status::OK();
 }

@@ -29,6 +29,7 @@ class HeaderIndex final : public ChunkIndex {
   Result<ChunkRecord> Get(ChunkCoord c) override;
   Status Put(ChunkCoord c, const ChunkRecord& rec) override;
   Status ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) override;
+  Status ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) override;
   bool dirty() const override { return dirty_; }
   Status Flush() override;
   std::string EncodeRoot() const override;

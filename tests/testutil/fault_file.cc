@@ -26,6 +26,7 @@ FaultFile::~FaultFile() {
 
 Status FaultFile::ReadAt(uint64_t off, void* buf, size_t n) {
   std::lock_guard lock(disk_->mu);
+  ++disk_->reads;
   if (off > disk_->current.size() || disk_->current.size() - off < n)
     return Status::Corruption(name_ + " is truncated");
   std::memcpy(buf, disk_->current.data() + off, n);
