@@ -196,9 +196,13 @@ Result<std::vector<ElementRun>> Dataset::DefinedRuns(uint64_t first, uint64_t co
   if (!state_) return Err(NoState());
   return state_->DefinedRuns(first, count);
 }
-Result<uint64_t> Dataset::CountDefined() const {
+Status Dataset::ForEachDefinedRun(uint64_t first, uint64_t count, const RunVisitor& fn,
+                                  const WalkCheck& check) const {
+  return state_ ? state_->ForEachDefinedRun(first, count, fn, check) : NoState();
+}
+Result<uint64_t> Dataset::CountDefined(const WalkCheck& check) const {
   if (!state_) return Err(NoState());
-  return state_->CountDefined();
+  return state_->CountDefined(check);
 }
 Status Dataset::Erase(const Slab& sel) { return state_ ? state_->Erase(sel) : NoState(); }
 

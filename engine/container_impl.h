@@ -75,7 +75,9 @@ class DatasetState {
   Result<std::vector<StoredChunk>> StoredChunks();
   Result<std::vector<Box>> Defined(const Slab& sel);
   Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count);
-  Result<uint64_t> CountDefined();
+  Status ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
+                           const Dataset::WalkCheck& check);
+  Result<uint64_t> CountDefined(const Dataset::WalkCheck& check = {});
   Status Erase(const Slab& sel);
   // The first write lost since the last call (see Dataset::TakeLostWrites).
   Status TakeLostWrites();
@@ -173,6 +175,21 @@ class DatasetState {
   Status WriteBackForQuery();
   // Appends the defined boxes inside [lo, hi) (chunk by chunk).
   Status DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Box>* out);
+  // Appends the defined boxes of one stored chunk inside [lo, hi), merged
+  // (engine/dataset_defined.cc). *scratch holds a chunk's defined set when
+  // it is not in the cache.
+  struct DefinedScratch;
+  Status AppendChunkDefined(ChunkCoord c, const ChunkRecord& rec, const Dims& lo, const Dims& hi,
+                            DefinedScratch* scratch, std::vector<Box>* out);
+  // ForEachDefinedRun under the locks, after the write-back.
+  Status WalkDefinedLocked(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
+                           const Dataset::WalkCheck& check);
+  // Erase's work on the chunk at the cursor (the plan's one chunk or one
+  // of many).
+  Status EraseAt(const ChunkCursor& cur);
+  // Erase of a selection whose chunk grid is far larger than what is
+  // stored: the chunks visited are the stored and the cached ones.
+  Status EraseStoredIn(const Slab& sel);
   // Elements of the chunk a cache entry holds.
   uint64_t ElementsOf(const ChunkCache::Entry* e) const;
   // Stores the file image of a dirty cache entry and marks it clean (an

@@ -172,15 +172,32 @@ class Dataset {
   // not the box's volume. Cached changes are written back first.
   Result<std::vector<Box>> Defined(const Slab& sel) const;
   // The same for elements [first, first + count) in C order, as sorted,
-  // merged runs (for lseek's SEEK_DATA and SEEK_HOLE).
+  // merged runs.
   Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count) const;
+  // A check that a long walk calls as it goes (before each stored chunk it
+  // visits): OK to go on; any other Status ends the walk, which returns it.
+  // The mount passes one that answers for a request the kernel interrupted.
+  using WalkCheck = std::function<Status()>;
+  // The runs of defined elements among [first, first + count), in C order,
+  // handed to fn one by one until it returns false (lseek's SEEK_DATA and
+  // SEEK_HOLE). Runs come sorted and disjoint, but two that touch may come
+  // apart (DefinedRuns merges them). The walk goes only as far as fn asks
+  // and visits only the stored chunks on its way, in C order of their
+  // elements: a range of 2^62 elements holding three stored chunks costs
+  // three chunk visits and a few index lookups, however far apart they lie.
+  // Errors as for DefinedRuns, and the check's.
+  using RunVisitor = std::function<bool(const ElementRun& run)>;
+  Status ForEachDefinedRun(uint64_t first, uint64_t count, const RunVisitor& fn,
+                           const WalkCheck& check = {}) const;
   // How many elements are defined (sparse: a counter; dense: a walk of the
-  // stored chunks).
-  Result<uint64_t> CountDefined() const;
+  // stored chunks, which calls `check` before each).
+  Result<uint64_t> CountDefined(const WalkCheck& check = {}) const;
   // Makes the selected elements undefined: they read as the fill value.
   // Chunks wholly inside the selection are freed unread; in the others a
   // sparse dataset forgets the elements (a chunk left with none is freed
-  // when written back) and a dense one stores the fill value.
+  // when written back) and a dense one stores the fill value. The cost
+  // follows the chunks the selection touches that are stored or cached,
+  // not the volume of the selection.
   Status Erase(const Slab& sel);
 
   bool valid() const { return state_ != nullptr; }
