@@ -14,13 +14,14 @@
 // sized holes made tar -S write archives that tar and Python's tarfile
 // could not read back.
 //
-// The defined runs are asked for in windows that walk forward from the
-// offset, so a seek into a huge dataset never asks the engine for all of it
-// at once: the first window holds kFirstSeekWindow elements and each one
-// that settles nothing (no data while looking for data, all data while
-// looking for a hole) doubles the next, up to kMaxSeekWindow.
+// A seek is one walk over the defined runs from the offset's region on
+// (Dataset::ForEachDefinedRun), which stops at the answer: SEEK_DATA at the
+// first run, SEEK_HOLE at the first region no run reaches. The engine's
+// walk visits only stored chunks, so the cost follows the stored chunks
+// between the offset and the answer, not the bytes: a hole of 2^62 bytes
+// costs a few index lookups.
 //
-// Thread-safe if `runs` is.
+// Thread-safe if the walk is.
 #ifndef SLABFS_FUSEFS_SEEK_H_
 #define SLABFS_FUSEFS_SEEK_H_
 
@@ -39,9 +40,24 @@ inline constexpr uint64_t kFirstSeekWindow = uint64_t{1} << 16;
 inline constexpr uint64_t kMaxSeekWindow = uint64_t{1} << 22;
 inline constexpr uint64_t kSeekRegionBytes = 4096;
 
+// Calls fn with the defined runs among [first, first + count), sorted and
+// disjoint (touching ones may come apart), until fn returns false
+// (Dataset::ForEachDefinedRun).
+using RunVisitor = std::function<bool(const ElementRun& run)>;
+using DefinedWalkFn = std::function<Status(uint64_t first, uint64_t count, const RunVisitor& fn)>;
+
 // The defined elements among [first, first + count), as sorted, merged runs
 // inside that range (Dataset::DefinedRuns).
 using DefinedRunsFn = std::function<Result<std::vector<ElementRun>>(uint64_t first, uint64_t count)>;
+
+// A walk made of a runs function asked in windows that move forward from
+// `first`: the first holds first_window elements and each next one twice
+// as many as the last, up to max_window; no window is asked for once fn
+// has stopped the walk. For a source that can only answer ranges (tests,
+// and the benchmark's before-and-after); the cost follows the windows, so
+// it is O(bytes) over a hole.
+DefinedWalkFn WalkInWindows(DefinedRunsFn runs, uint64_t first_window = kFirstSeekWindow,
+                            uint64_t max_window = kMaxSeekWindow);
 
 enum class SeekKind { kData, kHole };
 
@@ -59,7 +75,11 @@ struct SeekView {
 // The offset lseek(fd, offset, SEEK_DATA or SEEK_HOLE) answers, or nullopt
 // for ENXIO: an offset at or past the end, or SEEK_DATA with no data from
 // the offset on. SEEK_HOLE with no hole before the end answers the size.
-// Errors are the runs function's.
+// Errors are the walk's (the engine's, or its check's: the mount stops a
+// walk the kernel interrupted).
+Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view,
+                                     const DefinedWalkFn& walk);
+// The same over a runs function asked in windows (WalkInWindows).
 Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view,
                                      const DefinedRunsFn& runs,
                                      uint64_t first_window = kFirstSeekWindow,

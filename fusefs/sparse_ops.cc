@@ -131,9 +131,22 @@ void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info
       return QuietRefuseErrno(op, where, ENXIO, "at or past the end");
     }
     const Dataset& d = *ds;
+    // The walk costs what is stored between the offset and the answer,
+    // which can still be long (a hole behind millions of stored chunks):
+    // it asks before each chunk whether the kernel interrupted the request
+    // (the caller got a signal), and then ends with EINTR.
+    bool interrupted = false;
+    const Dataset::WalkCheck check = [req, &interrupted]() -> Status {
+      if (fuse_req_interrupted(req) == 0) return Status::OK();
+      interrupted = true;
+      return Status::IOError("interrupted");
+    };
+    const DefinedWalkFn walk = [&d, &check](uint64_t first, uint64_t count, const RunVisitor& fn) {
+      return d.ForEachDefinedRun(first, count, fn, check);
+    };
     auto at = Seek(whence == SEEK_DATA ? SeekKind::kData : SeekKind::kHole,
-                   static_cast<uint64_t>(off), view,
-                   [&d](uint64_t first, uint64_t count) { return d.DefinedRuns(first, count); });
+                   static_cast<uint64_t>(off), view, walk);
+    if (!at && interrupted) return QuietRefuseErrno(op, where, EINTR, "interrupted");
     if (!at) return Refuse(op, where(), at.error());
     // cp, tar and rsync walk until ENXIO: an ordinary answer.
     if (!at->has_value()) return QuietRefuseErrno(op, where, ENXIO, "no data after the offset");
