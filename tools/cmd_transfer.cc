@@ -318,8 +318,33 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
   const size_t item = ItemSize(info.dtype);
   const uint64_t block = std::max<uint64_t>(1, kTransferBlockBytes / item);
   std::vector<char> buf(static_cast<size_t>(std::min(block, total)) * item);
+  // Blocks with nothing defined (sparse) or stored (dense) are the fill
+  // value, written without asking the engine for them: the walk of the
+  // defined runs visits only stored chunks, so it finds where the next
+  // data lies in the time of one lookup, however long the hole. It is
+  // asked again only once a block starts past the data it last found.
+  std::vector<char> fill;
+  uint64_t hole_until = 0, data_until = 0;  // elements [first, hole_until) are undefined
   for (uint64_t first = 0; first < total;) {
     uint64_t n = std::min(block, total - first);
+    if (first >= hole_until && first >= data_until) {
+      std::optional<ElementRun> next;
+      SLABFS_RETURN_IF_ERROR(AddContext(ds.ForEachDefinedRun(first, total - first, [&](const ElementRun& r) {
+        next = r;
+        return false;
+      }), o.path));
+      hole_until = next ? next->first : total;
+      data_until = next ? next->first + next->count : total;
+    }
+    if (first + n <= hole_until) {
+      if (fill.empty()) {
+        fill.resize(buf.size());
+        for (size_t i = 0; i < fill.size(); i += item) std::memcpy(&fill[i], info.fill.data(), item);
+      }
+      SLABFS_RETURN_IF_ERROR(out.Write(fill.data(), static_cast<size_t>(n) * item));
+      first += n;
+      continue;
+    }
     SLABFS_RETURN_IF_ERROR(AddContext(ds.ReadElements(first, n, buf.data()), o.path));
     SLABFS_RETURN_IF_ERROR(out.Write(buf.data(), static_cast<size_t>(n) * item));
     first += n;
@@ -348,6 +373,10 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
     sub->add_flag("--strict", o->tree.strict,
                   "tree import: refuse the import when the source holds something slabfs "
                   "cannot store (default: skip it with a message)");
+    sub->add_flag("--recompress", o->tree.recompress,
+                  "tree import: decode and encode every chunk; by default HDF5 chunks that are "
+                  "deflated (after a shuffle or not) as the container stores them are copied as "
+                  "stored, after one decode that checks them");
     sub->add_flag("-q,--quiet", o->tree.quiet, "no progress bar and no summary");
     CLI::Option* create = sub->add_flag(
         "--create", o->create,
