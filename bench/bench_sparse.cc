@@ -64,8 +64,28 @@
 // Smaller chunks still suit reads of small windows in cold frames: a read
 // of an uncached chunk decodes all of it (2 MiB here).
 //
+// Holes (--variant holes; issue 21, item 4: a hole costs nothing to walk).
+// What do lseek's SEEK_DATA and SEEK_HOLE (fusefs/seek.cc, 4 KiB regions)
+// and CountDefined cost over a dataset of 2^62 bytes holding a few chunks?
+// A u1 dataset of shape (2^62,), chunks of 2^20 (a b-tree index: 2^42
+// chunks), sparse, with one byte defined at 0, 2^36, 2^40, 2^50, 2^61 and
+// 2^62 - 1; the same dense (those chunks stored, and 256 MiB of chunks from
+// 0); and a dense fixed-array one of 2^38 bytes (2^28 chunks of 1 KiB) with
+// three chunks stored. Each row times one call, two ways, in interleaved
+// rounds (--hole-rounds, min/median/max):
+//   windowed  the seek as it was: Dataset::DefinedRuns asked in windows of
+//             64 Ki elements doubling to 4 Mi (fusefs WalkInWindows), and
+//             CountDefined's old way, Defined() over everything, summed;
+//   walk      the seek over Dataset::ForEachDefinedRun, which visits only
+//             the stored chunks, and CountDefined().
+// The windowed seek over a hole longer than --max-windowed-bytes (default
+// 2^41) is not run (2^50 bytes would take hours): its row shows the time
+// the 2^40-byte row's rate gives, marked "~". Both ways are checked to
+// answer the same. Indexes are warm (the first round is not timed).
+//
 //   bench_sparse [--frames 1000] [--size 2048] [--chunk '1x1024x1024;...']
-//                [--variant a|b|both] [--sparse-filters 'none;shuffle,deflate=1']
+//                [--variant a|b|both|holes] [--hole-rounds 7] [--max-windowed-bytes N]
+//                [--sparse-filters 'none;shuffle,deflate=1']
 //                [--dense-filters 'shuffle,deflate=6;shuffle,deflate=1']
 //                [--dense-frames N] [--commit-every 100] [--cache-mb 64]
 //                [--path P] [--keep]
@@ -78,16 +98,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "fusefs/seek.h"
 #include "slabfs/slabfs.h"
 
 using namespace slabfs;
@@ -103,6 +127,7 @@ struct Config {
   std::string variants = "ab";
   std::string path = "/tmp/slabfs_bench_sparse.slab";
   bool keep = false;
+  uint64_t hole_rounds = 7, max_windowed_bytes = uint64_t{1} << 41;
 };
 
 [[noreturn]] void Die(const Status& s, const std::string& what) {
@@ -117,7 +142,8 @@ struct Config {
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: bench_sparse [--frames N] [--size S] [--chunk '1x1024x1024;...'] [--variant a|b|both]\n"
+               "usage: bench_sparse [--frames N] [--size S] [--chunk '1x1024x1024;...'] [--variant a|b|both|holes]\n"
+               "                    [--hole-rounds R] [--max-windowed-bytes N]\n"
                "                    [--sparse-filters 'none;shuffle,deflate=1'] [--dense-filters 'shuffle,deflate=6']\n"
                "                    [--dense-frames N] [--commit-every K] [--cache-mb M] [--path P] [--keep]\n");
   std::exit(2);
@@ -614,6 +640,204 @@ void RunVariant(const Config& cfg, char variant, int* failures) {
   std::fflush(stdout);
 }
 
+
+// ------------------------------------------------------------ holes
+
+namespace holes {
+
+using fusefs::SeekKind;
+using fusefs::SeekView;
+
+constexpr uint64_t kChunk = uint64_t{1} << 20;
+
+// One row: a call timed two ways; a way that is not run has no times.
+struct HoleRow {
+  std::string what;
+  std::function<std::optional<uint64_t>()> windowed, walk;
+  uint64_t expect = 0;
+  uint64_t hole_bytes = 0;  // the bytes a windowed seek steps through (0: not a seek over a hole)
+  std::vector<double> t_windowed, t_walk;
+};
+
+Dataset Make(Container& c, const std::string& path, const DatasetOptions& o) {
+  auto ds = c.CreateDataset(path, o);
+  if (!ds) Die(ds.error(), "create " + path);
+  return *ds;
+}
+
+void Put(Dataset& ds, uint64_t at, uint64_t n = 1) {
+  std::vector<uint8_t> v(n, 1);
+  Status s = ds.WriteElements(at, n, v.data());
+  if (!s.ok()) Die(s, "write at " + std::to_string(at));
+}
+
+SeekView ViewOf(const Dataset& ds) {
+  return SeekView{.size_bytes = ds.size_bytes(), .num_elements = ds.num_elements(), .item_size = ds.item_size()};
+}
+
+std::optional<uint64_t> SeekWindowed(SeekKind k, uint64_t off, const Dataset& ds) {
+  const fusefs::DefinedRunsFn runs = [&ds](uint64_t first, uint64_t count) { return ds.DefinedRuns(first, count); };
+  auto r = fusefs::Seek(k, off, ViewOf(ds), runs);
+  if (!r) Die(r.error(), "windowed seek");
+  return *r;
+}
+
+// SLABFS_BENCH_BASELINE: built against the tree before the walk existed
+// (to time the windowed column on the old engine), the walk column is not
+// run.
+#ifndef SLABFS_BENCH_BASELINE
+constexpr bool kHaveWalk = true;
+std::optional<uint64_t> SeekWalk(SeekKind k, uint64_t off, const Dataset& ds) {
+  const fusefs::DefinedWalkFn walk = [&ds](uint64_t first, uint64_t count, const fusefs::RunVisitor& fn) {
+    return ds.ForEachDefinedRun(first, count, fn);
+  };
+  auto r = fusefs::Seek(k, off, ViewOf(ds), walk);
+  if (!r) Die(r.error(), "seek");
+  return *r;
+}
+#else
+constexpr bool kHaveWalk = false;
+std::optional<uint64_t> SeekWalk(SeekKind, uint64_t, const Dataset&) { return std::nullopt; }
+#endif
+
+std::optional<uint64_t> CountOldWay(const Dataset& ds) {
+  auto boxes = ds.Defined(Slab::All(ds.info().shape));
+  if (!boxes) Die(boxes.error(), "defined");
+  uint64_t n = 0;
+  for (const Box& b : *boxes) n += Volume(b);
+  return n;
+}
+
+std::optional<uint64_t> Count(const Dataset& ds) {
+  auto n = ds.CountDefined();
+  if (!n) Die(n.error(), "count defined");
+  return *n;
+}
+
+std::string Times(const std::vector<double>& t) {
+  if (t.empty()) return "-";
+  const bench::Spread s = bench::SpreadOf(t);
+  char b[96];
+  std::snprintf(b, sizeof b, "%.6f/%.6f/%.6f", s.min, s.median, s.max);
+  return b;
+}
+
+void Run(const Config& cfg, int* failures) {
+  const std::string path = cfg.path + ".holes";
+  unlink(path.c_str());
+  auto c = Container::Open(path, {.create = true, .cache_bytes = cfg.cache_mb << 20});
+  if (!c) Die(c.error(), "create " + path);
+  const uint64_t huge = uint64_t{1} << 62;
+  Dataset sparse = Make(**c, "/sparse", {.dtype = DType::kU1, .shape = {huge}, .chunks = {kChunk}, .sparse = true});
+  Dataset dense = Make(**c, "/dense", {.dtype = DType::kU1, .shape = {huge}, .chunks = {kChunk}});
+  Dataset fixed = Make(**c, "/fixed", {.dtype = DType::kU1, .shape = {uint64_t{1} << 38}, .chunks = {1024}});
+  const std::vector<uint64_t> marks = {0, uint64_t{1} << 36, uint64_t{1} << 40, uint64_t{1} << 50,
+                                       uint64_t{1} << 61, huge - 1};
+  for (uint64_t at : marks) {
+    Put(sparse, at);
+    Put(dense, at);
+  }
+  Put(dense, 0, 256 * kChunk);  // 256 MiB of data from 0
+  for (uint64_t at : {uint64_t{0}, uint64_t{1} << 37, (uint64_t{1} << 38) - 1}) Put(fixed, at);
+  if (Status s = (*c)->Close(); !s.ok()) Die(s, "close");
+  c = Container::Open(path, {.read_only = true, .cache_bytes = cfg.cache_mb << 20});
+  if (!c) Die(c.error(), "open " + path);
+  sparse = *(*c)->OpenDataset("/sparse");
+  dense = *(*c)->OpenDataset("/dense");
+  fixed = *(*c)->OpenDataset("/fixed");
+
+  std::vector<HoleRow> rows;
+  auto seek = [&](std::string what, const Dataset& ds, SeekKind k, uint64_t off, uint64_t expect,
+                  uint64_t hole_bytes) {
+    HoleRow r;
+    r.what = std::move(what);
+    r.expect = expect;
+    r.hole_bytes = hole_bytes;
+    if (hole_bytes <= cfg.max_windowed_bytes) r.windowed = [&ds, k, off] { return SeekWindowed(k, off, ds); };
+    if (kHaveWalk) r.walk = [&ds, k, off] { return SeekWalk(k, off, ds); };
+    rows.push_back(std::move(r));
+  };
+  const uint64_t region = fusefs::kSeekRegionBytes;
+  for (size_t i = 1; i + 1 < marks.size(); ++i) {
+    const uint64_t from = marks[i - 1] + region;
+    seek("sparse SEEK_DATA over 2^" + std::to_string(std::countr_zero(marks[i])) + " B", sparse, SeekKind::kData,
+         from, marks[i], marks[i] - from);
+  }
+  seek("sparse SEEK_DATA to the last byte", sparse, SeekKind::kData, marks[4] + region, (huge - 1) / region * region,
+       huge - region - marks[4]);
+  seek("sparse SEEK_HOLE after data at 0", sparse, SeekKind::kHole, 0, region, 0);
+  seek("dense SEEK_HOLE after 256 MiB", dense, SeekKind::kHole, 0, 256 * kChunk, 0);
+  seek("dense SEEK_DATA over 2^36 B", dense, SeekKind::kData, 256 * kChunk, marks[1], marks[1] - 256 * kChunk);
+  auto count = [&](std::string what, const Dataset& ds, uint64_t expect) {
+    HoleRow r;
+    r.what = std::move(what);
+    r.expect = expect;
+    r.windowed = [&ds] { return CountOldWay(ds); };
+    if (kHaveWalk) r.walk = [&ds] { return Count(ds); };
+    rows.push_back(std::move(r));
+  };
+  count("sparse CountDefined", sparse, marks.size());
+  count("dense CountDefined (261 chunks)", dense, (256 + 5) * kChunk);
+  count("fixed-array CountDefined (2^28 chunks, 3 stored)", fixed, 3 * 1024);
+
+  // Interleaved rounds; round 0 warms the index and is not timed.
+  for (uint64_t round = 0; round <= cfg.hole_rounds; ++round) {
+    for (HoleRow& r : rows) {
+      for (int way = 0; way < 2; ++way) {
+        // Alternate which way goes first.
+        const bool windowed = (way == 0) == (round % 2 == 0);
+        const auto& fn = windowed ? r.windowed : r.walk;
+        if (!fn) continue;
+        const auto t0 = Clock::now();
+        const std::optional<uint64_t> got = fn();
+        const double t = Seconds(t0, Clock::now());
+        if (got != r.expect) {
+          std::fprintf(stderr, "bench_sparse: %s (%s) answered %s, expected %lu\n", r.what.c_str(),
+                       windowed ? "windowed" : "walk", got ? std::to_string(*got).c_str() : "nothing", r.expect);
+          ++*failures;
+        }
+        if (round > 0) (windowed ? r.t_windowed : r.t_walk).push_back(t);
+      }
+    }
+  }
+  // The windowed seek's rate per byte of hole, from its longest run.
+  double per_byte = 0;
+  for (const HoleRow& r : rows)
+    if (!r.t_windowed.empty() && r.hole_bytes > 0)
+      per_byte = std::max(per_byte, bench::SpreadOf(r.t_windowed).median / static_cast<double>(r.hole_bytes));
+  std::printf("\n## holes: u1 (2^62,) chunks 2^20 (b-tree, 2^42 chunks), bytes defined at 0, 2^36, 2^40, 2^50, "
+              "2^61, 2^62-1; dense: the same plus 256 MiB from 0; fixed: (2^38,) chunks 2^10; %lu rounds, seconds "
+              "min/median/max\n",
+              cfg.hole_rounds);
+  std::printf("%-50s %-36s %-36s %12s\n", "call", "windowed (before)", "walk (after)", "median ratio");
+  for (const HoleRow& r : rows) {
+    std::string before = Times(r.t_windowed), ratio = "-";
+    const double after = r.t_walk.empty() ? 0 : bench::SpreadOf(r.t_walk).median;
+    if (r.t_walk.empty()) {
+      // baseline build: the windowed column alone
+    } else if (!r.t_windowed.empty()) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.0fx", bench::SpreadOf(r.t_windowed).median / std::max(after, 1e-9));
+      ratio = b;
+    } else if (per_byte > 0) {
+      char b[64];
+      const double est = per_byte * static_cast<double>(r.hole_bytes);
+      std::snprintf(b, sizeof b, "~%.3g s (not run)", est);
+      before = b;
+      std::snprintf(b, sizeof b, "~%.2gx", est / std::max(after, 1e-9));
+      ratio = b;
+    }
+    std::printf("%-50s %-36s %-36s %12s\n", r.what.c_str(), before.c_str(), Times(r.t_walk).c_str(), ratio.c_str());
+  }
+  if (per_byte > 0)
+    std::printf("# windowed seek: %.3g s per TiB of hole (median of its longest row); '~' rows extrapolate it\n",
+                per_byte * static_cast<double>(uint64_t{1} << 40));
+  std::fflush(stdout);
+  c->reset();
+  if (!cfg.keep) unlink(path.c_str());
+}
+
+}  // namespace holes
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -633,16 +857,25 @@ int main(int argc, char** argv) {
     else if (args.Is("--cache-mb")) cfg.cache_mb = args.Number();
     else if (args.Is("--path")) cfg.path = args.Value();
     else if (args.Is("--keep")) cfg.keep = true;
+    else if (args.Is("--hole-rounds")) cfg.hole_rounds = args.Number();
+    else if (args.Is("--max-windowed-bytes")) cfg.max_windowed_bytes = args.Number();
     else args.Bad();
   }
   for (const std::string& c : bench::SplitList(chunks_text)) cfg.chunks.push_back(ParseChunk(c));
   cfg.sparse_filters = bench::SplitList(sparse_text);
   cfg.dense_filters = bench::SplitList(dense_text);
   if (variant == "a" || variant == "b") cfg.variants = variant;
+  else if (variant == "holes") cfg.variants = "h";
   else if (variant != "both") Usage();
   if (cfg.chunks.empty() || cfg.size < 10) Usage();
 
   bench::PrintMachine("bench_sparse");
+  if (cfg.variants == "h") {
+    int failures = 0;
+    holes::Run(cfg, &failures);
+    std::printf("\n# %s\n", failures == 0 ? "every answer checked" : "some answers WRONG");
+    return failures == 0 ? 0 : 3;
+  }
   std::printf("# %lu frames of %lux%lu u2 appended to (unlimited, %lu, %lu): Resize + Write per frame, a commit "
               "every %lu frames and at the end; cache %lu MiB; containers %s.*\n",
               cfg.frames, cfg.size, cfg.size, cfg.size, cfg.size, cfg.commit_every, cfg.cache_mb, cfg.path.c_str());
