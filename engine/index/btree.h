@@ -127,6 +127,10 @@ class BTreeIndex final : public ChunkIndex {
   void EvenOutChildren(Node* parent, size_t left);
   void Retire(const BlockRef& ref);
 
+  // ForEachInOrder's walk; fn(coord, rec) -> Result<bool>.
+  template <typename F>
+  Status Walk(ChunkCoord lo, ChunkCoord hi, const F& fn);
+
   Status WriteDirty(Node* n, BlockRef* slot);
   Status CollectRefs(Node* n, const uint64_t* lo, const uint64_t* hi, std::vector<BlockRef>* refs);
   std::string EncodeRootBytes() const;
