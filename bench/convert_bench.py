@@ -13,7 +13,11 @@ interleaved rounds:
     h5repack re-encoding  the same, told the layout and filters the source
                     has, so that it reads and writes the elements as slab
                     does
-    import h5       slab import new.slab src.h5
+    import h5       slab import new.slab src.h5 (chunks deflated as the
+                    container stores them are copied as stored, after a
+                    decode that checks them)
+    import h5 recompress  the same with --recompress: every chunk decoded
+                    and encoded again
     export h5       slab export imported.slab out.h5
     import zarr     slab import new.slab src.zarr
     export zarr2    slab export imported.slab out.zarr --format zarr2
@@ -131,6 +135,10 @@ def main():
                 + (["-f", "SHUF", "-f", "GZIP=1"] if pipeline != "none" else [])
                 + ["-i", h5, "-o", os.path.join(work, "out.h5")],
                 "slab import h5": lambda: [slab, "import", "-q", os.path.join(work, "new.slab"), h5],
+                # Every chunk decoded and encoded again (what slab import did
+                # before it copied chunks that share the container's encoding).
+                "slab import h5 recompress": lambda: [slab, "import", "-q", "--recompress",
+                                                      os.path.join(work, "new.slab"), h5],
                 "slab export h5": lambda: [slab, "export", "-q", imported_h5, os.path.join(work, "out.h5")],
                 "slab import zarr": lambda: [slab, "import", "-q", os.path.join(work, "new.slab"), zs],
                 "slab export zarr2": lambda: [slab, "export", "-q", imported_z,

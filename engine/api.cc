@@ -185,6 +185,9 @@ Result<size_t> Dataset::WriteBytesUpTo(uint64_t offset, size_t length, const voi
   SLABFS_RETURN_IF_ERROR_R(state_->WriteBytes(offset, length, buf, growth == Growth::kGrowRows, &written));
   return written;
 }
+Status Dataset::WriteEncodedChunk(std::span<const uint64_t> chunk, std::string_view image, uint32_t filter_mask) {
+  return state_ ? state_->WriteEncodedChunk(chunk, image, filter_mask) : NoState();
+}
 Status Dataset::Clear() { return state_ ? state_->Clear() : NoState(); }
 Status Dataset::Resize(const Dims& shape) { return state_ ? state_->Resize(shape) : NoState(); }
 Status Dataset::SetSizeBytes(uint64_t size) { return state_ ? state_->SetSizeBytes(size) : NoState(); }

@@ -79,6 +79,8 @@ class DatasetState {
                            const Dataset::WalkCheck& check);
   Result<uint64_t> CountDefined(const Dataset::WalkCheck& check = {});
   Status Erase(const Slab& sel);
+  // See Dataset::WriteEncodedChunk (engine/encoded_chunk.cc).
+  Status WriteEncodedChunk(ChunkCoord coords, std::string_view image, uint32_t filter_mask);
   // The first write lost since the last call (see Dataset::TakeLostWrites).
   Status TakeLostWrites();
   // Gives the dataset the layout of `rec` holding the same byte image (see

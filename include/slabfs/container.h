@@ -119,6 +119,18 @@ class Dataset {
   Result<size_t> WriteBytesUpTo(uint64_t offset, size_t length, const void* buf,
                                 Growth growth = Growth::kNone);
 
+  // Stores the chunk at grid coordinates `chunk` (a whole chunk inside the
+  // shape) from `image`, the chunk already encoded by this dataset's
+  // filter pipeline with the filters whose bits are set in `filter_mask`
+  // skipped (HDF5's H5Dread_chunk gives such images for a shuffle/deflate
+  // source). The image is decoded once to check it (Corruption if it does
+  // not decode to exactly the chunk) and then stored as it is, without
+  // compressing again. NotSupported for a dataset without filters or a
+  // sparse one; InvalidArgument for an edge chunk, a mask that names
+  // filters the pipeline lacks, or an image larger than the pipeline would
+  // store (give such chunks decoded, through Write).
+  Status WriteEncodedChunk(std::span<const uint64_t> chunk, std::string_view image, uint32_t filter_mask);
+
   // Resets every element to the fill value and frees all chunks.
   Status Clear();
 

@@ -32,6 +32,10 @@ struct TreeImportOptions {
   std::string from = "/";  // --path: the group or dataset of the source to copy
   std::string into = "/";  // --into: the container group that receives it
   bool strict = false;     // refuse, instead of skipping, what slabfs cannot hold
+  // Decode and encode every chunk, even where the source's chunks are
+  // encoded as the container's are (HDF5 shuffle/deflate: by default those
+  // are copied as stored, after a decode that checks them).
+  bool recompress = false;
   bool quiet = false;
 };
 

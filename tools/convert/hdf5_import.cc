@@ -78,6 +78,10 @@ struct Step {
   // here, so they are not copied (false when _FillValue overrides the
   // source's fill value).
   bool skip_unallocated = false;
+  // The source's chunks are encoded as the container's are (its filters
+  // are deflate, or shuffle then deflate, its elements little-endian):
+  // whole chunks are copied as stored (Dataset::WriteEncodedChunk).
+  bool copy_encoded = false;
 };
 
 class Importer {
@@ -382,6 +386,16 @@ class Importer {
       }
     }
     SLABFS_RETURN_IF_ERROR(PlanFill(d, dcpl.get(), dtype, src, &step));
+    if (step.chunked && (opt.filters.starts_with("deflate=") || opt.filters.starts_with("shuffle,deflate=")) &&
+        opt.filters.find(',', opt.filters.find("deflate=")) == std::string::npos) {
+      // Byte for byte what the pipeline makes only from little-endian
+      // elements of the same size (a big-endian source is converted).
+      H5Handle ftype(H5Dget_type(d));
+      const H5T_order_t order = ftype.valid() ? H5Tget_order(ftype.get()) : H5T_ORDER_ERROR;
+      step.copy_encoded = ftype.valid() && H5Tget_size(ftype.get()) == item &&
+                          (order == H5T_ORDER_LE || (item == 1 && order == H5T_ORDER_NONE));
+      H5Eclear2(H5E_DEFAULT);
+    }
 
     const bool is_scale = namer_->IsScale(d);
     SLABFS_ASSIGN_OR_RETURN(step.attrs, PlanAttributes(d, src, is_scale));
@@ -504,6 +518,7 @@ class Importer {
       return progress_.Advance(item, 1);
     }
     if (info.num_elements == 0) return Status::OK();
+    if (s.copy_encoded && s.skip_unallocated && !o_.recompress) return CopyEncoded(s, d.get(), ds, info);
     const size_t rank = info.shape.size();
     BlockWalk walk(info.shape, info.chunks, item, kTransferBlockBytes);
 
@@ -606,6 +621,83 @@ class Importer {
       }
       SLABFS_RETURN_IF_ERROR(
           progress_.Advance(buf.size(), which == Which::kAll ? b.chunks : parts.size()));
+    }
+    return Status::OK();
+  }
+
+  // The chunks of a source whose encoding the container shares: each
+  // allocated whole chunk is read as stored (H5Dread_chunk) and stored as
+  // it is after one decode that checks it; edge chunks (stored trimmed in
+  // the container) and chunks the engine does not take are read through
+  // libhdf5 and written. Unallocated chunks stay unallocated.
+  Status CopyEncoded(const Step& s, hid_t d, Dataset& ds, const DatasetInfo& info) {
+    const size_t rank = info.shape.size();
+    const size_t item = ItemSize(info.dtype);
+    const hid_t memtype = Hdf5TypeOf(info.dtype);
+    Dims grid(rank);
+    uint64_t chunk_elements = 1;
+    for (size_t k = 0; k < rank; ++k) {
+      grid[k] = info.shape[k] / info.chunks[k] + (info.shape[k] % info.chunks[k] != 0 ? 1 : 0);
+      chunk_elements *= info.chunks[k];
+    }
+    const size_t chunk_bytes = static_cast<size_t>(chunk_elements) * item;
+    std::vector<hsize_t> offset(rank), count(rank);
+    std::vector<char> raw, decoded;
+    Dims coords(rank, 0), start(rank), box(rank);
+    SLABFS_ASSIGN_OR_RETURN(H5Handle fspace, Checked(H5Dget_space(d), Code::kCorruption, s.src));
+    for (bool more = true; more;) {
+      bool whole = true;
+      for (size_t k = 0; k < rank; ++k) {
+        start[k] = coords[k] * info.chunks[k];
+        box[k] = std::min(info.chunks[k], info.shape[k] - start[k]);
+        whole &= box[k] == info.chunks[k];
+        offset[k] = start[k];
+        count[k] = box[k];
+      }
+      unsigned mask = 0;
+      haddr_t addr = HADDR_UNDEF;
+      hsize_t stored = 0;
+      if (H5Dget_chunk_info_by_coord(d, offset.data(), &mask, &addr, &stored) < 0) {
+        return Hdf5Error(Code::kCorruption, fmt::format("{}: finding its chunks", s.src));
+      }
+      if (addr != HADDR_UNDEF && stored > 0) {
+        Status copied = Status::NotSupported("");
+        if (whole && stored <= chunk_bytes + chunk_bytes / 2 + 4096) {
+          raw.resize(stored);
+          uint32_t filters = 0;
+          if (H5Dread_chunk(d, H5P_DEFAULT, offset.data(), &filters, raw.data()) < 0) {
+            return Hdf5Error(Code::kCorruption, fmt::format("{}: reading a chunk as stored", s.src));
+          }
+          copied = ds.WriteEncodedChunk(coords, std::string_view(raw.data(), raw.size()), filters);
+          if (copied.code() == Code::kCorruption) return AddContext(copied, s.dest);
+          if (!copied.ok() && copied.code() != Code::kInvalidArgument && copied.code() != Code::kNotSupported) {
+            return AddContext(copied, s.dest);
+          }
+        }
+        if (!copied.ok()) {
+          // Through libhdf5: decoded there, encoded again here.
+          decoded.resize(static_cast<size_t>(chunk_elements) * item);
+          SLABFS_RETURN_IF_ERROR(Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, offset.data(),
+                                                             nullptr, count.data(), nullptr),
+                                         Code::kCorruption, s.src));
+          SLABFS_ASSIGN_OR_RETURN(H5Handle mspace,
+                                  Checked(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr),
+                                          Code::kIOError, s.src));
+          SLABFS_RETURN_IF_ERROR(Checked(H5Dread(d, memtype, mspace.get(), fspace.get(), H5P_DEFAULT,
+                                                 decoded.data()),
+                                         Code::kCorruption, fmt::format("{}: reading", s.src)));
+          SLABFS_RETURN_IF_ERROR(AddContext(ds.Write(Slab::Box(start, box), decoded.data()), s.dest));
+        }
+        SLABFS_RETURN_IF_ERROR(progress_.Advance(chunk_bytes, 1));
+      }
+      more = false;
+      for (size_t k = rank; k-- > 0;) {
+        if (++coords[k] < grid[k]) {
+          more = true;
+          break;
+        }
+        coords[k] = 0;
+      }
     }
     return Status::OK();
   }

@@ -459,10 +459,31 @@ class ZarrImporter {
     const uint64_t limit = expected + expected / 2 + (1u << 20);
     std::string stored, raw, moved;
     Dims start(rank), count(rank), zero(rank, 0);
+    // A zlib stream alone is what the container's deflate stores: whole
+    // chunks are copied as stored (Dataset::WriteEncodedChunk checks them
+    // with one decode) instead of being compressed again.
+    const bool copy_encoded = !o_.recompress && !a.big_endian && a.transpose.empty() && !a.scalar &&
+                              a.codecs.size() == 1 && a.codecs[0].kind == ZarrCodec::Kind::kZlib &&
+                              o.filters == fmt::format("deflate={}", a.codecs[0].level);
     for (const Dims& c : item.chunks) {
       const std::string key = ChunkKey(a, c);
       const std::string path = (item.dir / key).string();
       SLABFS_RETURN_IF_ERROR(ReadChunkFile(path, limit, &stored));
+      if (copy_encoded) {
+        bool inside = true;
+        for (size_t d = 0; d < rank; ++d) inside &= (c[d] + 1) * a.chunks[d] <= a.shape[d];
+        if (inside) {
+          Status copied = ds->WriteEncodedChunk(c, stored, 0);
+          if (copied.ok()) {
+            SLABFS_RETURN_IF_ERROR(progress_.Advance(expected, 1));
+            continue;
+          }
+          if (copied.code() == Code::kCorruption) return Status::Corruption(fmt::format("{}: {}", path, copied.message()));
+          if (copied.code() != Code::kInvalidArgument && copied.code() != Code::kNotSupported) {
+            return AddContext(copied, item.dest);
+          }
+        }
+      }
       SLABFS_RETURN_IF_ERROR(DecodeChunk(a.codecs, stored, expected, path, &raw));
       if (a.big_endian) SwapBytes(raw.data(), raw.size(), item_size);
       const char* data = raw.data();
