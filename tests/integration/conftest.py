@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import subprocess
+import tempfile
 
 import pytest
 
@@ -77,3 +78,16 @@ def slab_bin():
 @pytest.fixture
 def slabfs_bin():
     return bin_path("slabfs")
+
+
+@pytest.fixture
+def small_fs():
+    """A 24 MiB tmpfs (a disk that fills up), always unmounted at the end."""
+    d = tempfile.mkdtemp(prefix="slabfs-smallfs-")
+    cp = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24M", "tmpfs", d], capture_output=True, text=True)
+    assert cp.returncode == 0, f"mount tmpfs: {cp.stderr}"
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", d], capture_output=True)
+        os.rmdir(d)

@@ -8,7 +8,6 @@ import os
 import struct
 import subprocess
 import tarfile
-import tempfile
 import time
 
 import numpy as np
@@ -78,19 +77,6 @@ def test_a_write_starting_at_the_end_of_a_fixed_dataset_changes_nothing(tmp_path
 
 
 # --------------------------------------- 2. a write refused for a full disk
-
-@pytest.fixture
-def small_fs():
-    """A 24 MiB tmpfs, always unmounted at the end."""
-    d = tempfile.mkdtemp(prefix="slabfs-edges-")
-    cp = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24M", "tmpfs", d], capture_output=True, text=True)
-    assert cp.returncode == 0, f"mount tmpfs: {cp.stderr}"
-    try:
-        yield d
-    finally:
-        subprocess.run(["umount", "-l", d], capture_output=True)
-        os.rmdir(d)
-
 
 def daemon_bytes(path, size):
     """The bytes as the daemon holds them, read with O_DIRECT (no page cache)."""

@@ -19,19 +19,6 @@ from mounting import export, mounter  # noqa: F401
 MiB = 1 << 20
 
 
-@pytest.fixture
-def small_fs():
-    """A 24 MiB tmpfs, always unmounted at the end."""
-    d = tempfile.mkdtemp(prefix="slabfs-fulldisk-")
-    cp = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24M", "tmpfs", d], capture_output=True, text=True)
-    assert cp.returncode == 0, f"mount tmpfs: {cp.stderr}"
-    try:
-        yield d
-    finally:
-        subprocess.run(["umount", "-l", d], capture_output=True)
-        os.rmdir(d)
-
-
 def append_until_enospc(path, block_size, most, seed, pause_after=None):
     """Appends blocks of noise to path until a write fails, which must be
     with ENOSPC; then fsync and close must succeed. Returns the bytes the
