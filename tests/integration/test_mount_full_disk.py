@@ -6,7 +6,6 @@ once space is freed writing works again. The engine's side of the same is
 tests/engine/full_disk_test.cc."""
 import errno
 import os
-import subprocess
 import tempfile
 import time
 
