@@ -5,7 +5,6 @@ them; edge chunks, big-endian sources, fletcher32, incompressible chunks
 that libhdf5 stored larger than raw, and --recompress take the decoding
 path. Either way the data read back equals the source's, and a damaged
 source chunk is an error, never stored."""
-import json
 
 import h5py
 import numpy as np
