@@ -2,9 +2,10 @@
 (chunks of 1 MiB: 2^42 chunks, a b-tree index) holding a few bytes far
 apart. lseek SEEK_DATA/SEEK_HOLE walked over the whole file finds exactly
 the 4 KiB regions of those bytes, user.slab.defined counts them, and
-`slab defined` and `slab info` list them; each call has a generous timeout
-(run in a child process that is killed past it), where walking the empty
-chunk grid took 0.7 s per TiB, a month for 2^62 bytes. A long walk is
+`slab defined` and `slab info` list them, and a punch over all but the
+last byte leaves only that byte; each call has a generous timeout (run in
+a child process that is killed past it), where walking the empty chunk grid
+took 0.07-0.7 s per TiB, days to a month for 2^62 bytes. A long walk is
 interruptible: a SEEK_HOLE through tens of thousands of stored chunks,
 pestered by a timer signal, ends with EINTR instead of finishing first."""
 import json
@@ -107,6 +108,28 @@ def test_seek_walks_a_2_to_62_byte_sparse_file_in_a_few_calls(container, mounter
     assert [b["start"][0] for b in d["boxes"]] == offsets
     info = json.loads(slab("info", "--json", c, "/dense", timeout=TIMEOUT).stdout)
     assert info["defined_elements"] == len(offsets) * chunk
+
+    # Punching a hole over all of it but the last byte erases the stored
+    # chunks in it, not the 2^42 chunks of the grid. (The dense dataset
+    # keeps its last chunk stored, the rest of it set to the fill value.)
+    for name, last in (("huge", REGION), ("dense", chunk)):
+        p = mpath(m, "/" + name)
+        subprocess.run([sys.executable, "-c", PUNCH, p, str(HUGE - 1)], check=True, timeout=TIMEOUT)
+        got, _ = walk_regions(p)
+        assert got["regions"] == [[HUGE - last, HUGE]], name
+    assert int(os.getxattr(mpath(m, "/huge"), "user.slab.defined")) == 1
+
+
+PUNCH = textwrap.dedent("""
+    import ctypes, os, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    fd = os.open(sys.argv[1], os.O_RDWR)
+    # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+    if libc.fallocate(fd, 0x02 | 0x01, 0, int(sys.argv[2])) != 0:
+        raise OSError(ctypes.get_errno(), "fallocate")
+    os.fsync(fd)
+""")
 
 
 # A child that calls lseek(SEEK_HOLE) with a timer signal every 2 ms (a
