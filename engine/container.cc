@@ -387,8 +387,15 @@ Result<DatasetRecord> MakeDatasetRecord(const DatasetOptions& o) {
   SLABFS_ASSIGN_OR_RETURN(rec.filters, FilterPipeline::Parse(o.filters));
   if (!rec.filters.empty()) rec.flags |= kDatasetFlagFiltered;
   if (o.sparse) rec.flags |= kDatasetFlagSparse;
-  SLABFS_ASSIGN_OR_RETURN(rec.index, ChooseIndexKind(o.index, GeometryOf(rec), o.compact_limit));
   if (o.length_resizable.value_or(rec.max_shape[0] != rec.shape[0])) rec.flags |= kDatasetFlagLengthResizable;
+  // Dense chunks of a dataset whose length can change store only what lies
+  // inside it (a new file's 6 bytes take 6 bytes, not a 1 MiB chunk).
+  // Filtered chunks already shrink by their filters and sparse ones keep
+  // only what is defined.
+  if (rec.filters.empty() && !o.sparse &&
+      ((rec.flags & kDatasetFlagLengthResizable) || rec.max_shape[0] != rec.shape[0]))
+    rec.flags |= kDatasetFlagTrimmedEdge;
+  SLABFS_ASSIGN_OR_RETURN(rec.index, ChooseIndexKind(o.index, GeometryOf(rec), o.compact_limit));
   return rec;
 }
 
@@ -586,7 +593,8 @@ Status ContainerImpl::WriteNodesLocked(Node* n) {
   rec.attrs = n->attrs;
   for (const auto& [name, c] : n->children) rec.children.push_back({name, c->kind, c->id, c->block});
   if (n->ds) rec.dataset = n->ds->Record();
-  SLABFS_ASSIGN_OR_RETURN(BlockRef ref, store_.Write(BlockTypeOf(n->kind), EncodeObject(rec)));
+  SLABFS_ASSIGN_OR_RETURN(BlockRef ref,
+                          store_.Write(BlockTypeOf(n->kind), EncodeObject(rec), ObjectBlockVersion(rec)));
   store_.Free(n->block);
   n->block = ref;
   n->dirty = false;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "engine/chunk/trimmed_edge.h"
 #include "engine/container_impl.h"
 #include "engine/index/dataset_geometry.h"
 #include "engine/selection/boxes.h"
@@ -71,6 +72,14 @@ Status RunStriped(size_t width, const std::function<Status(size_t, size_t)>& str
   for (auto& r : results)
     if (!r.ok()) return r;
   return Status::OK();
+}
+
+// Whether every run of the cursor ends within the first `elements` of the
+// chunk (a trimmed chunk's stored part).
+bool RunsEndWithin(const ChunkCursor& cur, uint64_t elements) {
+  bool within = true;
+  cur.ForEachRun([&](uint64_t co, uint64_t /*mo*/, uint64_t n) { within = within && co + n <= elements; });
+  return within;
 }
 
 // Sets bits [start, start + n) of the mask; returns how many were clear.
@@ -253,8 +262,17 @@ Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t li
   }
   const uint64_t file_bytes = FileBytesOf(c, rec);
   SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, file_bytes, linear));
-  Status s = format_->Load(ChunkIo{c_->file(), &c_->cache()}, rec.addr, file_bytes, rec.filter_mask, mem, elements);
+  // A trimmed chunk holds the leading elements of the chunk; the rest are
+  // the fill value (engine/chunk/trimmed_edge.h).
+  uint64_t stored = elements;
+  if (TrimsEdge(meta_)) {
+    Status s = CheckTrimmedChunk(meta_, c, file_bytes, rec.filter_mask);
+    if (!s.ok()) return Corrupt(s.WithContext(ChunkWhat(c)));
+    stored = file_bytes / item_size_;
+  }
+  Status s = format_->Load(ChunkIo{c_->file(), &c_->cache()}, rec.addr, file_bytes, rec.filter_mask, mem, stored);
   if (!s.ok()) return Corrupt(s.WithContext(ChunkWhat(c)));
+  if (stored < elements) format_->MemFill(mem + stored * item_size_, elements - stored);
   return Status::OK();
 }
 
@@ -331,9 +349,16 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
       // A dense chunk that partial reads come back to, or read across most
       // of it, is loaded whole into the cache, like a filtered one, and
       // later reads of it are served from memory; a streaming pass goes
-      // straight from the file.
-      if (format_->direct_io() && (cur.covers_chunk() || !CachePartialRead(cache, key, cur))) {
-        const uint64_t bytes = FileBytesOf(cur.coords(), rec);
+      // straight from the file. So is a read that reaches past what a
+      // trimmed chunk stores (the dataset grew since it was written).
+      bool direct = format_->direct_io() && (cur.covers_chunk() || !CachePartialRead(cache, key, cur));
+      const uint64_t bytes = FileBytesOf(cur.coords(), rec);
+      if (direct && TrimsEdge(meta_) && bytes != elements * isz) {
+        Status s = CheckTrimmedChunk(meta_, cur.coords(), bytes, rec.filter_mask);
+        if (!s.ok()) return Corrupt(s.WithContext(ChunkWhat(cur.coords())));
+        direct = RunsEndWithin(cur, bytes / isz);
+      }
+      if (direct) {
         SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, bytes, cur.linear()));
         // A dense chunk is read straight from the file into the caller's
         // buffer, whole or in part: the operating system's page cache
@@ -395,7 +420,7 @@ Status DatasetState::SettleChunk(ChunkCoord coords, const ChunkRecord& rec, uint
                                  uint32_t filter_mask) {
   ChunkRecord next{0};
   next.addr = dest;
-  if (format_->variable_size()) {
+  if (index_->geometry().filtered) {  // records that hold sizes (filtered, sparse, trimmed)
     next.size = static_cast<uint32_t>(bytes);
     next.filter_mask = filter_mask;
   }
@@ -509,7 +534,10 @@ Status DatasetState::StoreImage(ChunkCache::Entry* e, const FileImage& img) {
     c_->cache().MarkClean(e);
     return Status::OK();
   }
-  SLABFS_RETURN_IF_ERROR(StoreChunkImage(c, rec, img));
+  FileImage stored = img;
+  // Only the steps of the first dimension inside the dataset are stored.
+  if (TrimsEdge(meta_)) stored.bytes = img.bytes.substr(0, TrimmedChunkBytes(meta_, c, meta_.shape[0]));
+  SLABFS_RETURN_IF_ERROR(StoreChunkImage(c, rec, stored));
   if (format_->tracks_defined()) {
     defined_ += img.defined - before;
     header_dirty_ = true;

@@ -1,9 +1,11 @@
 // Dataset resize: a new shape (Dataset::Resize, the byte view's truncate),
-// with the chunks past the new end freed or trimmed to the fill value.
+// with the chunks past the new end freed, and those it cuts given the fill
+// value past it (or, where edge chunks are trimmed, stored shorter).
 #include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 
+#include "engine/chunk/trimmed_edge.h"
 #include "engine/container_impl.h"
 
 namespace slabfs::engine {
@@ -98,6 +100,10 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
   for (const auto& [coords, rec] : cut) {
     const ChunkCoord c(coords);
     SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(c, rec), LinearInGrid(c)));
+    if (TrimsEdge(meta_)) {
+      Status s = CheckTrimmedChunk(meta_, c, FileBytesOf(c, rec), rec.filter_mask);
+      if (!s.ok()) return Corrupt(s.WithContext(ChunkWhat(c)));
+    }
     if (!format_->direct_io()) {
       std::unique_ptr<char[]> probe = c_->cache().TakeBuffer(format_->MemBytes(BytesOfChunk(c) / item_size_));
       SLABFS_RETURN_IF_ERROR(LoadChunk(c, rec, LinearInGrid(c), BytesOfChunk(c) / item_size_, probe.get()));
@@ -147,7 +153,10 @@ Status DatasetState::FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, cons
     if (d == static_cast<size_t>(-1)) break;
   }
   std::string scratch;
-  const FileImage img = format_->MemToFile(data.get(), bytes / isz, &scratch);
+  FileImage img = format_->MemToFile(data.get(), bytes / isz, &scratch);
+  // A trimmed chunk keeps only the steps of the first dimension inside the
+  // new shape (engine/chunk/trimmed_edge.h).
+  if (TrimsEdge(meta_)) img.bytes = img.bytes.substr(0, TrimmedChunkBytes(meta_, coords, shape[0]));
   uint64_t before = 0;
   if (format_->tracks_defined()) {
     SLABFS_ASSIGN_OR_RETURN(before, StoredDefinedOf(coords, rec));

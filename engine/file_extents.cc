@@ -58,11 +58,17 @@ Result<bool> DatasetState::WithFileExtents(uint64_t offset, size_t length, size_
       if (cache.HoldsChanges(CacheKey{cache_id_, cur.linear()})) return false;
       SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(cur.coords()));
       if (!rec.allocated()) return false;
-      SLABFS_RETURN_IF_ERROR_R(CheckExtent(rec.addr, FileBytesOf(cur.coords(), rec), cur.linear()));
+      const uint64_t stored = FileBytesOf(cur.coords(), rec);
+      SLABFS_RETURN_IF_ERROR_R(CheckExtent(rec.addr, stored, cur.linear()));
       const uint64_t base = b.offset * isz;
+      // A trimmed chunk (engine/chunk/trimmed_edge.h) holds only its first
+      // `stored` bytes; the rest of it reads as the fill value.
+      bool inside = true;
       cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
+        inside = inside && (co + n) * isz <= stored;
         pieces.push_back(Piece{base + mo * isz, rec.addr + co * isz, n * isz});
       });
+      if (!inside) return false;
     }
   }
   std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.view < b.view; });

@@ -176,8 +176,9 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
     if (before && before->block == ref) return CopySubtree(*before, parent, std::move(name), t);
   }
   std::string what = "object " + std::to_string(expect_id);
-  SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(ref, BlockTypeOf(kind), what));
-  SLABFS_ASSIGN_OR_RETURN(ObjectRecord rec, DecodeObject(payload, BlockTypeOf(kind), t->sb.file_end));
+  uint8_t version = 1;
+  SLABFS_ASSIGN_OR_RETURN(std::string payload, store_.Read(ref, BlockTypeOf(kind), what, &version));
+  SLABFS_ASSIGN_OR_RETURN(ObjectRecord rec, DecodeObject(payload, BlockTypeOf(kind), t->sb.file_end, version));
   if (rec.id != expect_id) return Status::Corruption(what + ": block holds object " + std::to_string(rec.id));
   if (rec.id >= t->sb.next_object_id) return Status::Corruption(what + ": id beyond the superblock's next id");
   if (t->nodes.count(rec.id)) return Status::Corruption(what + " appears twice in the tree");

@@ -21,12 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 0: (void)DecodeSuperblock(in); break;
     case 1: (void)DecodeBlock(in, BlockType::kGroup, "fuzz"); break;
     case 2: (void)DecodeObject(in, BlockType::kGroup, kFileEnd); break;
-    case 3: (void)DecodeObject(in, BlockType::kDataset, kFileEnd); break;
+    case 3: (void)DecodeObject(in, BlockType::kDataset, kFileEnd, 2); break;
     case 4: (void)DecodeFreeList(in, kFileEnd); break;
     case 5: {
       // A block and then the object inside it, as a reader does.
-      auto payload = DecodeBlock(in, BlockType::kDataset, "fuzz");
-      if (payload) (void)DecodeObject(*payload, BlockType::kDataset, in.size());
+      uint8_t version = 1;
+      auto payload = DecodeBlock(in, BlockType::kDataset, "fuzz", &version);
+      if (payload) (void)DecodeObject(*payload, BlockType::kDataset, in.size(), version);
       break;
     }
   }

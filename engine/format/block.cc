@@ -21,7 +21,9 @@ std::string_view BlockTypeName(BlockType t) {
   return "unknown";
 }
 
-uint8_t MaxBlockVersion(BlockType type) { return type == BlockType::kFreeList ? 2 : 1; }
+uint8_t MaxBlockVersion(BlockType type) {
+  return type == BlockType::kFreeList || type == BlockType::kDataset ? 2 : 1;
+}
 
 std::string EncodeBlock(BlockType type, std::string_view payload, uint8_t version) {
   std::string s;

@@ -55,6 +55,10 @@ Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shap
   return Status::OK();
 }
 
+uint8_t ObjectBlockVersion(const ObjectRecord& o) {
+  return o.kind == ObjectKind::kDataset && (o.dataset.flags & kDatasetFlagTrimmedEdge) ? 2 : 1;
+}
+
 std::string EncodeObject(const ObjectRecord& o) {
   std::string s;
   PutU64(&s, o.id);
@@ -99,7 +103,8 @@ std::string EncodeObject(const ObjectRecord& o) {
   return s;
 }
 
-Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end) {
+Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end,
+                                  uint8_t version) {
   ObjectRecord o;
   o.kind = type == BlockType::kGroup ? ObjectKind::kGroup : ObjectKind::kDataset;
   Reader r(payload);
@@ -160,6 +165,12 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
     if (index < 1 || index > 5) return Err(Bad(o.id, "bad index kind"));
     d.index = static_cast<IndexKind>(index);
     if ((d.flags & ~kDatasetKnownFlags) != 0) return Err(Bad(o.id, "unknown dataset flags"));
+    if (d.flags & kDatasetFlagTrimmedEdge) {
+      // Version 1 blocks predate the flag; trimming is for dense chunks only.
+      if (version < 2) return Err(Bad(o.id, "unknown dataset flags"));
+      if (d.flags & (kDatasetFlagFiltered | kDatasetFlagSparse))
+        return Err(Bad(o.id, "trimmed edge chunks on a filtered or sparse dataset"));
+    }
     for (Dims* v : {&d.shape, &d.max_shape, &d.chunks}) {
       v->resize(rank);
       for (auto& x : *v)

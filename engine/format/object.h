@@ -38,7 +38,15 @@ constexpr uint8_t kDatasetFlagFiltered = 2;
 // Sparse: chunks keep a set of defined elements (sparse_chunk.h); the
 // defined count follows the filter list, and chunk records are 16 bytes.
 constexpr uint8_t kDatasetFlagSparse = 4;
-constexpr uint8_t kDatasetKnownFlags = kDatasetFlagLengthResizable | kDatasetFlagFiltered | kDatasetFlagSparse;
+// Trimmed edge (dataset block version 2): a dense, unfiltered chunk stores
+// only its leading steps of the first dimension that lay inside the shape
+// when it was written (engine/chunk/trimmed_edge.h); the rest reads as the
+// fill value, and chunk records are 16 bytes (address, stored size, a zero
+// mask). Set at creation on dense datasets whose first dimension can grow,
+// such as the mount's new files.
+constexpr uint8_t kDatasetFlagTrimmedEdge = 8;
+constexpr uint8_t kDatasetKnownFlags =
+    kDatasetFlagLengthResizable | kDatasetFlagFiltered | kDatasetFlagSparse | kDatasetFlagTrimmedEdge;
 
 struct DatasetRecord {
   DType dtype = DType::kU1;
@@ -62,11 +70,18 @@ struct ObjectRecord {
 };
 
 BlockType BlockTypeOf(ObjectKind k);
+// The block version an object is written with: 2 for a dataset with
+// kDatasetFlagTrimmedEdge (the flag is new in version 2, so a build that
+// knows only version 1 refuses the block instead of misreading its chunks),
+// 1 for everything else, which every build reads.
+uint8_t ObjectBlockVersion(const ObjectRecord& o);
 std::string EncodeObject(const ObjectRecord& o);
-// Decodes and validates a payload of a block of the given type. Every
-// number is checked: names, dtypes, ranks, shapes, chunk sizes, the fill
-// value's length, child references against file_end. Corruption otherwise.
-Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end);
+// Decodes and validates a payload of a block of the given type and
+// version. Every number is checked: names, dtypes, ranks, shapes, chunk
+// sizes, the fill value's length, child references against file_end, flags
+// that the version knows and that go together. Corruption otherwise.
+Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end,
+                                  uint8_t version = 1);
 
 // Validation shared with dataset creation: InvalidArgument (for callers) is
 // returned; decoders turn it into Corruption.

@@ -15,6 +15,7 @@
 
 #include "engine/cache/chunk_cache.h"
 #include "engine/chunk/chunk_format.h"
+#include "engine/chunk/trimmed_edge.h"
 #include "engine/format/block.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
@@ -211,12 +212,13 @@ void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_i
   extents_.Claim(ref.addr, ref.len, where + " object block");
   ++report_.stats.object_blocks;
   report_.stats.object_bytes += ref.len;
-  auto payload = store_.Read(ref, BlockTypeOf(kind), "object block");
+  uint8_t version = 1;
+  auto payload = store_.Read(ref, BlockTypeOf(kind), "object block", &version);
   if (!payload) {
     Damage(where, payload.error().message(), ref.addr, ref.len);
     return;
   }
-  auto rec = DecodeObject(*payload, BlockTypeOf(kind), sb_.file_end);
+  auto rec = DecodeObject(*payload, BlockTypeOf(kind), sb_.file_end, version);
   if (!rec) {
     Damage(where, rec.error().message(), ref.addr, ref.len);
     return;
@@ -248,9 +250,10 @@ void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_i
 
 void Checker::CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, ChunkCoord c,
                          const ChunkRecord& rec, uint64_t* defined) {
-  const bool variable = format.variable_size();
+  // Records of filtered, sparse and trimmed chunks hold the stored size.
+  const bool sized = format.variable_size() || TrimsEdge(d.rec);
   const uint64_t raw_bytes = StoredChunkBytes(d.rec, c);
-  const uint64_t file_bytes = variable ? rec.size : raw_bytes;
+  const uint64_t file_bytes = sized ? rec.size : raw_bytes;
   const std::string where = d.path + " chunk " + CoordsText(c);
   ++report_.stats.chunks;
   report_.stats.chunk_bytes += file_bytes;
@@ -260,7 +263,16 @@ void Checker::CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, Chu
     return;
   }
   extents_.Claim(rec.addr, file_bytes, d.path + " chunk");
-  const uint64_t n = raw_bytes / format.item_size();
+  uint64_t n = raw_bytes / format.item_size();
+  if (TrimsEdge(d.rec)) {
+    // A trimmed chunk holds its leading elements, a whole number of steps
+    // of the first dimension.
+    if (Status s = CheckTrimmedChunk(d.rec, c, file_bytes, rec.filter_mask); !s.ok()) {
+      Damage(where, s.message(), rec.addr, file_bytes);
+      return;
+    }
+    n = file_bytes / format.item_size();
+  }
   ChunkIo io{file_.get(), &cache_};
   if (format.tracks_defined()) {
     auto k = format.StoredDefined(io, rec.addr, file_bytes, n);
@@ -313,7 +325,7 @@ void Checker::CheckDataset(const DatasetToCheck& d) {
   uint64_t chunks = 0, stored = 0, defined = 0;
   Status s = (*index)->ForEach([&](ChunkCoord c, const ChunkRecord& r) {
     ++chunks;
-    stored += format->variable_size() ? r.size : StoredChunkBytes(rec, c);
+    stored += format->variable_size() || TrimsEdge(rec) ? r.size : StoredChunkBytes(rec, c);
     CheckChunk(d, *format, c, r, &defined);
     return stopped_ ? Status::IOError("stopped") : Status::OK();
   });

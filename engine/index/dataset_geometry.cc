@@ -13,11 +13,18 @@ IndexGeometry GeometryOf(const DatasetRecord& d) {
   g.max_grid.resize(d.shape.size());
   for (size_t i = 0; i < d.shape.size(); ++i)
     g.max_grid[i] = d.max_shape[i] == kUnlimited ? kUnlimited : CeilDiv(d.max_shape[i], d.chunks[i]);
-  // Filtered and sparse chunks vary in size: records hold size and mask.
-  g.filtered = (d.flags & (kDatasetFlagFiltered | kDatasetFlagSparse)) != 0;
+  // Filtered, sparse and trimmed chunks vary in size: records hold size
+  // and mask.
+  g.filtered = (d.flags & (kDatasetFlagFiltered | kDatasetFlagSparse | kDatasetFlagTrimmedEdge)) != 0;
   // A filtered chunk is stored as it is (plus a checksum) when filtering
-  // does not make it smaller, so no record may claim more.
+  // does not make it smaller, so no record may claim more; a trimmed one
+  // is at most a whole chunk.
   g.max_chunk_bytes = kMaxChunkBytes + kMaxFilterOverhead;
+  if (d.flags & kDatasetFlagTrimmedEdge) {  // never with filters (DecodeObject)
+    uint64_t chunk = ItemSize(d.dtype);
+    for (uint64_t c : d.chunks) chunk *= c;  // at most 1 GiB: checked with the shape
+    g.max_chunk_bytes = chunk;
+  }
   return g;
 }
 

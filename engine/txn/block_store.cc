@@ -14,8 +14,8 @@ Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::s
   return std::string(payload);
 }
 
-Result<BlockRef> BlockStore::Write(BlockType type, std::string_view payload) {
-  std::string image = EncodeBlock(type, payload);
+Result<BlockRef> BlockStore::Write(BlockType type, std::string_view payload, uint8_t version) {
+  std::string image = EncodeBlock(type, payload, version);
   if (image.size() > kMaxBlockBytes)
     return Err(Status::NotSupported(std::string(BlockTypeName(type)) + " block would exceed " +
                                     std::to_string(kMaxBlockBytes >> 20) + " MiB"));

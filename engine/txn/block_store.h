@@ -22,7 +22,7 @@ class BlockStore {
   // the block's version).
   Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what,
                            uint8_t* version = nullptr);
-  Result<BlockRef> Write(BlockType type, std::string_view payload);
+  Result<BlockRef> Write(BlockType type, std::string_view payload, uint8_t version = 1);
   void Free(const BlockRef& ref);
 
   File* file() const { return file_; }

@@ -227,6 +227,38 @@ TEST(ObjectTest, RoundTripsFilterListsAndTheDefinedCount) {
   EXPECT_CODE(DecodeObject(payload, BlockType::kDataset, 1 << 30), Code::kCorruption);
 }
 
+TEST(ObjectTest, TrimmedEdgeNeedsVersion2AndADenseDataset) {
+  ObjectRecord o = SampleDataset(DType::kU1, {6}, {kUnlimited}, {1 << 20});
+  o.dataset.flags = kDatasetFlagLengthResizable | kDatasetFlagTrimmedEdge;
+  EXPECT_EQ(ObjectBlockVersion(o), 2);
+  const std::string payload = EncodeObject(o);
+  ASSERT_OK_AND_ASSIGN(ObjectRecord back, DecodeObject(payload, BlockType::kDataset, kEnd, 2));
+  ExpectSameObject(o, back);
+  // The block carries the version; a reader passes it on.
+  const std::string block = EncodeBlock(BlockType::kDataset, payload, ObjectBlockVersion(o));
+  uint8_t version = 0;
+  ASSERT_OK_AND_ASSIGN(std::string_view p, DecodeBlock(block, BlockType::kDataset, "t", &version));
+  EXPECT_EQ(version, 2);
+  EXPECT_OK(DecodeObject(p, BlockType::kDataset, kEnd, version));
+  // Version 1 blocks predate the flag: there it is unknown.
+  EXPECT_CODE(DecodeObject(payload, BlockType::kDataset, kEnd, 1), Code::kCorruption);
+  // Only dense chunks are trimmed.
+  ObjectRecord sparse = o;
+  sparse.dataset.flags |= kDatasetFlagSparse;
+  EXPECT_CODE(DecodeObject(EncodeObject(sparse), BlockType::kDataset, kEnd, 2), Code::kCorruption);
+  ObjectRecord filtered = o;
+  filtered.dataset.flags |= kDatasetFlagFiltered;
+  filtered.dataset.filters = *FilterPipeline::Parse("deflate=1");
+  EXPECT_CODE(DecodeObject(EncodeObject(filtered), BlockType::kDataset, kEnd, 2), Code::kCorruption);
+  // Everything else is written as version 1, which every build reads, and
+  // a version 2 dataset block without the flag reads as version 1 does.
+  o.dataset.flags = kDatasetFlagLengthResizable;
+  EXPECT_EQ(ObjectBlockVersion(o), 1);
+  EXPECT_EQ(ObjectBlockVersion(SampleGroup()), 1);
+  ASSERT_OK_AND_ASSIGN(back, DecodeObject(EncodeObject(o), BlockType::kDataset, kEnd, 2));
+  ExpectSameObject(o, back);
+}
+
 TEST(ObjectTest, RoundTripsFillValuesAndIndexRoots) {
   const std::string fills[] = {Raw({0.0}), Raw({-1.5}), Raw({std::numeric_limits<double>::quiet_NaN()}),
                                Raw({std::numeric_limits<double>::infinity()}), std::string(8, '\xff')};
