@@ -2,8 +2,11 @@
 makes verifiable, fsync'd changes through a read-write mount; after every
 kill the container must open (`slab ls -r`, `slab info`), every write whose
 fsync returned must be in it (a write in flight at the kill is there whole
-or not at all), and it must mount again. Also SIGKILL of `slab import`,
-`slab repack` and `slab resize` part way.
+or not at all), and it must mount again. The writes: in place into dense,
+filtered and sparse datasets, appends to a stream, small new files made
+and appended to through the mount (stored trimmed: each stores exactly its
+bytes), mkdir and setfattr. Also SIGKILL of `slab import`, `slab repack`
+and `slab resize` part way.
 
 Run by test_kill9.py with a short setting in CI; a soak:
 
@@ -73,6 +76,9 @@ class Model:
         self.names_in_flight = None
         self.attrs = {}        # user.* set on /dense, fsync'd
         self.attr_in_flight = None
+        self.files = {}        # small new files: name -> fsync'd bytes
+        self.file_in_flight = None  # (name, old bytes or None for a new file, new bytes)
+        self.files_touched = set()  # changed since the last check
 
 
 class Writer(threading.Thread):
@@ -110,6 +116,29 @@ class Writer(threading.Thread):
         m.image["/stream"] += data
         m.in_flight = None
 
+    def small_file(self):
+        """A new file of up to 6,000 bytes (a 1-D u1 dataset whose chunk is
+        stored trimmed), or a few bytes appended to one, then fsync."""
+        m, r = self.model, self.rng
+        if m.files and r.random() < 0.4:
+            name = r.choice(sorted(m.files))
+            data = r.randbytes(r.randint(1, 300))
+            m.file_in_flight = (name, bytes(m.files[name]), data)
+            fd = os.open(self.mnt + name, os.O_WRONLY | os.O_APPEND)
+        else:
+            name = f"/f{r.randrange(1 << 40)}"
+            data = r.randbytes(r.randint(1, 6000))
+            m.file_in_flight = (name, None, data)
+            fd = os.open(self.mnt + name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            assert os.write(fd, data) == len(data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        m.files[name] = bytearray(m.files.get(name, b"")) + data
+        m.files_touched.add(name)
+        m.file_in_flight = None
+
     def step(self):
         r = self.rng
         kind = r.random()
@@ -119,9 +148,11 @@ class Writer(threading.Thread):
             n = r.randrange(4, MAX_WRITE, 4)
             off = r.randrange(0, size - n, 4)
             self.write_at(name, off, r.randbytes(n))
-        elif kind < 0.85:
+        elif kind < 0.8:
             self.append(r.randbytes(ROW * r.randint(1, 8)))
-        elif kind < 0.95:
+        elif kind < 0.9:
+            self.small_file()
+        elif kind < 0.96:
             name = f"/grp{r.randrange(1 << 30)}"
             self.model.names_in_flight = name
             os.mkdir(self.mnt + name)
@@ -236,6 +267,7 @@ def verify(b, c, model, work, res):
     if model.names_in_flight and model.names_in_flight.lstrip("/") in listing:
         model.names.add(model.names_in_flight)
     model.names_in_flight = None
+    verify_files(b, c, model, work, res, listing)
     info = json.loads(b.run("info", "--json", c, "/dense").stdout)
     attrs = {k: v for k, v in info.get("attributes", {}).items()}
     for key, value in model.attrs.items():
@@ -251,6 +283,50 @@ def verify(b, c, model, work, res):
             model.attrs[key] = value
         model.attr_in_flight = None
     return True
+
+
+def verify_files(b, c, model, work, res, listing):
+    """Small new files: the one in flight is absent, empty or whole (a new
+    file), or holds its old or its new bytes (an append); those changed
+    since the last check, and three others, hold their fsync'd bytes and
+    store exactly them (user.slab.stored, from slab info)."""
+    out = os.path.join(work, "file.bin")
+    if model.file_in_flight:
+        name, old, new = model.file_in_flight
+        model.file_in_flight = None
+        if name.lstrip("/") in listing:
+            got = export(b, c, name, out)
+            if old is None and got in (b"", new):
+                model.files[name] = bytearray(got)
+            elif old is not None and got in (old, old + new):
+                model.files[name] = bytearray(got)
+            else:
+                res.torn += 1
+                res.problem(f"kill {res.kills}: {name} is {len(got)} bytes, neither before nor after its write")
+                model.files[name] = bytearray(got)
+            model.files_touched.add(name)
+        elif old is not None:
+            res.lost += 1
+            res.problem(f"kill {res.kills}: {name}, made and fsync'd, is gone")
+            del model.files[name]
+    others = sorted(set(model.files) - model.files_touched)
+    sample = random.Random(res.kills).sample(others, min(3, len(others)))
+    for name in sorted(model.files_touched) + sample:
+        want = bytes(model.files[name])
+        if name.lstrip("/") not in listing:
+            res.lost += 1
+            res.problem(f"kill {res.kills}: {name}, made and fsync'd, is gone")
+            del model.files[name]
+            continue
+        got = export(b, c, name, out)
+        if got != want:
+            res.lost += 1
+            res.problem(f"kill {res.kills}: {name} is {len(got)} bytes, its fsync'd writes {len(want)}")
+            model.files[name] = bytearray(got)
+        stored = json.loads(b.run("info", "--json", c, name).stdout)["stored_bytes"]
+        if stored != len(got):
+            res.problem(f"kill {res.kills}: {name} holds {len(got)} bytes and stores {stored}")
+    model.files_touched.clear()
 
 
 def make_container(b, c):
