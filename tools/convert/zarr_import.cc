@@ -360,10 +360,14 @@ class ZarrImporter {
       Status s = dest_.SetAttribute(id, std::string(kScalarAttribute), ScalarMarker());
       SLABFS_RETURN_IF_ERROR(AddContext(s, item.dest));
     }
-    if (is_array && item.array.fill_is_marker && !item.attributes.contains(kFillValueAttribute)) {
-      // A v2 fill_value is what xarray masks as missing (it writes
-      // _FillValue there, and reads it back from there): kept as the
-      // attribute, it means the same to every reader of the container.
+    const bool xarray_array = item.attributes.contains(kDimensionsAttribute) || item.array.dimension_names;
+    if (is_array && xarray_array && item.array.fill_is_marker && !item.attributes.contains(kFillValueAttribute)) {
+      // In a store xarray reads (its arrays name their dimensions in
+      // _ARRAY_DIMENSIONS, which xarray requires of a v2 store), a v2
+      // fill_value is what xarray masks as missing (it writes _FillValue
+      // there, and reads it back from there): kept as the attribute, it
+      // means the same to every reader of the container. In other stores
+      // it is only what unwritten elements read as.
       Status s = dest_.SetAttribute(id, std::string(kFillValueAttribute),
                                     Attribute::Numbers(item.array.dtype, item.array.fill));
       SLABFS_RETURN_IF_ERROR(AddContext(s, item.dest));

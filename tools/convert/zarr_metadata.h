@@ -35,8 +35,8 @@ inline constexpr std::string_view kMaxShapeAttribute = "_slab_max_shape";
 // string attribute holding a JSON list such as ["time","lat","lon"].
 inline constexpr std::string_view kDimensionsAttribute = "_ARRAY_DIMENSIONS";
 // The CF missing-value marker. A Zarr v2 export writes it as the array's
-// fill_value (as xarray does), not in .zattrs; an import of a v2 store
-// keeps a non-null fill_value as this attribute.
+// fill_value (as xarray does), not in .zattrs; an import of a v2 array
+// that xarray reads keeps a non-null fill_value as this attribute.
 inline constexpr std::string_view kFillValueAttribute = "_FillValue";
 
 struct ZarrArray {
@@ -46,9 +46,9 @@ struct ZarrArray {
   Dims shape;
   Dims chunks;
   std::string fill;               // ItemSize(dtype) little-endian bytes
-  // v2: fill_value was given (not null). xarray and zarr-python take a v2
-  // fill_value for the missing-value marker (_FillValue), so the import
-  // keeps it as that attribute too.
+  // v2: fill_value was given (not null). xarray takes a v2 fill_value for
+  // the missing-value marker (_FillValue), so the import of an array xarray
+  // reads (one with _ARRAY_DIMENSIONS) keeps it as that attribute too.
   bool fill_is_marker = false;
   // v2: the kMaxShapeAttribute member of .zarray, if any.
   std::optional<Json> max_shape;
