@@ -30,7 +30,6 @@ written or read), so this measures the copy, not the disk.
 """
 import argparse
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -42,21 +41,9 @@ import h5py
 import numpy as np
 import zarr
 from numcodecs import Shuffle, Zlib
+from bench_common import machine  # bench/, the script's own directory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def machine():
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, kernel {platform.release()}"
 
 
 def field_block(r0, rows, n):

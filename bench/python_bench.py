@@ -20,7 +20,6 @@
 import argparse
 import multiprocessing as mp
 import os
-import platform
 import shutil
 import statistics
 import sys
@@ -36,16 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.environ.get("SLABFS_PYTHON_DIR", os.path.join(ROOT, "build", "python")))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [sys.path[0], os.environ.get("PYTHONPATH")]))
 import slabfs  # noqa: E402
-
-
-def machine():
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return f"{cpu}, {os.cpu_count()} cores, kernel {platform.release()}"
+from bench_common import machine  # bench/, the script's own directory
 
 
 def field_block(r0, rows, n):

@@ -33,7 +33,6 @@ and after trimmed edge chunks (docs/format.md, "Chunks"):
 """
 import argparse
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -42,21 +41,9 @@ import tempfile
 import time
 
 import numpy as np
+from bench_common import machine  # bench/, the script's own directory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def machine():
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, kernel {platform.release()}"
 
 
 def file_system(path):
