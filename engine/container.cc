@@ -527,20 +527,20 @@ Status ContainerImpl::SetAttribute(ObjectId id, std::string_view name, const Att
   std::shared_lock cl(commit_mu_);
   std::unique_lock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
-  size_t total = value.data.size() + name.size();
-  for (const auto& a : n->attrs)
-    if (a.name != name) total += a.value.data.size() + a.name.size();
-  if (total > kMaxAttributeBytesPerObject)
-    return Status::NoSpace(PathOfLocked(n) + ": attributes would exceed " +
-                           std::to_string(kMaxAttributeBytesPerObject >> 20) + " MiB");
   auto it = std::lower_bound(n->attrs.begin(), n->attrs.end(), name,
                              [](const AttributeRecord& a, std::string_view k) { return a.name < k; });
   const bool exists = it != n->attrs.end() && it->name == name;
+  const size_t replaced = exists ? it->name.size() + it->value.data.size() : 0;
+  const size_t total = n->attr_bytes - replaced + name.size() + value.data.size();
+  if (total > kMaxAttributeBytesPerObject)
+    return Status::NoSpace(PathOfLocked(n) + ": attributes would exceed " +
+                           std::to_string(kMaxAttributeBytesPerObject >> 20) + " MiB");
   if (!exists && n->attrs.size() >= kMaxAttributesPerObject)
     return Status::NoSpace(PathOfLocked(n) + " has " + std::to_string(kMaxAttributesPerObject) +
                            " attributes already");
   if (exists) it->value = value;
   else n->attrs.insert(it, AttributeRecord{std::string(name), value});
+  n->attr_bytes = total;
   MarkDirtyLocked(n);
   return Status::OK();
 }
@@ -550,8 +550,12 @@ Status ContainerImpl::DeleteAttribute(ObjectId id, std::string_view name) {
   std::shared_lock cl(commit_mu_);
   std::unique_lock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
-  auto it = std::find_if(n->attrs.begin(), n->attrs.end(), [&](const AttributeRecord& a) { return a.name == name; });
-  if (it == n->attrs.end()) return Status::NotFound(PathOfLocked(n) + ": no attribute '" + std::string(name) + "'");
+  auto it = std::lower_bound(n->attrs.begin(), n->attrs.end(), name,
+                             [](const AttributeRecord& a, std::string_view k) { return a.name < k; });
+  if (it == n->attrs.end() || it->name != name) {
+    return Status::NotFound(PathOfLocked(n) + ": no attribute '" + std::string(name) + "'");
+  }
+  n->attr_bytes -= it->name.size() + it->value.data.size();
   n->attrs.erase(it);
   MarkDirtyLocked(n);
   return Status::OK();

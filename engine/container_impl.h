@@ -334,6 +334,9 @@ class ContainerImpl {
     std::string name;
     std::map<std::string, Node*, std::less<>> children;
     std::vector<AttributeRecord> attrs;  // sorted by name
+    // The bytes of attrs' names and values (AttributeBytes), kept so that
+    // setting one attribute does not sum all of them again.
+    size_t attr_bytes = 0;
     BlockRef block;                      // as of the last commit (or empty: new)
     bool dirty = false;
     std::shared_ptr<DatasetState> ds;
@@ -345,6 +348,13 @@ class ContainerImpl {
   // A tree being loaded: its nodes, and for a refresh the tree it replaces,
   // whose unchanged parts are copied instead of read, and what differs.
   using NodeMap = std::unordered_map<ObjectId, std::unique_ptr<Node>>;
+  // The bytes of the names and values of `attrs` (the per-object limit
+  // counts them).
+  static size_t AttributeBytes(const std::vector<AttributeRecord>& attrs) {
+    size_t n = 0;
+    for (const AttributeRecord& a : attrs) n += a.name.size() + a.value.data.size();
+    return n;
+  }
   struct LoadTarget {
     Superblock sb;  // the state being loaded
     NodeMap nodes;

@@ -189,6 +189,7 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
   n->parent = parent;
   n->name = std::move(name);
   n->attrs = std::move(rec.attrs);
+  n->attr_bytes = AttributeBytes(n->attrs);
   n->block = ref;
   t->nodes.emplace(n->id, std::move(owned));
   if (!parent) t->root = n;
@@ -223,6 +224,7 @@ Status ContainerImpl::CopySubtree(const Node& from, Node* parent, std::string na
   n->parent = parent;
   n->name = std::move(name);  // a rename changes the parent's block, not this one
   n->attrs = from.attrs;
+  n->attr_bytes = from.attr_bytes;
   n->block = from.block;
   n->ds = from.ds;
   t->nodes.emplace(n->id, std::move(owned));

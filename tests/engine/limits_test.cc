@@ -100,5 +100,28 @@ TEST(LimitsTest, AttributesPerObjectAreCounted) {
   ExpectOpens(disk);
 }
 
+TEST(LimitsTest, AttributeBytesPerObjectCountEachAttributeOnce) {
+  auto disk = NewDisk();
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    const std::string big(engine::kMaxAttributeBytesPerObject / 16 - 8, 'v');
+    // Replacing one attribute again and again never adds up.
+    for (int i = 0; i < 40; ++i) ASSERT_OK(c->SetAttribute(kRootId, "same", Attribute::String(big)));
+    for (int i = 0; i < 15; ++i) ASSERT_OK(c->SetAttribute(kRootId, "b" + std::to_string(i), Attribute::String(big)));
+    // Sixteen of them and their names leave too little room for a 17th.
+    EXPECT_CODE(c->SetAttribute(kRootId, "one-more", Attribute::String(big)), Code::kNoSpace);
+    // Deleting one makes room again.
+    ASSERT_OK(c->DeleteAttribute(kRootId, "b3"));
+    ASSERT_OK(c->SetAttribute(kRootId, "one-more", Attribute::String(big)));
+    EXPECT_CODE(c->DeleteAttribute(kRootId, "b3"), Code::kNotFound);
+    ASSERT_OK(c->Commit());
+  }
+  ExpectOpens(disk);
+  // After a reopen the count is the same: still no room for another.
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+  EXPECT_CODE(c->SetAttribute(kRootId, "again", Attribute::String(std::string(engine::kMaxAttributeBytesPerObject / 16, 'w'))),
+              Code::kNoSpace);
+}
+
 }  // namespace
 }  // namespace slabfs
