@@ -5,6 +5,7 @@
 // container reopens read-write and read-only.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "engine/format/limits.h"
@@ -88,13 +89,16 @@ TEST(LimitsTest, AttributesPerObjectAreCounted) {
   auto disk = NewDisk();
   {
     ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    // Names in sorted order (each goes at the end of the object's list).
+    char name[16];
     for (size_t i = 0; i < engine::kMaxAttributesPerObject; ++i) {
-      ASSERT_OK(c->SetAttribute(kRootId, "a" + std::to_string(i), Attribute::String("")));
+      std::snprintf(name, sizeof name, "a%06zu", i);
+      ASSERT_OK(c->SetAttribute(kRootId, name, Attribute::String("")));
     }
     Status s = c->SetAttribute(kRootId, "one-more", Attribute::String(""));
     EXPECT_EQ(s.code(), Code::kNoSpace) << s.ToString();
     // Replacing an existing one is still fine.
-    ASSERT_OK(c->SetAttribute(kRootId, "a7", Attribute::String("x")));
+    ASSERT_OK(c->SetAttribute(kRootId, "a000007", Attribute::String("x")));
     ASSERT_OK(c->Commit());
   }
   ExpectOpens(disk);
