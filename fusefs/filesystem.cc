@@ -318,8 +318,10 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     if (fh == nullptr) {
       return RefuseErrno("read", Describe(Fs(req), ino), EBADF, "no file handle");
     }
+    const Dataset ds = fh->dataset;  // a reference of our own (FileHandle::uses)
+    fh->DoneWith();
     if (Fs(req).splice_replies) {
-      auto spliced = ReplyFromFile(req, fh->dataset, static_cast<uint64_t>(off), size);
+      auto spliced = ReplyFromFile(req, ds, static_cast<uint64_t>(off), size);
       if (!spliced) {
         return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size),
                       spliced.error());
@@ -327,7 +329,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
       if (*spliced) return 0;
     }
     char* buf = ReadBuffer(size);
-    auto n = fh->dataset.ReadBytes(static_cast<uint64_t>(off), size, buf);
+    auto n = ds.ReadBytes(static_cast<uint64_t>(off), size, buf);
     if (!n) {
       return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size),
                     n.error());
@@ -350,17 +352,20 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     // file size limit; the caller's next write, at the end, is EFBIG. So
     // `cp` of a longer file over a fixed dataset leaves the start of the
     // new bytes there, never the fill value of the O_TRUNC open alone.
-    const uint64_t old_size = fh->dataset.size_bytes();
-    auto n = fh->dataset.WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
+    Dataset ds = fh->dataset;  // a reference of our own (FileHandle::uses)
+    const uint64_t old_size = ds.size_bytes();
+    auto n = ds.WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
     if (!n) {
+      fh->DoneWith();
       return Refuse("write", fmt::format("{} [{}, +{})", Describe(fs, ino), off, size), n.error());
     }
     if (*n < size) {
       Log().info("write {} [{}, +{}): {} bytes fit before the end of the dataset ({} bytes); the rest is refused",
-                 Describe(fs, ino), off, size, *n, fh->dataset.size_bytes());
+                 Describe(fs, ino), off, size, *n, ds.size_bytes());
     }
-    fs.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, fh->dataset.size_bytes());
+    fs.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, ds.size_bytes());
     fh->written.store(true, std::memory_order_relaxed);
+    fh->DoneWith();
     fs.Touch(ino);
     fuse_reply_write(req, *n);
     return 0;
@@ -440,6 +445,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     ~Drop() {
       if (fh == nullptr) return;
       const ObjectId id = fh->dataset.id();
+      (void)fh->uses.load(std::memory_order_acquire);  // after every read and write (FileHandle::uses)
       delete fh;
       fs.DropOpenFile(id);
       fs.layouts.Closed(id);
