@@ -5,10 +5,15 @@
 // container reopens read-write and read-only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "engine/format/block.h"
+#include "engine/format/layout.h"
 #include "engine/format/limits.h"
+#include "engine/format/object.h"
+#include "engine/format/superblock.h"
 #include "slabfs/container.h"
 #include "tests/testutil/mem_container.h"
 #include "tests/testutil/status_matchers.h"
@@ -125,6 +130,79 @@ TEST(LimitsTest, AttributeBytesPerObjectCountEachAttributeOnce) {
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
   EXPECT_CODE(c->SetAttribute(kRootId, "again", Attribute::String(std::string(engine::kMaxAttributeBytesPerObject / 16, 'w'))),
               Code::kNoSpace);
+}
+
+// A container nested deeper than the loader accepts (only an older build
+// could make one, a thousand nested mkdirs deep): built here block by
+// block. A reader serves everything but what lies past the loader's depth;
+// a writer refuses it with a message that names the way out.
+TEST(LimitsTest, AReaderOfATooDeepContainerServesWhatLiesAboveTheLimit) {
+  auto disk = NewDisk();
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+    ASSERT_OK(c->MakeGroups("/kept"));
+    ASSERT_OK(c->Commit());
+  }
+  engine::Superblock sb;
+  {
+    std::lock_guard lock(disk->mu);
+    for (uint64_t slot : {engine::kSuperblockSlot0, engine::kSuperblockSlot1}) {
+      auto got = engine::DecodeSuperblock(std::string_view(disk->current).substr(slot, engine::kSuperblockBytes));
+      if (got && got->generation > sb.generation) sb = *got;
+    }
+    // A chain of groups "g" below /deep, deepest first, appended at the end.
+    const int levels = engine::kLoadMaxDepth + 5;
+    uint64_t at = disk->current.size();
+    ObjectId id = sb.next_object_id + levels;
+    engine::BlockRef below{};
+    auto append = [&](const engine::ObjectRecord& rec) {
+      const std::string block = engine::EncodeBlock(engine::BlockTypeOf(rec.kind), engine::EncodeObject(rec));
+      disk->current.append(block);
+      engine::BlockRef ref{at, static_cast<uint32_t>(block.size())};
+      at += block.size();
+      return ref;
+    };
+    for (int level = levels; level >= 1; --level, --id) {
+      engine::ObjectRecord rec;
+      rec.id = id;
+      rec.kind = ObjectKind::kGroup;
+      if (below.addr != 0) rec.children.push_back({"g", ObjectKind::kGroup, id + 1, below});
+      below = append(rec);
+    }
+    // The new root: /kept (its old block) and /deep, the top of the chain.
+    engine::ObjectRecord root;
+    root.id = kRootId;
+    root.kind = ObjectKind::kGroup;
+    auto old_root = engine::DecodeObject(
+        std::string_view(disk->current).substr(sb.root.addr + engine::kBlockHeaderBytes,
+                                               sb.root.len - engine::kBlockHeaderBytes),
+        engine::BlockType::kGroup, sb.file_end);
+    ASSERT_TRUE(old_root.has_value()) << old_root.error().ToString();
+    root.children.push_back({"deep", ObjectKind::kGroup, id + 1, below});
+    for (const auto& child : old_root->children) root.children.push_back(child);
+    std::sort(root.children.begin(), root.children.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    sb.root = append(root);
+    sb.generation += 1;
+    sb.file_end = at;
+    sb.next_object_id += levels + 1;
+    sb.free_list = {};
+    const std::string enc = engine::EncodeSuperblock(sb);
+    disk->current.replace(sb.generation % 2 ? engine::kSuperblockSlot1 : engine::kSuperblockSlot0, enc.size(), enc);
+    disk->durable = disk->current;
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto r, OpenOnDisk(disk, {.read_only = true}));
+    EXPECT_TRUE(r->Resolve("/kept").has_value());
+    std::string path = "/deep";
+    for (int i = 1; i < engine::kLoadMaxDepth; ++i) path += "/g";
+    EXPECT_TRUE(r->Resolve(path).has_value()) << "every level the loader accepts";
+    EXPECT_FALSE(r->Resolve(path + "/g").has_value()) << "and nothing below it";
+  }
+  auto w = OpenOnDisk(disk);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_EQ(w.error().code(), Code::kCorruption);
+  EXPECT_NE(w.error().message().find("read-only"), std::string::npos) << w.error().ToString();
 }
 
 }  // namespace
