@@ -260,3 +260,24 @@ def test_other_formats_are_named(tmp_path):
         "metadata_key_suffix": ".json", "extensions": []}))
     cp = slab("import", container, pre, check=False)
     assert cp.returncode == 1 and "before the 3.0 specification" in cp.stderr, cp.stderr
+
+
+def test_a_group_dimension_that_shadows_its_parents_keeps_its_name(tmp_path):
+    warnings.simplefilter("ignore")
+    nc = tmp_path / "groups.nc"
+    with netCDF4.Dataset(nc, "w") as f:
+        f.createDimension("x", 3)
+        f.createVariable("x", "i4", ("x",))[:] = [1, 2, 3]
+        sub = f.createGroup("sub")
+        sub.createDimension("x", 5)  # same name, another length: shadows the root's
+        sub.createVariable("a", "f4", ("x",))[:] = np.arange(5)
+        inh = f.createGroup("inh")
+        inh.createVariable("c", "f4", ("x",))[:] = np.arange(3)  # the root's x
+    container, back = tmp_path / "c.slab", tmp_path / "back.nc"
+    slab("create", container)
+    slab("import", "-q", container, nc)
+    slab("export", "-q", container, "/", back)
+    for group in ("sub", "inh"):
+        ref = xr.open_dataset(nc, group=group, engine="netcdf4").load()
+        assert not differences(ref, xr.open_dataset(container, engine="slabfs", group="/" + group).load())
+        assert not differences(ref, xr.open_dataset(back, group=group, engine="netcdf4").load()), group

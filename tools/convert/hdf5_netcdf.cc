@@ -245,6 +245,13 @@ ScalePlan PlanDimensionScales(const std::vector<DimensionUser>& datasets,
         }
         if (g == "/") break;
       }
+      if (found && *found != i && datasets[*found].group != u.group &&
+          !fits(*found, name, u.shape[d], u.max_shape[d])) {
+        // An ancestor's dimension of that name has another length: this
+        // group has a dimension of its own that shadows it (netCDF lets a
+        // group define a name its parent has); a placeholder here.
+        found.reset();
+      }
       if (found) {
         if (*found == i || !fits(*found, name, u.shape[d], u.max_shape[d])) {
           all = false;

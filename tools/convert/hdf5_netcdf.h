@@ -101,7 +101,8 @@ struct ScalePlan {
 // Dimension n of a dataset in group g is the 1-D dataset named n in g or
 // in the nearest ancestor of g that has one, if that dataset's own names
 // are absent or [n] and its length matches (equal, or both unlimited);
-// failing a dataset of that name anywhere, a placeholder in g, if every
+// failing a dataset of that name anywhere, or where an ancestor's has
+// another length (g's own dimension shadows it), a placeholder in g, if every
 // dataset of g that names n agrees on its length (or all of them have it
 // unlimited; then the longest) and `groups` (the group paths of the file)
 // has no group of that path. A dataset gets scales only when every
