@@ -181,6 +181,12 @@ class Dataset:
         out = sel.to_numpy_order(buf.reshape(sel.natural_shape()))
         return out[()] if out.ndim == 0 else out
 
+    def astype(self, dtype):
+        """A view that reads this dataset converted to `dtype`, as h5py's
+        ``ds.astype('f8')[0:10]``: slicing it reads and converts; a type
+        numpy cannot convert the elements to is TypeError."""
+        return AstypeWrapper(self, dtype)
+
     def __array__(self, dtype=None, copy=None):
         arr = self[()]
         arr = np.asarray(arr)
@@ -386,6 +392,31 @@ class Dataset:
             return "<Closed slabfs dataset>"
         i = self._info()
         return f'<slabfs Dataset "{self.name}": shape {i["shape"]}, type "<{i["dtype"]}">'
+
+
+class AstypeWrapper:
+    """Dataset.astype(dtype): reads convert to dtype (h5py's AstypeWrapper)."""
+
+    def __init__(self, dataset, dtype):
+        self._dataset = dataset
+        self._dtype = np.dtype(dtype)
+        if self._dtype.kind not in "biuf":
+            raise TypeError(f"cannot read {dataset.dtype} elements as {self._dtype}: slabfs converts "
+                            "between numeric types only")
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __getitem__(self, key):
+        return np.asarray(self._dataset[key]).astype(self._dtype)
+
+    def __len__(self):
+        return len(self._dataset)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self[()]
+        return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
 def _fancy_runs(sel):

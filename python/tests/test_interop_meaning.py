@@ -281,3 +281,18 @@ def test_a_group_dimension_that_shadows_its_parents_keeps_its_name(tmp_path):
         ref = xr.open_dataset(nc, group=group, engine="netcdf4").load()
         assert not differences(ref, xr.open_dataset(container, engine="slabfs", group="/" + group).load())
         assert not differences(ref, xr.open_dataset(back, group=group, engine="netcdf4").load()), group
+
+
+def test_astype_reads_converted_as_h5py(tmp_path):
+    import h5py
+    with h5py.File(tmp_path / "a.h5", "w") as h, slabfs.File(str(tmp_path / "a.slab"), "w") as s:
+        for f in (h, s):
+            f.create_dataset("x", data=np.arange(10, dtype="i4"))
+        for key in (np.s_[2:4], np.s_[...], np.s_[3], ()):
+            want, got = h["x"].astype("f8")[key], s["x"].astype("f8")[key]
+            assert np.asarray(got).dtype == np.asarray(want).dtype == np.float64
+            np.testing.assert_array_equal(got, want)
+        assert len(s["x"].astype("i2")) == len(h["x"].astype("i2")) == 10
+        np.testing.assert_array_equal(np.asarray(s["x"].astype("u1")), np.asarray(h["x"].astype("u1")))
+        with pytest.raises(TypeError):
+            s["x"].astype("S4")
