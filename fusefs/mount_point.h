@@ -16,23 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "fusefs/mountinfo.h"
 #include "slabfs/status.h"
 
 namespace slabfs::fusefs {
-
-// One line of /proc/PID/mountinfo, unescaped (\040 -> ' ').
-struct MountEntry {
-  std::string mount_point;
-  std::string fstype;  // "ext4", "fuse.slabfs", "autofs", ...
-  std::string source;  // the device or, for slabfs, the container (fsname)
-};
-
-// The entries of a mountinfo text, in its order (later entries at the same
-// path are mounted on top of earlier ones). Malformed lines are skipped.
-std::vector<MountEntry> ParseMountInfo(std::string_view text);
-
-// The top entry mounted at `path` (absolute, resolved), or null.
-const MountEntry* TopMountAt(const std::vector<MountEntry>& mounts, std::string_view path);
 
 // OK if slabfs may mount at `mountpoint` (absolute, symlinks resolved, as
 // libfuse gives it) given the mount table `mounts`:
