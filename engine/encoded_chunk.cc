@@ -55,14 +55,22 @@ Status DatasetState::WriteEncodedChunk(ChunkCoord coords, std::string_view image
         meta_.filters.Decode(image, filter_mask, item_size_, scratch.get(), bytes, ChunkWhat(coords)));
   }
   SLABFS_RETURN_IF_ERROR(CheckRoomForChunks(1));
-  c_->NoteDirty();
-  // A cached copy of the chunk, written or not, is replaced whole.
-  if (ChunkCache::Entry* e = cache.Lookup(CacheKey{cache_id_, LinearInGrid(coords)})) cache.Drop(e);
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(coords));
   if (rec.allocated()) {
     SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(coords, rec), LinearInGrid(coords)));
   }
-  return StoreChunkImage(coords, rec, FileImage{image, filter_mask, 0});
+  c_->NoteDirty();
+  // A cached copy of the chunk, written or not, is replaced whole, but only
+  // once the new image is stored: a store that fails (a full disk) leaves
+  // the chunk as it was, its unwritten changes in the cache included. The
+  // entry stays pinned meanwhile, so it is not written back over the image.
+  ChunkCache::Entry* cached = cache.Lookup(CacheKey{cache_id_, LinearInGrid(coords)});
+  Status s = StoreChunkImage(coords, rec, FileImage{image, filter_mask, 0});
+  if (cached != nullptr) {
+    if (s.ok()) cache.Drop(cached);
+    else cache.Release(cached, 0);
+  }
+  return s;
 }
 
 }  // namespace slabfs::engine

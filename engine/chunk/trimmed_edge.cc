@@ -6,14 +6,7 @@
 
 namespace slabfs::engine {
 
-uint64_t ChunkStepBytes(const DatasetRecord& d, ChunkCoord c) {
-  uint64_t n = ItemSize(d.dtype);
-  for (size_t i = 1; i < c.size(); ++i) {
-    const uint64_t chunk = d.chunks[i], limit = d.max_shape[i];
-    n *= limit == kUnlimited ? chunk : std::min(chunk, limit - c[i] * chunk);
-  }
-  return n;
-}
+uint64_t ChunkStepBytes(const DatasetRecord& d, ChunkCoord c) { return StoredChunkBytesFrom(d, c, 1); }
 
 uint64_t TrimmedChunkBytes(const DatasetRecord& d, ChunkCoord c, uint64_t length) {
   const uint64_t whole = StoredChunkBytes(d, c);

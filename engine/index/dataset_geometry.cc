@@ -28,9 +28,11 @@ IndexGeometry GeometryOf(const DatasetRecord& d) {
   return g;
 }
 
-uint64_t StoredChunkBytes(const DatasetRecord& d, ChunkCoord c) {
+uint64_t StoredChunkBytes(const DatasetRecord& d, ChunkCoord c) { return StoredChunkBytesFrom(d, c, 0); }
+
+uint64_t StoredChunkBytesFrom(const DatasetRecord& d, ChunkCoord c, size_t first_dim) {
   uint64_t n = ItemSize(d.dtype);
-  for (size_t i = 0; i < c.size(); ++i) {
+  for (size_t i = first_dim; i < c.size(); ++i) {
     const uint64_t chunk = d.chunks[i], limit = d.max_shape[i];
     n *= limit == kUnlimited ? chunk : std::min(chunk, limit - c[i] * chunk);
   }

@@ -17,6 +17,9 @@ IndexGeometry GeometryOf(const DatasetRecord& d);
 // Bytes of the chunk at c as stored before filters: its extent trimmed to the
 // maximum shape (whole along unlimited dimensions), times the item size.
 uint64_t StoredChunkBytes(const DatasetRecord& d, ChunkCoord c);
+// The same over the dimensions from first_dim on (1: the bytes of one step
+// of the first dimension, as trimmed edge chunks count them).
+uint64_t StoredChunkBytesFrom(const DatasetRecord& d, ChunkCoord c, size_t first_dim);
 
 }  // namespace slabfs::engine
 

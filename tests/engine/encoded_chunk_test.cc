@@ -84,6 +84,28 @@ TEST_F(EncodedChunkTest, ItReplacesACachedChunkWhole) {
   EXPECT_EQ(Read({0, 0}, {32, 32}), raw);
 }
 
+TEST(EncodedChunkFullDiskTest, AStoreThatFailsKeepsTheCachedChanges) {
+  auto disk = testutil::NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
+  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU2, .shape = {64, 64}, .chunks = {32, 32},
+                                                          .filters = "deflate=1"}));
+  std::string ones(64 * 2, '\x01');
+  ASSERT_OK(d.Write(Slab::Box({0, 0}, {1, 64}), ones.data()));  // in the cache, not written back
+  testutil::SetCapacity(disk, testutil::DiskSize(disk));       // no byte more
+  const std::string raw = Chunk(32 * 32 * 2, 4);
+  uint32_t mask = 0;
+  const std::string image = Encode("deflate=1", raw, 2, &mask);
+  const std::vector<uint64_t> at = {0, 0};
+  EXPECT_CODE(d.WriteEncodedChunk(at, image, mask), Code::kNoSpace);
+  testutil::SetCapacity(disk, UINT64_MAX);
+  std::string back(64 * 2, '\0');
+  ASSERT_OK(d.Read(Slab::Box({0, 0}, {1, 64}), back.data()));
+  EXPECT_EQ(back, ones) << "the chunk is as it was, its cached changes included";
+  ASSERT_OK(c->Commit());
+  ASSERT_OK(d.Read(Slab::Box({0, 0}, {1, 64}), back.data()));
+  EXPECT_EQ(back, ones);
+}
+
 TEST_F(EncodedChunkTest, RefusesWhatItCannotStoreAsGiven) {
   const std::string raw = Chunk(32 * 32 * 2, 3);
   uint32_t mask = 0;

@@ -19,23 +19,10 @@ namespace slabfs {
 namespace {
 
 using testutil::NewDisk;
+using testutil::DiskSize;
 using testutil::OpenOnDisk;
-
-std::string Pattern(size_t n, uint32_t salt) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + salt * 7) >> 3);
-  return s;
-}
-
-void SetCapacity(const std::shared_ptr<testutil::Disk>& disk, uint64_t cap) {
-  std::lock_guard lock(disk->mu);
-  disk->capacity = cap;
-}
-
-uint64_t DiskSize(const std::shared_ptr<testutil::Disk>& disk) {
-  std::lock_guard lock(disk->mu);
-  return disk->current.size();
-}
+using testutil::Pattern;
+using testutil::SetCapacity;
 
 // dense and filtered streams: the direct whole-chunk path, and the cache's
 // write-back path.

@@ -16,18 +16,10 @@ namespace slabfs {
 namespace {
 
 using testutil::NewDisk;
+using testutil::DiskSize;
 using testutil::OpenOnDisk;
-
-uint64_t DiskSize(const std::shared_ptr<testutil::Disk>& disk) {
-  std::lock_guard lock(disk->mu);
-  return disk->current.size();
-}
-
-std::string Pattern(size_t n, uint32_t salt) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + salt * 7) >> 3);
-  return s;
-}
+using testutil::Pattern;
+using testutil::SetCapacity;
 
 // The file after a thousand rewrites of a 256 KiB dataset, with or without
 // a reader pinned on the first commit the whole time.

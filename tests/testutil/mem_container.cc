@@ -17,4 +17,20 @@ Result<std::unique_ptr<Container>> OpenOnDisk(const std::shared_ptr<Disk>& disk,
   return std::make_unique<Container>(std::move(*impl));
 }
 
+std::string Pattern(size_t n, uint32_t salt) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + salt * 7) >> 3);
+  return s;
+}
+
+uint64_t DiskSize(const std::shared_ptr<Disk>& disk) {
+  std::lock_guard lock(disk->mu);
+  return disk->current.size();
+}
+
+void SetCapacity(const std::shared_ptr<Disk>& disk, uint64_t cap) {
+  std::lock_guard lock(disk->mu);
+  disk->capacity = cap;
+}
+
 }  // namespace slabfs::testutil

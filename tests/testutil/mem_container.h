@@ -3,6 +3,7 @@
 #define SLABFS_TESTS_TESTUTIL_MEM_CONTAINER_H_
 
 #include <memory>
+#include <string>
 
 #include "engine/container_impl.h"
 #include "slabfs/container.h"
@@ -14,6 +15,12 @@ namespace slabfs::testutil {
 std::shared_ptr<Disk> NewDisk();
 // Opens a container on the disk (which must hold a container image).
 Result<std::unique_ptr<Container>> OpenOnDisk(const std::shared_ptr<Disk>& disk, OpenOptions o = {});
+
+// n bytes of a pattern that depends on salt (and compresses somewhat).
+std::string Pattern(size_t n, uint32_t salt);
+// The disk's current size, and a capacity past which writes fail (NoSpace).
+uint64_t DiskSize(const std::shared_ptr<Disk>& disk);
+void SetCapacity(const std::shared_ptr<Disk>& disk, uint64_t cap);
 
 }  // namespace slabfs::testutil
 
