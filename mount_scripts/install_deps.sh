@@ -19,6 +19,8 @@ PACKAGES=(
   python3-h5py python3-netcdf4 python3-zarr python3-numcodecs python3-dask  # interop tests
   netcdf-bin  # ncdump reads exported netCDF-4 files in the tests
   time  # /usr/bin/time measures the peak memory of an import in the tests
+  help2man  # the man pages slabfs(1) and slab(1), from --help
+  python3-pip python3-setuptools python3-wheel  # pip install ./python (tests/integration/test_pip_install.py)
   pybind11-dev python3-pybind11 python3-dev python3-xarray python3-distributed  # the Python binding, Dask, xarray
 )
 
