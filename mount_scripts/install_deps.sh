@@ -14,6 +14,7 @@ PACKAGES=(
   systemd  # systemd-analyze verify of the units in mount_scripts/systemd
   libhdf5-dev hdf5-tools  # slab import/export of HDF5; the peer the benchmarks compare against
   libblosc-dev  # Zarr stores compressed with blosc
+  libpng-dev python3-pil  # the .png views of the mount; the tests decode them with Pillow too
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (fuzz/run.sh)
   python3 python3-numpy python3-pytest
   python3-h5py python3-netcdf4 python3-zarr python3-numcodecs python3-dask  # interop tests
