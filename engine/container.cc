@@ -6,7 +6,8 @@
 //      references (fresh extents are rewritten in place);
 //   2. write every changed object block, children before parents, up to a
 //      new root block;
-//   3. write the free list of the new state;
+//   3. write the free list of the new state (a delta on the last state's
+//      free list where that is cheaper: engine/txn/free_list_log.h);
 //   4. fdatasync;
 //   5. write the superblock of generation g+1 into slot (g+1) % 2;
 //   6. fdatasync. The commit is now durable: extents the new state no longer
@@ -19,8 +20,10 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <unordered_set>
 
 #include "engine/container_impl.h"
 #include "engine/index/dataset_geometry.h"
@@ -566,6 +569,7 @@ SpaceInfo ContainerImpl::space() {
   if (auto size = file_->Size()) s.file_bytes = *size;
   s.free_bytes = alloc_.free_bytes();
   s.held_bytes = alloc_.held_bytes();
+  s.free_list_bytes = free_log_.bytes();
   if (auto d = DiskSpaceOf(path())) {
     s.disk_free_bytes = d->free_bytes;
     s.disk_total_bytes = d->total_bytes;
@@ -624,44 +628,51 @@ Status ContainerImpl::CommitLocked() {
     }
   }
   data_dirty_ = false;  // writes after this point set it again
-  for (auto& [id, n] : nodes_) {
-    if (!n->ds) continue;
-    auto changed = n->ds->FlushForCommit();
+  // Only the datasets that changed since the last commit.
+  std::unordered_set<ObjectId> changed_ds;
+  {
+    std::lock_guard lock(dirty_ds_mu_);
+    changed_ds.swap(dirty_ds_);
+  }
+  // A failed commit leaves everything to the next attempt.
+  auto retry_later = [&] {
+    data_dirty_ = true;
+    std::lock_guard lock(dirty_ds_mu_);
+    dirty_ds_.insert(changed_ds.begin(), changed_ds.end());
+  };
+  for (ObjectId id : changed_ds) {
+    auto it = nodes_.find(id);
+    if (it == nodes_.end() || !it->second->ds) continue;  // removed: Reclaim frees it
+    auto changed = it->second->ds->FlushForCommit();
     if (!changed) {
-      data_dirty_ = true;
+      retry_later();
       return fail(changed.error());
     }
-    if (*changed) MarkDirtyLocked(n.get());
+    if (*changed) MarkDirtyLocked(it->second.get());
   }
+#ifdef SLABFS_EXPENSIVE_CHECKS
+  for (auto& [id, n] : nodes_) {
+    if (n->ds && !changed_ds.count(id) && n->ds->HasUnflushedChanges()) {
+      LogWarn("commit of " + path() + ": dataset " + PathOfLocked(n.get()) +
+               " changed without ContainerImpl::NoteDirty; its changes would not be committed");
+      std::abort();
+    }
+  }
+#endif
   Status s = WriteNodesLocked(root_);
   if (!s.ok()) {
-    data_dirty_ = true;
+    retry_later();
     return fail(s);
   }
 
-  // The free list of the new state. The previous one is garbage in the new
-  // state, and so is one written by an earlier attempt that failed.
-  if (!old_free_list_freed_) {
-    store_.Free(sb_.free_list);
-    old_free_list_freed_ = true;
-  }
-  store_.Free(attempt_free_list_);
-  attempt_free_list_ = BlockRef{};
-  alloc_.TrimTail();
-  // What this commit frees is tagged with its generation and time, so that
-  // the space is reused only once no reader reads an older commit (a
-  // writer that opens later reads the tags back).
+  // The free list of the new state (a delta on the last one's, or a new
+  // base): what this commit frees is tagged with its generation and time,
+  // so that the space is reused only once no reader reads an older commit
+  // (a writer that opens later reads the tags back).
   const uint64_t generation = sb_.generation + 1;
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  size_t slots = alloc_.Unreferenced(generation, now).size() + 2;
-  uint64_t len = kBlockHeaderBytes + FreeListPayloadBytes(slots);
-  BlockRef fl{alloc_.Allocate(len, 64), static_cast<uint32_t>(len)};
-  attempt_free_list_ = fl;
-  std::vector<FreedExtent> unreferenced = alloc_.Unreferenced(generation, now);
-  if (unreferenced.size() > slots) return fail(Status::IOError("free list grew while being written"));
-  std::string image =
-      EncodeBlock(BlockType::kFreeList, EncodeFreeList(unreferenced, slots), kFreeListVersion);
-  s = file_->WriteAt(fl.addr, image.data(), image.size());
+  Result<BlockRef> fl = free_log_.Write(store_, generation, now);
+  s = fl ? Status::OK() : fl.error();
   if (s.ok()) {
     // The new state is valid only in a file at least file_end long (an open
     // checks it). Space allocated but never written (a chunk whose write
@@ -673,29 +684,28 @@ Status ContainerImpl::CommitLocked() {
   }
   if (s.ok()) s = file_->Sync();
   if (!s.ok()) {
-    data_dirty_ = true;
+    retry_later();
     return fail(s);
   }
 
   Superblock next = sb_;
   next.generation = generation;
   next.root = root_->block;
-  next.free_list = fl;
+  next.free_list = *fl;
   next.file_end = alloc_.file_end();
   next.next_object_id = sb_next_id_;
   std::string enc = EncodeSuperblock(next);
   s = file_->WriteAt(next.generation % 2 ? kSuperblockSlot1 : kSuperblockSlot0, enc.data(), enc.size());
   if (s.ok()) s = file_->Sync();
   if (!s.ok()) {
-    data_dirty_ = true;
+    retry_later();
     return fail(s);
   }
   // Durable.
   sb_ = next;
   alloc_.MarkDurable(generation, now);
+  free_log_.Durable();
   ReleaseHeld();
-  old_free_list_freed_ = false;
-  attempt_free_list_ = BlockRef{};
   ns_dirty_ = false;
   auto size = file_->Size();
   if (size && *size > sb_.file_end) {

@@ -4,7 +4,8 @@
 //   1. ContainerImpl::commit_mu_  shared by every operation, exclusive in Commit
 //   2. ContainerImpl::ns_mu_      the object tree: shared to read, exclusive to change
 //   3. DatasetState::rw_          shared by readers, exclusive by writers
-//   4. FixedArrayIndex::load_mu_, ChunkCache::mu_, Allocator::mu_  (leaf locks)
+//   4. FixedArrayIndex::load_mu_, ChunkCache::mu_, Allocator::mu_,
+//      ContainerImpl::dirty_ds_mu_  (leaf locks)
 // File I/O happens under 1-3 but never under a leaf lock.
 #ifndef SLABFS_ENGINE_CONTAINER_IMPL_H_
 #define SLABFS_ENGINE_CONTAINER_IMPL_H_
@@ -18,6 +19,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/cache/chunk_cache.h"
@@ -31,6 +33,7 @@
 #include "engine/space/allocator.h"
 #include "engine/space/dirty_room.h"
 #include "engine/txn/block_store.h"
+#include "engine/txn/free_list_log.h"
 #include "engine/txn/reader_table.h"
 #include "slabfs/container.h"
 
@@ -90,6 +93,9 @@ class DatasetState {
   // Commit support; the caller holds commit_mu_ exclusively.
   // Writes back dirty chunks and index pages; true when the header changed.
   Result<bool> FlushForCommit();
+  // Whether anything is left for FlushForCommit to write (a check of
+  // ContainerImpl::NoteDirty's promise in SLABFS_EXPENSIVE_CHECKS builds).
+  bool HasUnflushedChanges();
   DatasetRecord Record() const;
   // Frees every chunk and index block (the dataset was removed and no
   // handle remains).
@@ -314,7 +320,16 @@ class ContainerImpl {
   ChunkCache& cache() { return cache_; }
   BlockStore& store() { return store_; }
   std::shared_mutex& commit_mu() { return commit_mu_; }
-  void NoteDirty() { data_dirty_.store(true, std::memory_order_relaxed); }
+  // Dataset `id` has changes the next commit must write back: the commit
+  // visits only the datasets noted since the last one, so that its cost
+  // grows with what changed, not with the number of datasets. Every change
+  // to a dataset's chunks, index or header notes it (builds with
+  // SLABFS_EXPENSIVE_CHECKS check that no other dataset had any).
+  void NoteDirty(ObjectId id) {
+    data_dirty_.store(true, std::memory_order_relaxed);
+    std::lock_guard lock(dirty_ds_mu_);
+    dirty_ds_.insert(id);
+  }
   // NoSpace if `more` bytes of changes besides those the cache holds could
   // not be stored (engine/space/dirty_room.h).
   Status CheckRoomForChanges(uint64_t more) {
@@ -374,17 +389,21 @@ class ContainerImpl {
   // reader checks the length only once its generation is registered, and
   // looks again when a commit cut the file meanwhile); the caller Keep()s it.
   Result<Superblock> HoldNewestState();
-  // The free list of the state of `sb`.
-  Result<std::vector<FreedExtent>> ReadFreeList(const Superblock& sb);
+  // The free list of the state of `sb` (and the blocks it is made of).
+  Result<std::vector<FreedExtent>> ReadFreeList(const Superblock& sb, FreeListChain* chain);
   // The free list of `sb` derived from what its tree `nodes` references
   // (engine/rebuild_free_list.cc).
-  Result<std::vector<FreedExtent>> RebuildFreeList(const Superblock& sb, const NodeMap& nodes);
+  Result<std::vector<FreedExtent>> RebuildFreeList(const Superblock& sb, const NodeMap& nodes,
+                                                   const std::vector<BlockRef>& list_blocks);
   // ReadFreeList, except that a damaged free list (Corruption) does not
   // refuse the state: a reader, which allocates nothing, goes without one;
   // a writer rebuilds it and sets *rebuilt, so that the next commit writes
   // it. Both log a warning.
+  // `chain` gets the blocks of the list read, or, when it was rebuilt, the
+  // blocks of the damaged chain that could be read (the rebuild counts them
+  // as in use; the next commit frees them).
   Result<std::vector<FreedExtent>> ReadOrRebuildFreeList(const Superblock& sb, const NodeMap& nodes,
-                                                         bool* rebuilt);
+                                                         bool* rebuilt, FreeListChain* chain);
   // Loads the tree of `sb` into `t` (the caller adopts it on success).
   Status LoadTree(const Superblock& sb, LoadTarget* t);
   Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent,
@@ -439,13 +458,12 @@ class ContainerImpl {
   Node* root_ = nullptr;
   std::vector<std::shared_ptr<DatasetState>> detached_;  // removed, awaiting reclaim
   std::atomic<bool> data_dirty_{false};
+  std::mutex dirty_ds_mu_;  // a leaf lock: guards dirty_ds_ only
+  std::unordered_set<ObjectId> dirty_ds_;  // see NoteDirty
   std::atomic<bool> ns_dirty_{false};  // set under ns_mu_
   uint64_t sb_next_id_ = 0;            // next object id; guarded by ns_mu_
-  // Commit bookkeeping, guarded by commit_mu_: whether the free-list block of
-  // the last committed state was already freed by a commit attempt, and the
-  // free-list block an attempt that failed wrote.
-  bool old_free_list_freed_ = false;
-  BlockRef attempt_free_list_;
+  // The free lists commits write (guarded by commit_mu_).
+  FreeListLog free_log_;
   bool closed_ = false;
 };
 

@@ -650,7 +650,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
   const uint64_t isz = item_size_;
   // Refused before anything changes if the changes could not be stored.
   if (!room_checked) SLABFS_RETURN_IF_ERROR(CheckRoomForChunks(plan.chunks_touched()));
-  c_->NoteDirty();
+  c_->NoteDirty(id_);
   // First pass, in order: chunks in the cache, or partly written, are
   // updated in the cache; whole chunks not in the cache get their place in
   // the file now (the index is changed only here, by this thread).
@@ -753,7 +753,7 @@ Status DatasetState::Clear() {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
   std::shared_lock cl(c_->commit_mu());
   std::unique_lock lock(rw_);
-  c_->NoteDirty();
+  c_->NoteDirty(id_);
   return Reclaim();
 }
 
@@ -792,6 +792,11 @@ Result<bool> DatasetState::FlushForCommit() {
   SLABFS_RETURN_IF_ERROR_R(index_->Flush());
   header_dirty_ = false;
   return changed;
+}
+
+bool DatasetState::HasUnflushedChanges() {
+  std::unique_lock lock(rw_);
+  return header_dirty_ || index_->dirty() || !c_->cache().DirtyEntries(cache_id_).empty();
 }
 
 }  // namespace slabfs::engine

@@ -394,10 +394,10 @@ Status DatasetState::Erase(const Slab& sel) {
   if (touched <= kEraseGridWalk || touched / 4 <= stored || strided > kEraseMaxStridedDims) {
     TransferPlan plan;
     SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, nullptr, &meta_.max_shape));
-    c_->NoteDirty();
+    c_->NoteDirty(id_);
     for (ChunkCursor cur(plan); !cur.done() && s.ok(); cur.Next()) s = EraseAt(cur);
   } else {
-    c_->NoteDirty();
+    c_->NoteDirty(id_);
     s = EraseStoredIn(sel);
   }
   SLABFS_RETURN_IF_ERROR(s);

@@ -52,7 +52,7 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
   }
   SLABFS_RETURN_IF_ERROR(ValidateDatasetShape(meta_.dtype, shape, meta_.max_shape, meta_.chunks));
   if (shape == meta_.shape) return Status::OK();
-  c_->NoteDirty();
+  c_->NoteDirty(id_);
   header_dirty_ = true;
   bool only_first_grows = shape[0] >= meta_.shape[0];
   for (size_t d = 1; d < rank; ++d) only_first_grows = only_first_grows && shape[d] == meta_.shape[d];

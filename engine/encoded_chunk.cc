@@ -59,7 +59,7 @@ Status DatasetState::WriteEncodedChunk(ChunkCoord coords, std::string_view image
   if (rec.allocated()) {
     SLABFS_RETURN_IF_ERROR(CheckExtent(rec.addr, FileBytesOf(coords, rec), LinearInGrid(coords)));
   }
-  c_->NoteDirty();
+  c_->NoteDirty(id_);
   // A cached copy of the chunk, written or not, is replaced whole, but only
   // once the new image is stored: a store that fails (a full disk) leaves
   // the chunk as it was, its unwritten changes in the cache included. The

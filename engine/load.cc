@@ -94,8 +94,13 @@ Status ContainerImpl::Load() {
   LoadTarget t;
   SLABFS_RETURN_IF_ERROR(LoadTree(sb, &t));
   bool rebuilt = false;
-  SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> free, ReadOrRebuildFreeList(sb, t.nodes, &rebuilt));
-  if (rebuilt) ns_dirty_ = true;  // the next commit writes the rebuilt list
+  FreeListChain chain;
+  SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> free, ReadOrRebuildFreeList(sb, t.nodes, &rebuilt, &chain));
+  free_log_.Reset(std::move(chain));
+  if (rebuilt) {
+    ns_dirty_ = true;  // the next commit writes the rebuilt list
+    free_log_.ForceBase();
+  }
   nodes_ = std::move(t.nodes);
   root_ = t.root;
   sb_ = sb;
@@ -106,32 +111,29 @@ Status ContainerImpl::Load() {
   return Status::OK();
 }
 
-Result<std::vector<FreedExtent>> ContainerImpl::ReadFreeList(const Superblock& sb) {
-  if (sb.free_list.empty()) return std::vector<FreedExtent>();
-  uint8_t version = 0;
-  SLABFS_ASSIGN_OR_RETURN(std::string payload,
-                          store_.Read(sb.free_list, BlockType::kFreeList, "free list", &version));
-  auto decoded = DecodeFreeList(payload, sb.file_end, version, sb.generation + 1);
+Result<std::vector<FreedExtent>> ContainerImpl::ReadFreeList(const Superblock& sb, FreeListChain* chain) {
+  auto decoded = ReadFreeListChain(store_, sb, chain);
   if (!decoded) return Err(decoded.error().WithContext(path()));
   return decoded;
 }
 
 Result<std::vector<FreedExtent>> ContainerImpl::ReadOrRebuildFreeList(const Superblock& sb, const NodeMap& nodes,
-                                                                      bool* rebuilt) {
+                                                                      bool* rebuilt, FreeListChain* chain) {
   *rebuilt = false;
   if (rebuild_free_list_) {
-    SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> derived, RebuildFreeList(sb, nodes));
+    (void)ReadFreeListChain(store_, sb, chain);  // only its readable blocks matter
+    SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> derived, RebuildFreeList(sb, nodes, chain->blocks));
     *rebuilt = true;
     return derived;
   }
-  auto free = ReadFreeList(sb);
+  auto free = ReadFreeList(sb, chain);
   if (free || free.error().code() != Code::kCorruption) return free;
   if (read_only_) {
     LogWarn(free.error().ToString() + "; the free list is ignored by this read-only open (slab fsck --repair "
             "rebuilds it)");
     return std::vector<FreedExtent>();
   }
-  auto derived = RebuildFreeList(sb, nodes);
+  auto derived = RebuildFreeList(sb, nodes, chain->blocks);
   if (!derived) return Err(derived.error().WithContext("rebuilding the damaged free list"));
   LogWarn(free.error().ToString() + "; rebuilt it from what the tree references (" + std::to_string(derived->size()) +
           " free extents); the next commit writes it");
@@ -264,7 +266,8 @@ Result<RefreshInfo> ContainerImpl::Refresh() {
   t.info = &info;
   Status s = LoadTree(sb, &t);
   bool rebuilt = false;  // never, read-only
-  auto free = s.ok() ? ReadOrRebuildFreeList(sb, t.nodes, &rebuilt) : Err(s);
+  FreeListChain chain;
+  auto free = s.ok() ? ReadOrRebuildFreeList(sb, t.nodes, &rebuilt, &chain) : Err(s);
   if (!free) {
     s = free.error();
     // Nothing changed: the old state stays read, and registered.

@@ -25,10 +25,10 @@ Status DatasetState::CollectExtents(std::vector<Extent>* out) {
   });
 }
 
-Result<std::vector<FreedExtent>> ContainerImpl::RebuildFreeList(const Superblock& sb,
-                                                                const NodeMap& nodes) {
+Result<std::vector<FreedExtent>> ContainerImpl::RebuildFreeList(const Superblock& sb, const NodeMap& nodes,
+                                                                const std::vector<BlockRef>& list_blocks) {
   std::vector<Extent> used;
-  if (!sb.free_list.empty()) used.push_back({sb.free_list.addr, sb.free_list.len});
+  for (const BlockRef& b : list_blocks) used.push_back({b.addr, b.len});
   for (const auto& [id, n] : nodes) {
     if (!n->block.empty()) used.push_back({n->block.addr, n->block.len});
     if (n->ds) SLABFS_RETURN_IF_ERROR_R(n->ds->CollectExtents(&used));

@@ -128,7 +128,7 @@ Status DatasetState::Relayout(DatasetRecord rec) {
     }
     ExchangeContentsLocked(*fresh);
   }
-  c_->NoteDirty();
+  c_->NoteDirty(id_);
   // fresh now holds the old contents: their chunks are freed for the next
   // commit (the allocator reuses them only once that commit is durable).
   return fresh->Reclaim();

@@ -38,6 +38,7 @@ nlohmann::json ToJson(const std::string& file, const FsckReport& r) {
           {"chunk_bytes", s.chunk_bytes},
           {"chunks_verified", s.chunks_verified},
           {"free_extents", s.free_extents},
+          {"free_list_blocks", s.free_list_blocks},
           {"free_bytes", s.free_bytes},
           {"held_bytes", s.held_bytes},
           {"leaked_bytes", s.leaked_bytes},

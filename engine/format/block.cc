@@ -17,6 +17,7 @@ std::string_view BlockTypeName(BlockType t) {
     case BlockType::kExtArrayNode: return "extensible-array node";
     case BlockType::kBTreeLeaf: return "b-tree leaf";
     case BlockType::kBTreeNode: return "b-tree node";
+    case BlockType::kFreeListDelta: return "free-list delta";
   }
   return "unknown";
 }

@@ -38,6 +38,7 @@ enum class BlockType : uint8_t {
   kExtArrayNode = 7,
   kBTreeLeaf = 8,
   kBTreeNode = 9,
+  kFreeListDelta = 10,  // free_list.h
 };
 std::string_view BlockTypeName(BlockType t);
 

@@ -18,6 +18,7 @@
 #include "engine/chunk/trimmed_edge.h"
 #include "engine/format/block.h"
 #include "engine/format/free_list.h"
+#include "engine/txn/free_list_log.h"
 #include "engine/format/layout.h"
 #include "engine/format/limits.h"
 #include "engine/format/object.h"
@@ -355,18 +356,16 @@ void Checker::CheckFreeList() {
     Damage("free list", s.message(), ref.addr, ref.len);
     return;
   }
-  extents_.Claim(ref.addr, ref.len, "free-list block");
-  uint8_t version = 0;
-  auto payload = store_.Read(ref, BlockType::kFreeList, "free list", &version);
-  if (!payload) {
-    Damage("free list", payload.error().message(), ref.addr, ref.len);
-    return;
-  }
-  auto free = DecodeFreeList(*payload, sb_.file_end, version, sb_.generation + 1);
+  FreeListChain chain;
+  auto free = ReadFreeListChain(store_, sb_, &chain);
+  // Every block read belongs to the list, also when a later one is damaged.
+  for (const BlockRef& b : chain.blocks)
+    extents_.Claim(b.addr, b.len, b == chain.blocks.front() ? "free-list block" : "free-list delta block");
   if (!free) {
     Damage("free list", free.error().message(), ref.addr, ref.len);
     return;
   }
+  report_.stats.free_list_blocks = chain.blocks.size();
   // Extents a writer still keeps back for readers of older commits are
   // free space like any other (they are unreferenced by this commit).
   for (const FreedExtent& e : *free) {

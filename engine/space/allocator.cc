@@ -14,6 +14,7 @@ void Allocator::Reset(uint64_t file_end, const std::vector<FreedExtent>& free) {
   born_.clear();
   pending_.clear();
   held_.clear();
+  journal_.clear();
   free_bytes_ = pending_bytes_ = held_bytes_ = 0;
   for (const auto& e : free) {
     if (e.generation == 0) {
@@ -76,6 +77,7 @@ uint64_t Allocator::Allocate(uint64_t len, uint64_t align) {
     addr = aligned(ext_addr);
     InsertFreeLocked(ext_addr, addr - ext_addr);
     InsertFreeLocked(addr + len, ext_addr + ext_len - addr - len);
+    Journal(addr, len, false);
   } else {
     // At the end of the file. A free extent that ends at file_end is too
     // small on its own, but the allocation starts inside it.
@@ -90,6 +92,12 @@ uint64_t Allocator::Allocate(uint64_t len, uint64_t align) {
     addr = aligned(start);
     InsertFreeLocked(start, addr - start);
     if (addr + len < file_end_) InsertFreeLocked(addr + len, file_end_ - addr - len);
+    // Of [start, file_end), which was free, [addr, addr + len) no longer
+    // is; an alignment gap past the old end is newly free.
+    const uint64_t old_end = file_end_;
+    if (addr < old_end) Journal(addr, std::min(addr + len, old_end) - addr, false);
+    const uint64_t gap_start = std::max(start, old_end);
+    if (addr > gap_start) Journal(gap_start, addr - gap_start, true);
     file_end_ = std::max(file_end_, addr + len);
   }
   fresh_[addr] = len;
@@ -102,6 +110,7 @@ void Allocator::Free(uint64_t addr, uint64_t len) {
   if (f != fresh_.end()) {
     fresh_.erase(f);
     InsertFreeLocked(addr, len);
+    Journal(addr, len, true);
   } else {
     uint64_t born = 0;
     if (auto b = born_.find(addr); b != born_.end()) {
@@ -141,12 +150,27 @@ std::vector<FreedExtent> Allocator::Unreferenced(uint64_t generation, int64_t no
   return merged;
 }
 
+std::vector<FreeListChange> Allocator::Changes(uint64_t generation, int64_t now) const {
+  std::lock_guard lock(mu_);
+  std::vector<FreeListChange> out;
+  out.reserve(journal_.size() + pending_.size());
+  out = journal_;
+  for (const Pending& e : pending_) out.push_back({e.addr, e.len, generation, now, true});
+  return out;
+}
+
+size_t Allocator::num_changes() const {
+  std::lock_guard lock(mu_);
+  return journal_.size() + pending_.size();
+}
+
 uint64_t Allocator::TrimTail() {
   std::lock_guard lock(mu_);
   if (!free_.empty()) {
     auto last = std::prev(free_.end());
     if (last->first + last->second == file_end_) {
       file_end_ = last->first;
+      Journal(last->first, last->second, false);
       EraseFreeLocked(last);
     }
   }
@@ -162,6 +186,7 @@ void Allocator::MarkDurable(uint64_t generation, int64_t now) {
     }
   }
   fresh_.clear();
+  journal_.clear();
   for (const auto& e : pending_) {
     if (generation == 0) {
       InsertFreeLocked(e.addr, e.len);

@@ -59,6 +59,14 @@ class Allocator {
   // `generation` (the commit being made) and `now`; free ones generation 0.
   // Neighbours merge when their generation and time agree.
   std::vector<FreedExtent> Unreferenced(uint64_t generation = 0, int64_t now = 0) const;
+  // What changed in the set Unreferenced() returns since the last Reset or
+  // MarkDurable, in order (a free-list delta, format/free_list.h): ranges
+  // allocated (no longer free), extents freed at once, and, last, the
+  // pending extents with `generation` and `now`. An extent a Release freed
+  // for readers keeps its freed generation on disk (a later open holds it
+  // as long as a reader may need it, and no longer), so Release adds nothing.
+  std::vector<FreeListChange> Changes(uint64_t generation, int64_t now) const;
+  size_t num_changes() const;
   // Drops a free (not pending) extent that ends at file_end, lowering
   // file_end. Returns the new file_end.
   uint64_t TrimTail();
@@ -104,6 +112,12 @@ class Allocator {
     uint64_t born;
   };
   std::vector<Pending> pending_;
+  // Changes to the free and held extents since the last commit (see
+  // Changes()); pending ones are added by Changes().
+  std::vector<FreeListChange> journal_;
+  void Journal(uint64_t addr, uint64_t len, bool add) {
+    if (len != 0) journal_.push_back({addr, len, 0, 0, add});
+  }
   std::vector<FreedExtent> held_;
   uint64_t free_bytes_ = 0;
   uint64_t pending_bytes_ = 0;

@@ -14,6 +14,14 @@ Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::s
   return std::string(payload);
 }
 
+Result<BlockType> BlockStore::TypeOf(const BlockRef& ref, std::string_view what) {
+  SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, alloc_->file_end(), what));
+  if (ref.empty()) return Err(Status::Corruption(std::string(what) + ": missing block"));
+  char header[8];
+  SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(ref.addr, header, sizeof header));
+  return static_cast<BlockType>(static_cast<uint8_t>(header[4]));
+}
+
 Result<BlockRef> BlockStore::Write(BlockType type, std::string_view payload, uint8_t version) {
   std::string image = EncodeBlock(type, payload, version);
   if (image.size() > kMaxBlockBytes)

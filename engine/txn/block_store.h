@@ -22,6 +22,9 @@ class BlockStore {
   // the block's version).
   Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what,
                            uint8_t* version = nullptr);
+  // The type of the block at `ref` (read from its header; nothing else is
+  // checked: Read does that).
+  Result<BlockType> TypeOf(const BlockRef& ref, std::string_view what);
   Result<BlockRef> Write(BlockType type, std::string_view payload, uint8_t version = 1);
   void Free(const BlockRef& ref);
 

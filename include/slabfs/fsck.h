@@ -53,6 +53,9 @@ struct FsckStats {
   uint64_t chunks = 0, chunk_bytes = 0;
   uint64_t chunks_verified = 0;
   uint64_t free_extents = 0, free_bytes = 0;
+  // Blocks the free list is written in: a base and the deltas of the
+  // commits since it was written (engine/txn/free_list_log.h).
+  uint64_t free_list_blocks = 0;
   // Of the free bytes, those a writer keeps back while readers may still
   // read an older commit (freed by a recent commit).
   uint64_t held_bytes = 0;

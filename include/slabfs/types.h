@@ -327,6 +327,9 @@ struct SpaceInfo {
   // Free extents a writer keeps back because a reader may still read an
   // older commit that uses them (included in free_bytes).
   uint64_t held_bytes = 0;
+  // Bytes the free list itself takes: a base and the deltas of the commits
+  // since it was written (engine/txn/free_list_log.h; at most 64 deltas).
+  uint64_t free_list_bytes = 0;
 };
 
 }  // namespace slabfs

@@ -43,6 +43,7 @@ Status FaultFile::WriteAt(uint64_t off, const void* buf, size_t n) {
     return Status::NoSpace(name_ + ": simulated full disk");
   }
   ++disk_->writes;
+  disk_->bytes_written += static_cast<int64_t>(n);
   if (disk_->current.size() < off + n) disk_->current.resize(off + n, '\0');
   std::memcpy(disk_->current.data() + off, buf, n);
   disk_->unsynced.push_back({off, std::string(static_cast<const char*>(buf), n)});
@@ -56,6 +57,7 @@ Status FaultFile::Sync() {
     return Status::IOError(name_ + ": simulated crash");
   }
   ++disk_->writes;
+  ++disk_->syncs;
   disk_->durable = disk_->current;
   disk_->unsynced.clear();
   return Status::OK();

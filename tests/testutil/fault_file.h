@@ -32,6 +32,8 @@ struct Disk {
   std::vector<Write> unsynced;
   int64_t writes = 0;          // writes and syncs so far
   int64_t reads = 0;           // reads so far (tests bound what a walk reads)
+  int64_t bytes_written = 0;   // bytes of the writes so far (tests bound what a commit writes)
+  int64_t syncs = 0;           // syncs so far
   int64_t crash_after = -1;    // fail every write and sync after this many
   // A full disk: a write that would make the file longer than this fails
   // with NoSpace and writes nothing (growing it with Truncate costs no

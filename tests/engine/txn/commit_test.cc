@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 
+#include "engine/format/free_list.h"
+#include "engine/fsck/check_file.h"
 #include "tests/testutil/mem_container.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -156,9 +158,20 @@ void ApplyB(Container& c) {
   ASSERT_OK(ef.Write(Slab::Box({72, 0}, {2, 30}), noise.data()));
 }
 
-class CommitTest : public ::testing::Test {
+// `n` small commits after A (an attribute changed each time): each writes a
+// free-list delta, so B's commit writes a delta on a chain that many deep,
+// or, at the chain's limit, a new base that frees the chain.
+void WarmUp(Container& c, int n) {
+  for (int i = 0; i < n; ++i) {
+    ASSERT_OK(c.SetAttribute(kRootId, "warm", Attribute::Integer(i)));
+    ASSERT_OK(c.Commit());
+  }
+}
+
+class CommitTest : public ::testing::TestWithParam<int> {
  protected:
-  // Disk with state A committed; *writes_at_b = writes once B was applied.
+  // Disk with state A committed (and GetParam() small commits after it),
+  // and B applied to *c.
   std::shared_ptr<Disk> DiskWithB(std::unique_ptr<Container>* c) {
     auto disk = NewDisk();
     auto opened = OpenOnDisk(disk);
@@ -166,12 +179,16 @@ class CommitTest : public ::testing::Test {
     *c = std::move(*opened);
     BuildA(**c);
     EXPECT_OK((*c)->Commit());
+    WarmUp(**c, GetParam());
     ApplyB(**c);
     return disk;
   }
 };
 
-TEST_F(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
+// No warm-up, a delta on a short chain, and a new base.
+INSTANTIATE_TEST_SUITE_P(FreeListChains, CommitTest, ::testing::Values(0, 5, engine::kMaxFreeListDepth));
+
+TEST_P(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
   std::string state_a, state_b;
   int64_t commit_writes;
   {
@@ -180,6 +197,8 @@ TEST_F(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
     {
       ASSERT_OK_AND_ASSIGN(auto c0, OpenOnDisk(disk));
       BuildA(*c0);
+      ASSERT_OK(c0->Commit());
+      WarmUp(*c0, GetParam());
       ASSERT_OK(c0->Close());
     }
     state_a = DumpDisk(disk);
@@ -211,6 +230,11 @@ TEST_F(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
       double torn = seed < 2 ? 0.0 : 0.3;
       auto after = DiskWithImage(disk->CrashImage(rng, keep, torn));
       std::string got = DumpDisk(after);
+      // The state's free list survives too: every byte owned once.
+      auto report = engine::CheckFile(std::make_unique<testutil::FaultFile>(after), {.verify_data = false});
+      ASSERT_TRUE(report.has_value());
+      EXPECT_TRUE(report->clean()) << "crash after write " << k << " (seed " << seed << "): "
+                                   << (report->findings.empty() ? "leaks" : report->findings[0].what);
       if (got == state_b) {
         ++new_states;
       } else if (got == state_a) {
@@ -225,7 +249,7 @@ TEST_F(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
   EXPECT_GT(new_states, 0);
 }
 
-TEST_F(CommitTest, FailedCommitCanBeRetried) {
+TEST_P(CommitTest, FailedCommitCanBeRetried) {
   std::unique_ptr<Container> c;
   auto disk = DiskWithB(&c);
   disk->crash_after = disk->writes + 3;
@@ -239,7 +263,7 @@ TEST_F(CommitTest, FailedCommitCanBeRetried) {
   EXPECT_EQ(DumpDisk(disk), expect);
 }
 
-TEST_F(CommitTest, CommitWithoutChangesWritesNothing) {
+TEST_P(CommitTest, CommitWithoutChangesWritesNothing) {
   std::unique_ptr<Container> c;
   auto disk = DiskWithB(&c);
   ASSERT_OK(c->Commit());
@@ -249,7 +273,7 @@ TEST_F(CommitTest, CommitWithoutChangesWritesNothing) {
   EXPECT_FALSE(c->dirty());
 }
 
-TEST_F(CommitTest, ManyCommitsKeepTheFileBounded) {
+TEST_P(CommitTest, ManyCommitsKeepTheFileBounded) {
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
   ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {64 * 1024}, .chunks = {4096}}));

@@ -1,0 +1,238 @@
+// bench_commit: does one small change cost the same in a big container as
+// in a small one?
+//
+// A container grows to N = 1,000 ... --max-n entries (new files: 1-D u1
+// datasets of 100-4,000 bytes, as the mount makes them), in one group
+// ("flat") or in groups of 100 ("tree"), committed in batches of 1,000.
+// At each N it times --ops single operations, each followed by a commit,
+// the way the mount's close does it:
+//   create   create a dataset at the N+1st name, write its bytes, commit
+//   rename   rename one dataset within its group, commit
+//   lookup   resolve the path of a random entry (no commit)
+//   list     list the group of a random entry (no commit; milliseconds)
+// and reports per-operation milliseconds (min/median/max) and the bytes the
+// commits wrote per operation (wchar of /proc/self/io). The peer in the
+// same run is a plain directory on the same disk: open(O_CREAT), write,
+// fdatasync, close, fsync of the directory (a create as durable as a
+// commit), and rename + fsync of the directory.
+//
+//   bench_commit [--dir D] [--max-n 100000] [--ops 200] [--layout flat|tree|both]
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "slabfs/container.h"
+
+using namespace slabfs;
+using bench::Clock;
+
+namespace {
+
+uint64_t WrittenBytes() {
+  std::ifstream f("/proc/self/io");
+  std::string key;
+  uint64_t v = 0;
+  while (f >> key >> v)
+    if (key == "wchar:") return v;
+  return 0;
+}
+
+struct Stats {
+  std::vector<double> ms;
+  uint64_t bytes = 0;
+  std::string Row() const {
+    std::vector<double> s = ms;
+    std::sort(s.begin(), s.end());
+    char buf[160];
+    if (s.empty()) return "-";
+    std::snprintf(buf, sizeof buf, "%8.3f %8.3f %8.3f %9.1f", s.front(), s[s.size() / 2], s.back(),
+                  static_cast<double>(bytes) / 1024.0 / static_cast<double>(s.size()));
+    return buf;
+  }
+  double median() const {
+    std::vector<double> s = ms;
+    std::sort(s.begin(), s.end());
+    return s.empty() ? 0 : s[s.size() / 2];
+  }
+};
+
+std::string NameOf(uint64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "file-%07llu.txt", static_cast<unsigned long long>(i));
+  return buf;
+}
+
+std::string GroupOf(bool tree, uint64_t i) {
+  if (!tree) return "/flat";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "/tree/d%05llu", static_cast<unsigned long long>(i / 100));
+  return buf;
+}
+
+DatasetOptions NewFile() { return {.dtype = DType::kU1, .shape = {0}, .max_shape = {kUnlimited}}; }
+
+template <typename T>
+Status StatusOf(const Result<T>& r) {
+  return r ? Status::OK() : r.error();
+}
+
+bool Check(const Status& s, const char* what) {
+  if (s.ok()) return true;
+  std::fprintf(stderr, "bench_commit: %s: %s\n", what, s.ToString().c_str());
+  std::exit(1);
+}
+
+// Creates entry i with its bytes.
+void CreateEntry(Container& c, bool tree, uint64_t i, const std::string& payload) {
+  const std::string group = GroupOf(tree, i);
+  if (tree && i % 100 == 0) Check(StatusOf(c.MakeGroups(group)), "mkdir");
+  auto ds = c.CreateDataset(group + "/" + NameOf(i), NewFile());
+  Check(StatusOf(ds), "create");
+  const size_t len = 100 + (i * 7919) % 3900;
+  Check(ds->WriteBytes(0, len, payload.data(), Dataset::Growth::kGrowRows), "write");
+}
+
+void PlainCreate(const std::string& dir, uint64_t i, const std::string& payload) {
+  const std::string p = dir + "/" + NameOf(i);
+  const int fd = open(p.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  const size_t len = 100 + (i * 7919) % 3900;
+  if (fd < 0 || write(fd, payload.data(), len) != static_cast<ssize_t>(len) || fdatasync(fd) != 0) {
+    std::perror("plain create");
+    std::exit(1);
+  }
+  close(fd);
+  bench::FsyncPath(dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = "/tmp";
+  uint64_t max_n = 100000;
+  int ops = 200;
+  std::string layout = "both";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--dir") dir = argv[i + 1];
+    else if (a == "--max-n") max_n = std::stoull(argv[i + 1]);
+    else if (a == "--ops") ops = std::stoi(argv[i + 1]);
+    else if (a == "--layout") layout = argv[i + 1];
+    else {
+      std::fprintf(stderr, "usage: bench_commit [--dir D] [--max-n N] [--ops K] [--layout flat|tree|both]\n");
+      return 2;
+    }
+  }
+  bench::PrintMachine("bench_commit");
+  std::printf("# per operation: min median max ms, KiB written; commits after every create and rename\n");
+  const std::string payload(4096, 'x');
+  std::mt19937_64 rng(42);
+  std::vector<std::string> layouts;
+  if (layout == "both" || layout == "flat") layouts.push_back("flat");
+  if (layout == "both" || layout == "tree") layouts.push_back("tree");
+  for (const std::string& lay : layouts) {
+    const bool tree = lay == "tree";
+    const std::string path = dir + "/bench_commit.slab";
+    const std::string plain = dir + "/bench_commit.plain";
+    std::filesystem::remove(path);
+    std::filesystem::remove_all(plain);
+    std::filesystem::create_directories(plain);
+    auto c = Container::Open(path, {.create = true});
+    Check(StatusOf(c), "open");
+    Check(StatusOf((*c)->MakeGroups(tree ? "/tree" : "/flat")), "mkdir");
+    std::printf("%-5s %8s %-7s %8s %8s %8s %9s\n", "layout", "N", "op", "min", "median", "max", "KiB/op");
+    uint64_t n = 0;
+    double first_create = 0, first_plain = 0;
+    for (uint64_t target = 1000; target <= max_n; target *= 10) {
+      while (n < target) {
+        CreateEntry(**c, tree, n, payload);
+        PlainCreate(plain, n, payload);  // the peer grows alongside (its timing is below)
+        ++n;
+        if (n % 1000 == 0) Check((*c)->Commit(), "commit");
+      }
+      Check((*c)->Commit(), "commit");
+      Stats create, peer, rename, peer_rename, lookup, list;
+      for (int k = 0; k < ops; ++k) {
+        // Interleaved: slabfs, then the plain directory.
+        uint64_t w0 = WrittenBytes();
+        auto t0 = Clock::now();
+        CreateEntry(**c, tree, n, payload);
+        Check((*c)->Commit(), "commit");
+        auto t1 = Clock::now();
+        create.bytes += WrittenBytes() - w0;
+        create.ms.push_back(bench::Seconds(t0, t1) * 1e3);
+        w0 = WrittenBytes();
+        t0 = Clock::now();
+        PlainCreate(plain, n, payload);
+        t1 = Clock::now();
+        peer.bytes += WrittenBytes() - w0;
+        peer.ms.push_back(bench::Seconds(t0, t1) * 1e3);
+        ++n;
+
+        const uint64_t victim = rng() % n;
+        const std::string from = GroupOf(tree, victim) + "/" + NameOf(victim);
+        w0 = WrittenBytes();
+        t0 = Clock::now();
+        Check((*c)->Rename(from, from + ".r"), "rename");
+        Check((*c)->Commit(), "commit");
+        t1 = Clock::now();
+        rename.bytes += WrittenBytes() - w0;
+        rename.ms.push_back(bench::Seconds(t0, t1) * 1e3);
+        Check((*c)->Rename(from + ".r", from), "rename back");
+        const std::string pfrom = plain + "/" + NameOf(victim);
+        t0 = Clock::now();
+        if (std::rename(pfrom.c_str(), (pfrom + ".r").c_str()) != 0) std::perror("rename");
+        bench::FsyncPath(plain);
+        t1 = Clock::now();
+        peer_rename.ms.push_back(bench::Seconds(t0, t1) * 1e3);
+        std::rename((pfrom + ".r").c_str(), pfrom.c_str());
+
+        const uint64_t probe = rng() % n;
+        t0 = Clock::now();
+        Check(StatusOf((*c)->Resolve(GroupOf(tree, probe) + "/" + NameOf(probe))), "resolve");
+        t1 = Clock::now();
+        lookup.ms.push_back(bench::Seconds(t0, t1) * 1e3);
+        auto g = (*c)->Resolve(GroupOf(tree, probe));
+        t0 = Clock::now();
+        Check(StatusOf((*c)->List(*g)), "list");
+        t1 = Clock::now();
+        list.ms.push_back(bench::Seconds(t0, t1) * 1e3);
+      }
+      Check((*c)->Commit(), "commit");
+      if (first_create == 0) {
+        first_create = create.median();
+        first_plain = peer.median();
+      }
+      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir; %.2fx N=1000)\n", lay.c_str(),
+                  static_cast<unsigned long long>(target), "create", create.Row().c_str(),
+                  create.median() / peer.median(), create.median() / first_create);
+      std::printf("%-6s %8llu %-7s %s  (%.2fx N=1000)\n", lay.c_str(), static_cast<unsigned long long>(target), "plain",
+                  peer.Row().c_str(), peer.median() / first_plain);
+      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir)\n", lay.c_str(),
+                  static_cast<unsigned long long>(target), "rename", rename.Row().c_str(),
+                  rename.median() / peer_rename.median());
+      std::printf("%-6s %8llu %-7s %s\n", lay.c_str(), static_cast<unsigned long long>(target), "lookup",
+                  lookup.Row().c_str());
+      std::printf("%-6s %8llu %-7s %s\n", lay.c_str(), static_cast<unsigned long long>(target), "list",
+                  list.Row().c_str());
+      std::fflush(stdout);
+    }
+    auto size = std::filesystem::file_size(path);
+    std::printf("%-6s container %.1f MiB for %llu entries\n", lay.c_str(), static_cast<double>(size) / 1048576.0,
+                static_cast<unsigned long long>(n));
+    Check((*c)->Close(), "close");
+    std::filesystem::remove(path);
+    std::filesystem::remove_all(plain);
+  }
+  return 0;
+}
