@@ -76,11 +76,18 @@ class Lister {
       for (const Row& r : rows_) out << r[kNameColumn] << '\n';
       return;
     }
+    if (rows_.empty()) return;
+    // A header names the columns, as ps(1) does; scripts skip the first line.
+    static const Row kHeader{"KIND", "DTYPE", "SHAPE", "CHUNKS", "SIZE", "STORED", "RATIO", "NAME"};
     std::array<size_t, kNameColumn> width{};
     for (const Row& r : rows_) {
       for (size_t i = 0; i < kNameColumn; ++i) width[i] = std::max(width[i], r[i].size());
     }
-    for (const Row& r : rows_) {
+    for (size_t i = 0; i < kNameColumn; ++i) width[i] = std::max(width[i], kHeader[i].size());
+    std::vector<const Row*> lines{&kHeader};
+    for (const Row& r : rows_) lines.push_back(&r);
+    for (const Row* row : lines) {
+      const Row& r = *row;
       // Text columns align left, byte counts and ratios right.
       out << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {:>{}}  {}\n", r[0],
                          width[0], r[1], width[1], r[2], width[2], r[3], width[3], r[4], width[4],
@@ -174,8 +181,8 @@ void AddListCommands(CLI::App& app, CommandTable& table) {
     auto o = std::make_shared<LsOptions>();
     CLI::App* sub = app.add_subcommand("ls", "List a group's children, or name a dataset");
     sub->add_flag("-l,--long", o->long_format,
-                  "long format: kind, dtype, shape, chunks, size, stored bytes and the "
-                  "compression ratio (size / stored; - when nothing is stored)");
+                  "long format under a header line: kind, dtype, shape, chunks, size, stored "
+                  "bytes and the compression ratio (size / stored; - when nothing is stored)");
     sub->add_flag("-r,--recursive", o->recursive, "list the whole subtree");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path, "absolute path of a group or dataset")

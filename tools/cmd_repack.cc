@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "slabfs/container.h"
 #include "tools/block_walk.h"
 #include "tools/byte_stream.h"
+#include "tools/commands.h"
 #include "tools/session.h"
 
 namespace slabfs::tools {
@@ -93,6 +95,22 @@ class Copier {
 
   const CopyCounts& counts() const { return counts_; }
 
+  // One note for all the datasets --chunks did not apply to (a tree may hold
+  // thousands), naming the first few.
+  void NoteOtherRanks() const {
+    if (other_rank_.empty()) return;
+    constexpr size_t kNamed = 3;
+    std::string names;
+    for (size_t i = 0; i < std::min(kNamed, other_rank_.size()); ++i) {
+      names += fmt::format("{}{}", i == 0 ? "" : ", ", other_rank_[i]);
+    }
+    if (other_rank_.size() > kNamed) names += fmt::format(" and {} more", other_rank_.size() - kNamed);
+    notes_ << fmt::format("--chunks {} is for datasets of rank {}: {} of another rank kept {} ({})\n",
+                          FormatDims(*chunks_), chunks_->size(),
+                          Counted(other_rank_.size(), "dataset"),
+                          other_rank_.size() == 1 ? "its chunks" : "their chunks", names);
+  }
+
  private:
   Status CopyAttributes(ObjectId from_id, ObjectId to_id, std::string_view path) {
     auto names = from_.ListAttributes(from_id);
@@ -118,8 +136,7 @@ class Copier {
     if (chunks_ && chunks_->size() == info.shape.size()) {
       o.chunks = *chunks_;
     } else if (chunks_) {
-      notes_ << fmt::format("{}: rank {} is not the rank of --chunks {}; it keeps its chunks {}\n",
-                          path, info.shape.size(), FormatDims(*chunks_), FormatDims(info.chunks));
+      other_rank_.emplace_back(path);
     }
     // The source's index kind fits its own chunk grid; a new grid may need
     // another kind, which the engine chooses.
@@ -231,6 +248,7 @@ class Copier {
   Progress* progress_;
   std::unordered_set<ObjectId> seen_;
   CopyCounts counts_;
+  std::vector<std::string> other_rank_;  // paths of datasets --chunks did not fit
 };
 
 }  // namespace
@@ -250,6 +268,7 @@ Result<CopyCounts> CopyContainer(const Container& from, Container& to,
                                  Progress* progress) {
   Copier copier(from, to, chunks, filters, notes, progress);
   SLABFS_RETURN_IF_ERROR_R(copier.CopyGroup(kRootId, kRootId, "/"));
+  copier.NoteOtherRanks();
   return copier.counts();
 }
 
@@ -305,11 +324,8 @@ Status RunRepack(const RepackOptions& o, std::ostream& out) {
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> result, OpenForReading(o.output));
   const SpaceInfo after = result->space();
   SLABFS_ASSIGN_OR_RETURN(uint64_t stored_after, StoredBytes(*result));
-  auto count = [](uint64_t n, std::string_view what) {
-    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
-  };
-  out << fmt::format("copied {}, {} and {}\n", count(counts.groups, "group"),
-                     count(counts.datasets, "dataset"), count(counts.attributes, "attribute"));
+  out << fmt::format("copied {}, {} and {}\n", Counted(counts.groups, "group"),
+                     Counted(counts.datasets, "dataset"), Counted(counts.attributes, "attribute"));
   out << fmt::format("file bytes: {} -> {}\n", before.file_bytes, after.file_bytes);
   out << fmt::format("stored chunk bytes: {} -> {}\n", stored_before, stored_after);
   out << fmt::format("free bytes inside: {} -> {}\n", before.free_bytes, after.free_bytes);

@@ -356,7 +356,9 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
   {
     auto o = std::make_shared<ImportOptions>();
     CLI::App* sub = app.add_subcommand(
-        "import", "Write a whole dataset from raw little-endian bytes or a .npy file");
+        "import",
+        "Import a whole HDF5 / netCDF-4 file or Zarr v2/v3 store (groups, datasets, attributes), "
+        "or write one dataset from raw little-endian bytes or a .npy file");
     sub->add_option("FILE", o->file, "container file (created by a tree import when missing)")
         ->required();
     sub->add_option("PATH", o->path,
@@ -400,7 +402,9 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
   {
     auto o = std::make_shared<ExportOptions>();
     CLI::App* sub = app.add_subcommand(
-        "export", "Write a whole dataset to a .npy file (by extension) or raw bytes");
+        "export",
+        "Export a tree as an HDF5 / netCDF-4 file or a Zarr v2/v3 store, or one dataset as a "
+        ".npy file or raw bytes (by extension or --format)");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path,
                     "absolute path of the dataset; or, alone, the HDF5 file or Zarr store to "

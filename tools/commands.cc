@@ -167,6 +167,12 @@ void AddFilterOptions(CLI::App* sub, FilterArgs* args, CLI::Option* needs) {
   }
 }
 
+std::string Counted(uint64_t n, std::string_view noun, std::string_view plural) {
+  if (n == 1) return fmt::format("1 {}", noun);
+  if (!plural.empty()) return fmt::format("{} {}", n, plural);
+  return fmt::format("{} {}s", n, noun);
+}
+
 std::string FormatRatio(uint64_t logical_bytes, uint64_t stored_bytes) {
   if (stored_bytes == 0) return "-";
   return fmt::format("{:.2f}x", static_cast<double>(logical_bytes) / static_cast<double>(stored_bytes));

@@ -121,6 +121,10 @@ Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const 
 // and `slab ls -l` show; "-" when nothing is stored.
 std::string FormatRatio(uint64_t logical_bytes, uint64_t stored_bytes);
 
+// "1 chunk", "3 chunks", "0 boxes": n and the noun, plural unless n is 1
+// (`plural` when it is not the noun with an s).
+std::string Counted(uint64_t n, std::string_view noun, std::string_view plural = {});
+
 }  // namespace slabfs::tools
 
 #endif  // SLABFS_TOOLS_COMMANDS_H_

@@ -5,6 +5,8 @@
 #include <pybind11/pybind11.h>
 
 #include <cerrno>
+#include <string>
+#include <string_view>
 
 namespace slabfs::python {
 
@@ -41,6 +43,21 @@ Mapping MappingOf(Code code, ErrorContext ctx) {
   }
 }
 
+// The text of an OSError that names its file: Python prints it as
+// "[Errno N] TEXT: 'FILENAME'", so TEXT leaves out the file's name (which
+// the engine's message starts with) and the code's name (which the errno
+// and the exception class say): "[Errno 2] No such file or directory:
+// 'run.slab'", as open() says, not the path three times.
+std::string FileErrorText(const Status& s, const std::string& filename) {
+  std::string_view text = s.message();
+  if (text.starts_with(filename + ": ")) {
+    text.remove_prefix(filename.size() + 2);
+  } else if (text.starts_with(filename + " is ")) {
+    text.remove_prefix(filename.size() + 4);  // "run.slab is not a slabfs container"
+  }
+  return text.empty() ? std::string(CodeName(s.code())) : std::string(text);
+}
+
 }  // namespace
 
 void Raise(const Status& s, ErrorContext ctx, const std::string& filename) {
@@ -51,7 +68,7 @@ void Raise(const Status& s, ErrorContext ctx, const std::string& filename) {
     // FileExistsError, PermissionError, ... by its errno, as open() does.
     py::object type = py::reinterpret_borrow<py::object>(m.type);
     if (filename.empty()) exc = type(slabfs::ErrnoOf(s.code()), s.ToString());
-    else exc = type(slabfs::ErrnoOf(s.code()), s.ToString(), filename);
+    else exc = type(slabfs::ErrnoOf(s.code()), FileErrorText(s, filename), filename);
   } else {
     exc = py::reinterpret_borrow<py::object>(m.type)(s.message());
   }

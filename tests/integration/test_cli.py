@@ -198,13 +198,14 @@ def test_mkgroup_under_dataset_fails(box):
 def test_mkdset_and_long_listing(box):
     slab("mkdset", box, "/ds", "--dtype", "f4", "--shape", "2000,2000", "--chunks", "100,100")
     slab("mkgroup", box, "/g")
-    lines = slab("ls", "-l", box).stdout.splitlines()
+    header, *lines = slab("ls", "-l", box).stdout.splitlines()
+    assert header.split()[0] == "KIND"
     assert len(lines) == 2
     assert lines[0].split() == ["dataset", "f4", "2000,2000", "100,100", "16000000", "0", "-", "ds"]
     assert lines[1].split()[0] == "group" and lines[1].split()[-1] == "g/"
     # A dataset path lists the dataset itself.
     assert slab("ls", box, "/ds").stdout == "/ds\n"
-    assert slab("ls", "-l", box, "/ds").stdout.split()[:3] == ["dataset", "f4", "2000,2000"]
+    assert slab("ls", "-l", box, "/ds").stdout.splitlines()[1].split()[:3] == ["dataset", "f4", "2000,2000"]
 
 
 def test_mkdset_chooses_chunks_when_not_given(box):
@@ -271,7 +272,7 @@ def test_info_group_json(filled):
 
 
 def test_ls_long_recursive(filled):
-    lines = [l.split() for l in slab("ls", "-l", "-r", filled).stdout.splitlines()]
+    lines = [l.split() for l in slab("ls", "-l", "-r", filled).stdout.splitlines()[1:]]
     names = [l[-1] for l in lines]
     assert names == ["bytes", "g/", "g/ds", "g/sub/"]
     ds = lines[names.index("g/ds")]

@@ -277,7 +277,7 @@ def test_resize_both_dimensions_of_a_btree_dataset(box, tmp_path):
     ref = np.full((50, 2), 11, dtype="<u2")
     ref[:3] = a[:3, :2]
     np.testing.assert_array_equal(export(box, "/d", tmp_path), ref)
-    line = slab("ls", "-l", box).stdout.split()
+    line = slab("ls", "-l", box).stdout.splitlines()[1].split()
     assert line[:5] == ["dataset", "u2", "50,2", "2,3", "200"]
 
 

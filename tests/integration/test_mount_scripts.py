@@ -231,6 +231,11 @@ def test_install_script_installs_where_mount_finds_it(tmp_path):
               "share/slabfs/systemd/mnt-data.mount"):
         assert (prefix / p).exists(), p
     assert os.access(prefix / "bin" / "umount-slabfs", os.X_OK)
+    # Installed programs are stripped (the build's keep their symbols).
+    for prog in ("slabfs", "slab"):
+        sections = subprocess.run(["readelf", "-S", "-W", str(prefix / "bin" / prog)], capture_output=True,
+                                  text=True).stdout
+        assert ".symtab" not in sections and ".debug_info" not in sections, prog
     assert subprocess.run([str(prefix / "bin" / "slabfs"), "--version"], capture_output=True).returncode == 0
     # The Python package, where it is built: importable from PREFIX/lib/python3.X/dist-packages,
     # with the xarray entry point beside it.

@@ -75,7 +75,7 @@ def snapshot(c):
     that a refused command changed nothing. The file's bytes are not
     compared: opening for writing records the lock holder in it."""
     tree = slab("ls", "-l", "-r", c).stdout
-    paths = [ln.split()[-1].rstrip("/") for ln in tree.splitlines() if ln.strip()]
+    paths = [ln.split()[-1].rstrip("/") for ln in tree.splitlines()[1:] if ln.strip()]
     out = [tree, json.dumps(info(c, "/"))]
     for p in paths:
         p = "/" + p.lstrip("/")

@@ -114,7 +114,7 @@ void Progress::Draw(bool force) {
                        HumanBytes(static_cast<double>(total_bytes_)));
   }
   line += total_chunks_ > 0 ? fmt::format(", {}/{} chunks", chunks_, total_chunks_)
-                            : fmt::format(", {} chunks", chunks_);
+                            : fmt::format(", {} chunk{}", chunks_, chunks_ == 1 ? "" : "s");
   line += fmt::format(", {}/s", HumanBytes(rate));
   if (total_bytes_ > bytes_ && rate > 0) {
     auto left = static_cast<uint64_t>(static_cast<double>(total_bytes_ - bytes_) / rate);

@@ -241,8 +241,9 @@ Status RunImportTree(const TreeImportOptions& o, std::ostream& out) {
   progress.Done();
   if (!s.ok()) return AddContext(std::move(s), o.source);
   if (!o.quiet) {
-    out << fmt::format("imported {} in {} chunks from {} ({})\n",
-                       HumanBytes(static_cast<double>(progress.bytes())), progress.chunks(),
+    out << fmt::format("imported {} in {} from {} ({})\n",
+                       HumanBytes(static_cast<double>(progress.bytes())),
+                       Counted(progress.chunks(), "chunk"),
                        o.source, FormatName(f));
   }
   return Status::OK();
@@ -271,8 +272,9 @@ Status RunExportTree(const TreeExportOptions& o, std::ostream& out) {
     return AddContext(std::move(s), o.output);
   }
   if (!o.quiet) {
-    out << fmt::format("exported {} in {} chunks to {} ({})\n",
-                       HumanBytes(static_cast<double>(progress.bytes())), progress.chunks(),
+    out << fmt::format("exported {} in {} to {} ({})\n",
+                       HumanBytes(static_cast<double>(progress.bytes())),
+                       Counted(progress.chunks(), "chunk"),
                        o.output, FormatName(f));
   }
   return Status::OK();
