@@ -3,7 +3,7 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
-from .creation import normalize_dtype, numpy_dtype
+from .creation import SCALAR_ATTR, normalize_dtype, numpy_dtype
 
 __all__ = ["AttributeManager"]
 
@@ -55,7 +55,10 @@ class AttributeManager(MutableMapping):
     each). A single number reads back as a numpy scalar, several as a 1-D
     array. Changes are durable at the file's next commit (``flush``/close).
     A missing name is KeyError; a bad name or value ValueError or TypeError;
-    a read-only file OSError(EROFS)."""
+    a read-only file OSError(EROFS).
+
+    The marker _SLAB_SCALAR of a scalar dataset is not listed: it belongs
+    to the dataset's shape, not to its attributes."""
 
     def __init__(self, parent):
         self._parent = parent
@@ -64,27 +67,45 @@ class AttributeManager(MutableMapping):
     def _c(self):
         return self._parent.file._c
 
+    def _hidden(self, name):
+        return name == SCALAR_ATTR and getattr(self._parent, "_scalar", False)
+
+    def _names(self):
+        names = self._c.attr_names(self._parent.id)
+        if SCALAR_ATTR in names and self._hidden(SCALAR_ATTR):
+            names = [n for n in names if n != SCALAR_ATTR]
+        return names
+
     def __getitem__(self, name):
-        return decode(*self._c.get_attr(self._parent.id, _name(name)))
+        name = _name(name)
+        if self._hidden(name):
+            raise KeyError(f"{self._parent.name} has no attribute {name!r}")
+        return decode(*self._c.get_attr(self._parent.id, name))
 
     def __setitem__(self, name, value):
-        self._c.set_attr(self._parent.id, _name(name), *encode(value))
+        name = _name(name)
+        if self._hidden(name):
+            raise ValueError(f"{name} is slabfs's marker of a scalar dataset")
+        self._c.set_attr(self._parent.id, name, *encode(value))
         self._parent.file._changed()
 
     def __delitem__(self, name):
-        self._c.del_attr(self._parent.id, _name(name))
+        name = _name(name)
+        if self._hidden(name):
+            raise KeyError(f"{self._parent.name} has no attribute {name!r}")
+        self._c.del_attr(self._parent.id, name)
         self._parent.file._changed()
 
     def __iter__(self):
-        return iter(self._c.attr_names(self._parent.id))
+        return iter(self._names())
 
     def __len__(self):
-        return len(self._c.attr_names(self._parent.id))
+        return len(self._names())
 
     def __contains__(self, name):
         if not isinstance(name, (str, bytes)):
             return False
-        return _name(name) in self._c.attr_names(self._parent.id)
+        return _name(name) in self._names()
 
     def create(self, name, data, shape=None, dtype=None):
         """Creates or replaces attribute `name` with `data` converted to
@@ -96,7 +117,12 @@ class AttributeManager(MutableMapping):
         self[name] = data
 
     def modify(self, name, value):
-        """Sets `name` to `value` (h5py's spelling of ``attrs[name] = value``)."""
+        """Sets `name` to `value`; an existing numeric attribute keeps its
+        dtype (the value is converted to it), as in h5py."""
+        if name in self:
+            kind, dtype, _ = self._c.get_attr(self._parent.id, _name(name))
+            if kind == "numeric" and not isinstance(value, (str, bytes)):
+                value = np.asarray(value, dtype=numpy_dtype(dtype))
         self[name] = value
 
     def __repr__(self):

@@ -5,11 +5,16 @@ import numbers
 
 import numpy as np
 
-__all__ = ["DTYPES", "normalize_dtype", "dataset_options", "parse_filters"]
+__all__ = ["DTYPES", "SCALAR_ATTR", "normalize_dtype", "dataset_options", "parse_filters"]
 
 # The element types slabfs stores, numpy spelling, little-endian.
 DTYPES = ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")
 _NUMPY = {name: np.dtype("<" + name) for name in DTYPES}
+
+# The attribute that marks a dataset of fixed shape (1) as a scalar (shape
+# ()), as `slab import` marks an HDF5, netCDF or Zarr scalar and `slab
+# export` writes it back (docs/interop.md). The binding hides it.
+SCALAR_ATTR = "_SLAB_SCALAR"
 
 # h5py's default gzip level.
 DEFAULT_GZIP_LEVEL = 4
@@ -94,9 +99,11 @@ def parse_filters(filters):
 def dataset_options(shape=None, dtype=None, data=None, chunks=None, maxshape=None,
                     compression=None, compression_opts=None, shuffle=False, fletcher32=False,
                     fillvalue=None, sparse=False, index="auto", scaleoffset=None):
-    """Checks create_dataset's arguments. Returns (options, data): options
-    are the keyword arguments of the engine's create_dataset, data a numpy
-    array of the dataset's shape and dtype, or None."""
+    """Checks create_dataset's arguments. Returns (options, data, scalar):
+    options are the keyword arguments of the engine's create_dataset, data a
+    numpy array of the dataset's shape and dtype (or None), and scalar
+    whether the dataset is a scalar (shape ()), which the engine stores as
+    a fixed shape (1) marked with SCALAR_ATTR."""
     if scaleoffset is not None:
         raise ValueError("the scale-offset filter is not available in slabfs")
     if data is not None:
@@ -119,9 +126,17 @@ def dataset_options(shape=None, dtype=None, data=None, chunks=None, maxshape=Non
             raise TypeError("create_dataset needs a shape or data")
         name = normalize_dtype("f4" if dtype is None else dtype)
     shape = _dims(shape, "shape")
-    if not 1 <= len(shape) <= 32:
-        raise ValueError(f"a dataset has 1 to 32 dimensions, not {len(shape)} "
-                         "(keep a scalar in an attribute, or use shape (1,))")
+    if len(shape) > 32:
+        raise ValueError(f"a dataset has at most 32 dimensions, not {len(shape)}")
+    scalar = len(shape) == 0
+    if scalar:
+        if (chunks not in (None, ()) or compression not in (None, False) or compression_opts is not None
+                or shuffle or fletcher32):
+            raise TypeError("scalar datasets take no chunk or filter options")
+        if maxshape not in (None, ()):
+            raise ValueError(f"maxshape {maxshape!r} does not fit a scalar dataset")
+        chunks, maxshape, shape = (1,), (1,), (1,)
+        index = "auto"
     if maxshape is None:
         maxshape = shape
     else:
@@ -134,6 +149,9 @@ def dataset_options(shape=None, dtype=None, data=None, chunks=None, maxshape=Non
             if m is not None and (not isinstance(m, numbers.Integral) or m < s):
                 raise ValueError(f"maxshape {maxshape} is below shape {shape}")
         maxshape = tuple(None if m is None else int(m) for m in maxshape)
+    # A dimension fixed at length 0 can grow in slabfs (the engine needs a
+    # positive maximum), as `slab import` makes such an HDF5 dimension.
+    maxshape = tuple(None if m == 0 else m for m in maxshape)
     if chunks is None or chunks is True:
         chunk_dims = ()
     elif chunks is False:
@@ -144,6 +162,8 @@ def dataset_options(shape=None, dtype=None, data=None, chunks=None, maxshape=Non
             raise ValueError(f"chunks {chunk_dims} and shape {shape} differ in rank")
         if any(c == 0 for c in chunk_dims):
             raise ValueError(f"chunks {chunk_dims} has a zero dimension")
+        if any(m is not None and c > m for c, m in zip(chunk_dims, maxshape)):
+            raise ValueError(f"chunks {chunk_dims} are larger than the fixed maxshape {maxshape}")
     if fillvalue is None:
         fill = b""
     else:
@@ -154,4 +174,4 @@ def dataset_options(shape=None, dtype=None, data=None, chunks=None, maxshape=Non
     options = dict(dtype=name, shape=list(shape), maxshape=list(maxshape), chunks=list(chunk_dims),
                    fill=fill, filters=filters_string(compression, compression_opts, shuffle, fletcher32),
                    sparse=bool(sparse), index=index or "auto")
-    return options, data
+    return options, data, scalar

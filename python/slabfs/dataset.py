@@ -1,5 +1,6 @@
 """slabfs.Dataset: an n-dimensional chunked array in a container, read and
 written with numpy indexing."""
+import itertools
 import os
 import uuid
 import warnings
@@ -7,7 +8,8 @@ import warnings
 import numpy as np
 
 from .attrs import AttributeManager
-from .creation import numpy_dtype, parse_filters
+from .creation import SCALAR_ATTR, numpy_dtype, parse_filters
+from .errors import BroadcastError, MaxShapeError, RankError
 from .selection import select
 
 __all__ = ["Dataset"]
@@ -31,6 +33,12 @@ class Dataset:
     compression_opts, shuffle, fletcher32 (the CRC-32C checksum filter),
     sparse, size, ndim, nbytes, attrs, name, parent, file.
 
+    A scalar dataset (shape ()) reads with ``ds[()]`` (a numpy scalar) or
+    ``ds[...]`` (a 0-d array) and is written the same way; other keys are
+    ValueError and len() TypeError, as in h5py. The container stores it as
+    a fixed shape (1) marked with the attribute _SLAB_SCALAR, which `slab
+    export` writes as an HDF5 or Zarr scalar.
+
     Errors: IndexError for an index out of range, TypeError for an index
     slabfs does not take, ValueError for a value that does not broadcast or
     a bad shape, OSError(EIO) for damaged data, OSError(EROFS) for a write
@@ -45,6 +53,16 @@ class Dataset:
         self._file = file
         self._h = handle
         self._id = handle.id
+        self._scalar_known = None
+
+    @property
+    def _scalar(self):
+        """Whether this is a scalar: a fixed shape (1) with SCALAR_ATTR."""
+        if self._scalar_known is None:
+            i = self._info()
+            self._scalar_known = (tuple(i["shape"]) == (1,) and tuple(i["maxshape"]) == (1,)
+                                  and SCALAR_ATTR in self._file._c.attr_names(self._id))
+        return self._scalar_known
 
     # ------------------------------------------------------------ description
     def _info(self):
@@ -75,7 +93,7 @@ class Dataset:
 
     @property
     def shape(self):
-        return self._info()["shape"]
+        return () if self._scalar else self._info()["shape"]
 
     @property
     def dtype(self):
@@ -98,12 +116,13 @@ class Dataset:
 
     @property
     def chunks(self):
-        return self._info()["chunks"]
+        """The chunk shape; None for a scalar (one element, as h5py's contiguous one)."""
+        return None if self._scalar else self._info()["chunks"]
 
     @property
     def maxshape(self):
         """The maximum shape; None for an unlimited dimension."""
-        return self._info()["maxshape"]
+        return () if self._scalar else self._info()["maxshape"]
 
     @property
     def fillvalue(self):
@@ -163,7 +182,15 @@ class Dataset:
     # ------------------------------------------------------------ reading
     def __getitem__(self, key):
         i = self._info()
+        if self._scalar:
+            return self._read_scalar(key, numpy_dtype(i["dtype"]))
         return self._read(select(i["shape"], key), numpy_dtype(i["dtype"]))
+
+    def _read_scalar(self, key, dt):
+        whole = _scalar_key(key)
+        buf = np.empty(1, dt)
+        self._h.read([0], [1], [1], buf)
+        return buf[0] if whole == "value" else buf.reshape(())
 
     def _read(self, sel, dt):
         buf = np.empty(sel.mshape, dt)
@@ -193,19 +220,55 @@ class Dataset:
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def __len__(self):
-        return self.shape[0]
+        shape = self.shape
+        if not shape:
+            raise TypeError("a scalar dataset has no len()")
+        return shape[0]
+
+    def len(self):
+        """len(ds), as h5py's Dataset.len()."""
+        return len(self)
 
     def __iter__(self):
-        for i in range(self.shape[0]):
+        shape = self.shape
+        if not shape:
+            raise TypeError("a scalar dataset cannot be iterated over")
+        for i in range(shape[0]):
             yield self[i]
+
+    def iter_chunks(self, sel=None):
+        """The parts of ``sel`` (a box: slices with step 1; default all)
+        that each chunk holds, as tuples of slices in C order of the
+        chunks, as h5py's iter_chunks."""
+        shape, chunks = self.shape, self.chunks
+        if chunks is None:
+            raise TypeError("a scalar dataset has no chunks")
+        s = select(shape, () if sel is None else sel)
+        if not s.is_box or s.flip:
+            raise ValueError("iter_chunks takes a box: slices with step 1")
+        if not s.nselect:
+            return
+        ranges = []
+        for a, c, ch in zip(s.start, s.count, chunks):
+            parts, pos, end = [], a, a + c
+            while pos < end:
+                nxt = min(end, (pos // ch + 1) * ch)
+                parts.append(slice(pos, nxt, 1))
+                pos = nxt
+            ranges.append(parts)
+        yield from itertools.product(*ranges)
 
     def read_direct(self, dest, source_sel=None, dest_sel=None):
         """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's
         signature; a selection is a numpy index such as ``np.s_[0:10, ::2]``).
-        ``dest`` is a C-contiguous numpy array of the dataset's dtype, written
-        in place: when both selections have the dataset's rank and the same
-        extents, with positive steps, the engine writes into it directly."""
-        _check_direct(dest, self.dtype, writeable=True)
+        ``dest`` is a C-contiguous numpy array, written in place: when it has
+        the dataset's dtype and both selections have the dataset's rank and
+        the same extents, with positive steps, the engine writes into it
+        directly; another numeric dtype is converted to, as h5py does."""
+        _check_direct(dest, None, writeable=True)
+        if self._scalar or dest.dtype != self.dtype:
+            dest[() if dest_sel is None else dest_sel] = self[() if source_sel is None else source_sel]
+            return
         i = self._info()
         src = select(i["shape"], () if source_sel is None else source_sel)
         dst = select(dest.shape, () if dest_sel is None else dest_sel)
@@ -219,10 +282,18 @@ class Dataset:
     def __setitem__(self, key, value):
         i = self._info()
         dt = numpy_dtype(i["dtype"])
+        if self._scalar:
+            _scalar_key(key)
+            val = np.asarray(value, dtype=dt)
+            if val.size != 1:
+                raise BroadcastError(f"cannot write a value of shape {val.shape} to a scalar dataset")
+            self._h.write([0], [1], [1], np.ascontiguousarray(val.reshape(1)))
+            self._file._changed()
+            return
         sel = select(i["shape"], key)
         val = np.asarray(value, dtype=dt)
         if sel.fancy_axis is None:
-            v = np.broadcast_to(val, sel.out_shape).reshape(sel.mshape)
+            v = _broadcast(val, sel.out_shape).reshape(sel.mshape)
             if sel.flip:
                 v = v[sel.flip_key()]
             self._write_blocks(sel, v)
@@ -230,7 +301,7 @@ class Dataset:
             ax = sel.fancy_axis
             full = list(sel.mshape)
             full[ax] = sel.fancy_index.size
-            v = sel.from_numpy_order(np.broadcast_to(val, sel.out_shape)).reshape(full)
+            v = sel.from_numpy_order(_broadcast(val, sel.out_shape)).reshape(full)
             if sel.flip:
                 v = v[sel.flip_key()]
             if v.size == 0:
@@ -267,6 +338,9 @@ class Dataset:
         i = self._info()
         dt = numpy_dtype(i["dtype"])
         source = np.asarray(source)
+        if self._scalar:
+            self[() if dest_sel is None else dest_sel] = source[() if source_sel is None else source_sel]
+            return
         dst = select(i["shape"], () if dest_sel is None else dest_sel)
         src = select(source.shape, () if source_sel is None else source_sel)
         if source.dtype == dt and source.flags.c_contiguous and _direct(dst, src):
@@ -280,12 +354,15 @@ class Dataset:
         """Changes the shape within maxshape: ``resize((n, m))``, or
         ``resize(n, axis=0)`` for one axis. New elements read as the fill
         value; elements cut off are forgotten (they read as fill if the
-        dataset grows again). ValueError past maxshape."""
+        dataset grows again). ValueError past maxshape; TypeError for a
+        scalar dataset."""
+        if self._scalar:
+            raise TypeError("a scalar dataset cannot be resized")
         shape = list(self.shape)
         if axis is None:
             new = [size] if isinstance(size, (int, np.integer)) else list(size)
             if len(new) != len(shape):
-                raise ValueError(f"new shape {tuple(new)} has rank {len(new)}, the dataset {len(shape)}")
+                raise RankError(f"new shape {tuple(new)} has rank {len(new)}, the dataset {len(shape)}")
         else:
             if not -len(shape) <= axis < len(shape):
                 raise ValueError(f"axis {axis} is out of range for a {len(shape)}-dimensional dataset")
@@ -294,7 +371,13 @@ class Dataset:
         for d in new:
             if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 0:
                 raise ValueError(f"invalid shape {tuple(new)}: dimensions are non-negative integers")
-        self._h.resize([int(d) for d in new])
+        past = any(m is not None and d > m for d, m in zip(new, self.maxshape))
+        try:
+            self._h.resize([int(d) for d in new])
+        except ValueError as e:
+            if past:
+                raise MaxShapeError(str(e)) from None
+            raise
         self._file._changed()
 
     def clear(self):
@@ -308,7 +391,7 @@ class Dataset:
         and (in a sparse dataset) take no space; whole chunks inside the
         selection are freed. A dense dataset stores the fill value in partly
         erased chunks. ``sel`` is a numpy index (``np.s_[0:100, ::2]``)."""
-        s = select(self.shape, sel)
+        s = select(self._info()["shape"], sel)
         if s.fancy_axis is not None:
             raise TypeError("erase takes a hyperslab, not an index array")
         if s.nselect:
@@ -320,7 +403,7 @@ class Dataset:
         of disjoint boxes in C order, each a tuple of slices (so
         ``ds[box]`` reads it): for a sparse dataset the elements written and
         not erased, for a dense one the elements of its stored chunks."""
-        s = select(self.shape, sel)
+        s = select(self._info()["shape"], sel)
         if not s.is_box or s.flip:
             raise ValueError("defined() takes a box: slices with step 1 and integers")
         if not s.nselect:
@@ -332,7 +415,7 @@ class Dataset:
         """A boolean array shaped like ``ds[sel]``: True where the element is
         defined (see defined()). Any basic index works; the work follows the
         stored chunks inside the selection's bounding box."""
-        s = select(self.shape, sel)
+        s = select(self._info()["shape"], sel)
         if s.fancy_axis is not None:
             raise TypeError("defined_mask takes a hyperslab, not an index array")
         span = [(c - 1) * st + 1 if c else 0 for c, st in zip(s.count, s.stride)]
@@ -391,7 +474,7 @@ class Dataset:
         if self._file._c.closed:
             return "<Closed slabfs dataset>"
         i = self._info()
-        return f'<slabfs Dataset "{self.name}": shape {i["shape"]}, type "<{i["dtype"]}">'
+        return f'<slabfs Dataset "{self.name}": shape {self.shape}, type "<{i["dtype"]}">'
 
 
 class AstypeWrapper:
@@ -409,7 +492,8 @@ class AstypeWrapper:
         return self._dtype
 
     def __getitem__(self, key):
-        return np.asarray(self._dataset[key]).astype(self._dtype)
+        # A numpy scalar stays one (ds.astype("f4")[()] of a scalar dataset).
+        return _convert(self._dataset[key], self._dtype)
 
     def __len__(self):
         return len(self._dataset)
@@ -417,6 +501,43 @@ class AstypeWrapper:
     def __array__(self, dtype=None, copy=None):
         arr = self[()]
         return arr if dtype is None else arr.astype(dtype, copy=False)
+
+
+def _convert(values, dt):
+    """`values` (an array or numpy scalar) as dtype `dt`, as HDF5 converts:
+    integers out of the target's range saturate at its ends instead of
+    wrapping (h5py's astype('u1') of 300 is 255)."""
+    was = values
+    if dt.kind in "iu" and values.dtype.kind in "iu":
+        to, src = np.iinfo(dt), np.iinfo(values.dtype)
+        lo, hi = max(to.min, src.min), min(to.max, src.max)  # both fit the source dtype
+        if lo > src.min or hi < src.max:
+            values = np.clip(values, np.array(lo, values.dtype), np.array(hi, values.dtype))
+    elif dt.kind in "iu" and values.dtype.kind == "f":
+        to = np.iinfo(dt)
+        values = np.clip(values, to.min, to.max)
+    out = values.astype(dt)
+    # np.clip makes a numpy scalar of a 0-d array: ds[...] stays an array.
+    return out if isinstance(was, np.generic) else np.asarray(out)
+
+
+def _scalar_key(key):
+    """What a key of a scalar dataset reads: "value" for () (a numpy
+    scalar), "array" for ... (a 0-d array); anything else is ValueError, as
+    in h5py."""
+    if isinstance(key, tuple) and len(key) == 0:
+        return "value"
+    if key is Ellipsis or (isinstance(key, tuple) and len(key) == 1 and key[0] is Ellipsis):
+        return "array"
+    raise ValueError(f"a scalar dataset is read and written with [()] or [...], not [{key!r}]")
+
+
+def _broadcast(val, shape):
+    try:
+        return np.broadcast_to(val, shape)
+    except ValueError:
+        raise BroadcastError(f"cannot broadcast a value of shape {val.shape} to the selection's "
+                             f"{tuple(shape)}") from None
 
 
 def _fancy_runs(sel):
@@ -442,7 +563,7 @@ def _direct(file_sel, mem_sel):
 def _check_direct(arr, dt, writeable):
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"read_direct needs a numpy array, not {type(arr).__name__}")
-    if arr.dtype != dt:
+    if dt is not None and arr.dtype != dt:
         raise TypeError(f"the destination has dtype {arr.dtype}, the dataset {dt}")
     if not arr.flags.c_contiguous:
         raise ValueError("the destination array must be C-contiguous")

@@ -1,13 +1,14 @@
 """slabfs.Group: a group of a container as a mapping of names to groups
 and datasets, like an h5py Group."""
-from collections.abc import MutableMapping
+from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
 import posixpath
 
 import numpy as np
 
-from .attrs import AttributeManager
-from .creation import dataset_options, normalize_dtype
+from .attrs import AttributeManager, encode
+from .creation import SCALAR_ATTR, dataset_options, normalize_dtype
 from .dataset import Dataset
+from .errors import CopyExistsError, CopySourceError
 
 __all__ = ["Group"]
 
@@ -21,8 +22,9 @@ class Group(MutableMapping):
     ``'a/b' in g``, ``g.keys()``, iteration (names, sorted), ``len(g)``,
     ``del g['x']`` (a group with everything in it), ``g['x'] = array``
     (creates a dataset), create_group, require_group, create_dataset,
-    require_dataset, move, visit, visititems, ``.attrs``, ``.name``,
-    ``.parent``, ``.file``.
+    require_dataset, copy, move, visit, visititems, ``.attrs``, ``.name``,
+    ``.parent``, ``.file``; keys(), values() and items() are views that
+    follow the group and reverse.
 
     A missing name is KeyError; creating a name that exists ValueError;
     a change to a read-only file OSError(EROFS)."""
@@ -52,8 +54,10 @@ class Group(MutableMapping):
 
     @property
     def parent(self):
+        """The group holding this one; the root's parent is the root (a
+        Group, also for a File, as in h5py)."""
         if self._id == ROOT_ID:
-            return self
+            return Group(self._file, ROOT_ID)
         return Group(self._file, self._c.resolve(posixpath.dirname(self.name) or "/"))
 
     @property
@@ -123,6 +127,18 @@ class Group(MutableMapping):
 
     def __len__(self):
         return self._c.stat(self._id)["num_children"]
+
+    def __reversed__(self):
+        return reversed(list(self))
+
+    def keys(self):
+        return _Keys(self)
+
+    def values(self):
+        return _Values(self)
+
+    def items(self):
+        return _Items(self)
 
     def __setitem__(self, name, value):
         """``g[name] = array`` creates a dataset holding the array."""
@@ -208,21 +224,25 @@ class Group(MutableMapping):
 
         ValueError if the name exists or an argument is bad (nothing is
         created then, and a failed write of `data` removes the dataset)."""
-        del track_times, track_order
-        options, data = dataset_options(shape, dtype, data, chunks, maxshape, compression,
-                                        compression_opts, shuffle, fletcher32, fillvalue, sparse,
-                                        index, scaleoffset)
+        del track_order
+        if track_times not in (None, True, False):
+            raise TypeError("track_times must be True or False")
+        options, data, scalar = dataset_options(shape, dtype, data, chunks, maxshape, compression,
+                                                compression_opts, shuffle, fletcher32, fillvalue, sparse,
+                                                index, scaleoffset)
         parent, last = self._split_creating(name)
         handle = self._c.create_dataset(parent, last, **options)
         self._file._changed()
-        ds = Dataset(self._file, handle)
-        if data is not None:
-            try:
-                ds[...] = data
-            except BaseException:
-                # No partial dataset: remove what was created.
-                self._c.remove(parent, last)
-                raise
+        try:
+            if scalar:
+                self._c.set_attr(handle.id, SCALAR_ATTR, *encode(np.int64(1)))
+            ds = Dataset(self._file, handle)
+            if data is not None:
+                ds[...] = data.reshape(ds.shape)
+        except BaseException:
+            # No partial dataset: remove what was created.
+            self._c.remove(parent, last)
+            raise
         return ds
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
@@ -235,7 +255,7 @@ class Group(MutableMapping):
         obj = self._object(oid)
         if not isinstance(obj, Dataset):
             raise TypeError(f"incompatible object (Group) already exists at {name!r}")
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         if obj.shape != shape:
             raise TypeError(f"shapes do not match (existing {obj.shape} vs new {shape})")
         want = normalize_dtype(dtype)
@@ -255,6 +275,78 @@ class Group(MutableMapping):
                     fletcher32=other.fletcher32, sparse=getattr(other, "sparse", False))
         args.update(kwds)
         return self.create_dataset(name, **args)
+
+    def copy(self, source, dest, name=None, shallow=False, expand_soft=False, expand_external=False,
+             expand_refs=False, without_attrs=False):
+        """Copies a group (with everything in it) or a dataset, as h5py's
+        Group.copy; the source and destination may be in different files.
+
+        source -- a path (relative to this group, or absolute) or a Group or
+                  Dataset of any open file
+        dest   -- a path relative to this group (missing groups on it are
+                  created), or a Group: the copy is made in it, named `name`
+                  or else as the source is named
+        shallow -- copy a group's immediate members only (its subgroups
+                  come out empty)
+        without_attrs -- leave attributes behind
+
+        A dataset keeps its dtype, shape, max shape, chunks, fill value,
+        filters, sparseness and index kind; only its stored chunks (or, if
+        sparse, its defined elements) are copied, so never-written ones stay
+        unallocated. A copy of a group into itself copies what it held before
+        the copy began. The expand_* flags concern HDF5 links and references,
+        which slabfs has not: they are accepted and change nothing.
+
+        A missing source: KeyError (also a RuntimeError, as h5py); a
+        destination that exists: ValueError (also a RuntimeError); a Dataset
+        as the destination: TypeError; no name to give the copy: ValueError;
+        a read-only destination file: OSError(EROFS)."""
+        del expand_soft, expand_external, expand_refs
+        if isinstance(source, (Group, Dataset)):
+            src = source
+        elif isinstance(source, (str, bytes)):
+            try:
+                src = self[source]
+            except KeyError:
+                raise CopySourceError(f"cannot copy {source!r}: no such object in {self.name}") from None
+        else:
+            raise TypeError(f"the source is a path, a Group or a Dataset, not {type(source).__name__}")
+        if isinstance(dest, Group):
+            target = dest
+            dest_path = posixpath.basename(src.name) if name is None else name
+        elif isinstance(dest, Dataset):
+            raise TypeError("the destination is a path or a Group, not a Dataset")
+        elif isinstance(dest, (str, bytes)):
+            target, dest_path = self, dest
+        else:
+            raise TypeError(f"the destination is a path or a Group, not {type(dest).__name__}")
+        if isinstance(dest_path, bytes):
+            dest_path = dest_path.decode("utf-8")
+        if not dest_path.strip("/"):
+            raise ValueError("no destination name: give `name`, or copy to a path")
+        if target._lookup_or_none(dest_path) is not None:
+            raise CopyExistsError(f"cannot copy to {dest_path!r} in {target.name}: it exists")
+        # The whole source is listed before anything is made, so a copy into
+        # the source itself does not copy the copy.
+        plan = [("", src)]
+        if isinstance(src, Group):
+            if shallow:
+                plan += [(n, src[n]) for n in src]
+            else:
+                src.visititems(lambda n, o: plan.append((n, o)))
+        parent, last = target._split_creating(dest_path)
+        made = {}
+        for rel, obj in plan:
+            if rel:
+                p_id, leaf = made[posixpath.dirname(rel)], posixpath.basename(rel)
+            else:
+                p_id, leaf = parent, last
+            if isinstance(obj, Group):
+                made[rel] = target._c.create_group(p_id, leaf)
+            else:
+                made[rel] = _copy_dataset(obj, target._c, p_id, leaf)
+            _copy_attrs(obj, target._c, made[rel], without_attrs)
+        target._file._changed()
 
     def move(self, source, dest):
         """Moves or renames `source` to `dest` (paths relative to this group).
@@ -306,3 +398,58 @@ class Group(MutableMapping):
         if self._c.closed:
             return "<Closed slabfs group>"
         return f'<slabfs Group "{self.name}" ({len(self)} members)>'
+
+
+class _Keys(KeysView):
+    """Group.keys(): a view of the member names that follows the group."""
+
+    def __reversed__(self):
+        return reversed(list(self._mapping))
+
+
+class _Values(ValuesView):
+    def __reversed__(self):
+        return (self._mapping[k] for k in reversed(list(self._mapping)))
+
+
+class _Items(ItemsView):
+    def __reversed__(self):
+        return ((k, self._mapping[k]) for k in reversed(list(self._mapping)))
+
+
+# Group.copy moves data this many bytes at a time.
+_COPY_BLOCK_BYTES = 64 << 20
+
+
+def _copy_dataset(src, dest_c, parent, name):
+    """Creates a copy of Dataset `src` as `name` in group `parent` of
+    container `dest_c`; returns its id. The stored chunks (the defined
+    elements of a sparse dataset) are copied a block at a time."""
+    i = src._info()
+    handle = dest_c.create_dataset(parent, name, dtype=i["dtype"], shape=list(i["shape"]),
+                                   maxshape=list(i["maxshape"]), chunks=list(i["chunks"]), fill=i["fill"],
+                                   filters=i["filters"], sparse=i["sparse"], index=i["index"])
+    shape = list(i["shape"])
+    if all(shape):
+        dt = np.dtype("<" + i["dtype"])
+        for start, count in src._h.defined([0] * len(shape), shape):
+            row = max(1, int(np.prod(count[1:], dtype=np.int64)) * dt.itemsize)
+            step = max(1, _COPY_BLOCK_BYTES // row)
+            for a in range(0, count[0], step):
+                s, c = list(start), list(count)
+                s[0], c[0] = start[0] + a, min(step, count[0] - a)
+                buf = np.empty(c, dt)
+                src._h.read(s, [1] * len(s), c, buf)
+                handle.write(s, [1] * len(s), c, buf)
+    return handle.id
+
+
+def _copy_attrs(src, dest_c, oid, without_attrs):
+    """Copies the attributes of `src` to object `oid` of `dest_c`: all of
+    them, or with without_attrs only the marker that makes a scalar."""
+    c = src.file._c
+    for n in c.attr_names(src.id):
+        if without_attrs and n != SCALAR_ATTR:
+            continue
+        kind, dtype, data = c.get_attr(src.id, n)
+        dest_c.set_attr(oid, n, kind, dtype or "", data)

@@ -38,9 +38,6 @@ from .group import Group
 __all__ = ["SlabfsBackendEntrypoint", "SlabfsBackendArray", "DIMENSIONS_ATTR"]
 
 DIMENSIONS_ATTR = "_ARRAY_DIMENSIONS"
-# A dataset that stands for a scalar (rank 0) of an imported HDF5 / netCDF /
-# Zarr source: shape (1), fixed, with this attribute (docs/interop.md).
-SCALAR_ATTR = "_SLAB_SCALAR"
 _MAGIC = b"\x89SLABFS\n"
 
 
@@ -182,14 +179,16 @@ def _variable(ds, dims, shape=None):
 
 
 def is_scalar(ds):
-    """Whether a dataset stands for a scalar (see SCALAR_ATTR)."""
-    return SCALAR_ATTR in ds.attrs and ds.shape == (1,) and ds.maxshape == (1,)
+    """Whether a dataset is a scalar (shape (): a fixed shape (1) marked
+    _SLAB_SCALAR in the container, as `slab import` makes an HDF5, netCDF
+    or Zarr scalar; docs/interop.md)."""
+    return ds.shape == ()
 
 
 def _scalar_variable(ds):
-    attrs = {k: v for k, v in ds.attrs.items() if k not in (DIMENSIONS_ATTR, SCALAR_ATTR)}
-    return Variable((), ds[0], attrs, {"dtype": ds.dtype, "source": ds.file.filename,
-                                       "slabfs_path": ds.name})
+    attrs = {k: v for k, v in ds.attrs.items() if k != DIMENSIONS_ATTR}
+    return Variable((), ds[()], attrs, {"dtype": ds.dtype, "source": ds.file.filename,
+                                        "slabfs_path": ds.name})
 
 
 def group_variables(group, drop_variables=()):

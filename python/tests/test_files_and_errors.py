@@ -149,8 +149,6 @@ def test_bad_creation_arguments(path):
             (ValueError, dict(shape=(3,), chunks=(0,))),
             (ValueError, dict(shape=(3,), maxshape=(2,))),
             (ValueError, dict(shape=(3,), maxshape=(3, 3))),
-            (ValueError, dict(shape=(0,))),                        # 0 only where it can grow
-            (ValueError, dict(shape=())),
             (ValueError, dict(shape=(1,) * 33)),
             (ValueError, dict(shape=(2,), data=[1, 2, 3])),
             (ValueError, dict(shape=(3,), fillvalue=[1, 2])),
