@@ -12,7 +12,7 @@ import slabfs
 from h5py_parity import CASES, compare, run
 
 # Importing a module of cases registers them.
-for _module in ("scalars", "empty", "copy", "groups", "datasets", "attributes"):
+for _module in ("scalars", "empty", "getitem", "copy", "groups", "datasets", "attributes"):
     importlib.import_module(f"h5py_parity.{_module}")
 
 
