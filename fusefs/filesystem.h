@@ -29,6 +29,7 @@
 #include "fusefs/file_attr.h"
 #include "fusefs/invalidator.h"
 #include "fusefs/layout_keeper.h"
+#include "fusefs/views/png_view.h"
 #include "fusefs/views/view_table.h"
 #include "slabfs/container.h"
 
@@ -123,6 +124,8 @@ struct Filesystem {
   AttrTypeKeeper attr_types;
   // The inodes of slice and typed views (views/view_name.h).
   views::ViewTable views;
+  // Encoded .png views (views/png_view.h).
+  views::PngCache pictures;
   std::once_flag readahead_once;
   // Reads of plain file runs are answered by splicing them (set by init,
   // before any read; splice_reply.h).

@@ -73,12 +73,15 @@ Result<size_t> ReadView(const Dataset& ds, const ViewLayout& v, uint64_t off, si
     case ViewKind::kText:
       SLABFS_RETURN_IF_ERROR_R(ReadText(ds, v, off, end, buf));
       break;
+    case ViewKind::kPng:
+      if (v.png == nullptr) return size_t{0};
+      return v.png->ReadAt(off, static_cast<size_t>(end - off), buf);
   }
   return static_cast<size_t>(end - off);
 }
 
 Status WriteView(Dataset& ds, const ViewLayout& v, uint64_t off, size_t len, const char* buf) {
-  if (v.kind != ViewKind::kRaw) return Status::NotSupported("the .npy and .txt views are read-only");
+  if (v.kind != ViewKind::kRaw) return Status::NotSupported("the .npy, .txt and .png views are read-only");
   if (off > v.size_bytes || len > v.size_bytes - off) {
     return Status::OutOfRange(fmt::format("a write of {} bytes at {} reaches past the end of the view ({} bytes)",
                                           len, off, v.size_bytes));

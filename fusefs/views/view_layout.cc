@@ -136,6 +136,9 @@ Result<ViewLayout> ResolveView(ViewKind kind, const std::optional<std::string>& 
       v.row_elements = v.shape.empty() ? 1 : v.shape.back();
       v.size_bytes = v.elements * (FieldWidth(info.dtype) + 1);
       break;
+    case ViewKind::kPng:
+      v.size_bytes = 0;  // known once encoded (AttachPicture)
+      break;
   }
   return v;
 }

@@ -10,14 +10,18 @@
 // without scanning. Integers in decimal; f4 with 9 and f8 with 17
 // significant digits (they read back exactly), nan, inf and -inf as numpy
 // writes them.
+// .png: the bytes of an encoded picture (png_view.h); ResolveView leaves
+// `png` empty and size_bytes 0, AttachPicture sets them.
 #ifndef SLABFS_FUSEFS_VIEWS_VIEW_LAYOUT_H_
 #define SLABFS_FUSEFS_VIEWS_VIEW_LAYOUT_H_
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "fusefs/views/spill_buffer.h"
 #include "fusefs/views/view_name.h"
 #include "slabfs/status.h"
 #include "slabfs/types.h"
@@ -32,6 +36,7 @@ struct ViewLayout {
   uint64_t elements = 0;
   std::string header;       // .npy only
   uint64_t row_elements = 1;  // text: elements per line
+  std::shared_ptr<const SpillBuffer> png;  // .png only, once encoded
   uint64_t size_bytes = 0;
 };
 

@@ -10,6 +10,9 @@ std::optional<ViewName> ParseViewName(std::string_view name) {
   } else if (name.ends_with(".txt")) {
     v.kind = ViewKind::kText;
     name.remove_suffix(4);
+  } else if (name.ends_with(".png")) {
+    v.kind = ViewKind::kPng;
+    name.remove_suffix(4);
   }
   if (name.ends_with(']')) {
     const size_t open = name.find('[');

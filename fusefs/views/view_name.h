@@ -1,9 +1,10 @@
 // The names of the mount's virtual files (views): a slice of a dataset, its
-// .npy form, its text form, or both.
+// .npy form, its text form, its picture, or a slice in one of the forms.
 //
 //   ds[0:100, ::2]      the selected elements, C order (read and write)
 //   ds.npy              an NPY header, then the elements (read-only)
 //   ds.txt              fixed-width text, one row per line (read-only)
+//   ds.png              a picture of a 2-D view (read-only; png_view.h)
 //   ds[0:10].npy        a slice in either form
 //
 // The slice grammar is slabfs/slice.h (as `slab erase` and `slab defined`
@@ -18,7 +19,7 @@
 
 namespace slabfs::fusefs::views {
 
-enum class ViewKind : unsigned char { kRaw, kNpy, kText };
+enum class ViewKind : unsigned char { kRaw, kNpy, kText, kPng };
 
 struct ViewName {
   std::string dataset;  // the name of the dataset in the directory
@@ -27,7 +28,8 @@ struct ViewName {
 };
 
 // nullopt when `name` does not have a view's form: "ds[...]", "ds.npy",
-// "ds.txt", "ds[...].npy", "ds[...].txt" with a non-empty dataset name.
+// "ds.txt", "ds.png", and a slice "ds[...]" alone or with one of those
+// suffixes, with a non-empty dataset name.
 std::optional<ViewName> ParseViewName(std::string_view name);
 
 }  // namespace slabfs::fusefs::views

@@ -12,6 +12,7 @@
 #include "fusefs/log.h"
 #include "fusefs/request.h"
 #include "fusefs/views/view_io.h"
+#include "fusefs/views/png_view.h"
 #include "fusefs/views/view_layout.h"
 
 namespace slabfs::fusefs::views {
@@ -31,7 +32,13 @@ ViewHandle* AsView(const fuse_file_info* fi) {
 }
 
 std::string SuffixOf(ViewKind k) {
-  return k == ViewKind::kNpy ? ".npy" : k == ViewKind::kText ? ".txt" : "";
+  switch (k) {
+    case ViewKind::kRaw: return "";
+    case ViewKind::kNpy: return ".npy";
+    case ViewKind::kText: return ".txt";
+    case ViewKind::kPng: return ".png";
+  }
+  return "";
 }
 
 // "/g/ds[0:10].npy" for log lines.
@@ -47,12 +54,19 @@ struct Resolved {
   ViewLayout layout;
 };
 
+// A picture's bytes and size come from encoding it (png_view.h).
+Status AttachIfPicture(Filesystem& fs, const Dataset& ds, ViewLayout& layout) {
+  if (layout.kind != ViewKind::kPng) return Status::OK();
+  return AttachPicture(fs.pictures, fs.container, ds, fs.MTime(ds.id()), layout);
+}
+
 // The view behind `ino`, resolved against its dataset now.
 Result<Resolved> ResolveIno(Filesystem& fs, fuse_ino_t ino) {
   std::optional<ViewRef> ref = fs.views.Find(ino);
   if (!ref) return Err(Status::NotFound(fmt::format("no view with inode {}", ino)));
   SLABFS_ASSIGN_OR_RETURN(Dataset ds, fs.container.OpenDataset(ref->dataset));
   SLABFS_ASSIGN_OR_RETURN(ViewLayout layout, ResolveView(ref->kind, ref->slice, ds.info()));
+  SLABFS_RETURN_IF_ERROR_R(AttachIfPicture(fs, ds, layout));
   return Resolved{*ref, std::move(ds), std::move(layout)};
 }
 
@@ -85,6 +99,9 @@ bool LookupView(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Guard(req, "lookup", [&] {
     auto layout = ResolveView(vn->kind, vn->slice, ds->info());
     if (!layout) return Refuse("lookup", DescribeChild(fs, parent, name), layout.error());
+    if (Status s = AttachIfPicture(fs, *ds, *layout); !s.ok()) {
+      return Refuse("lookup", DescribeChild(fs, parent, name), s);
+    }
     const ViewRef ref{*id, vn->kind, vn->slice};
     fuse_entry_param e{};
     e.ino = fs.views.Lookup(ref);
@@ -147,7 +164,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (!r) return Refuse("open", fmt::format("view inode {}", ino), r.error());
     const bool writing = (fi->flags & O_ACCMODE) != O_RDONLY;
     if (writing && r->layout.kind != ViewKind::kRaw) {
-      return RefuseErrno("open", DescribeView(fs, r->ref), EACCES, "the .npy and .txt views are read-only");
+      return RefuseErrno("open", DescribeView(fs, r->ref), EACCES, "the .npy, .txt and .png views are read-only");
     }
     if (writing && fs.options.read_only) {
       return Refuse("open", DescribeView(fs, r->ref), Status::ReadOnly("a read-only mount"));

@@ -7,8 +7,10 @@
 // the kernel does not cache its names or attributes. Raw slices are 0644
 // on a read-write mount: a write is a hyperslab write of the elements it
 // covers, committed at close like any write; a write past the view's end
-// is EFBIG and writes nothing. The .npy and .txt views are 0444 and
-// refuse writes (EACCES at open).
+// is EFBIG and writes nothing. The .npy, .txt and .png views are 0444 and
+// refuse writes (EACCES at open). A .png view is encoded at its first
+// lookup, getattr or open after a change (png_view.h), so that its size is
+// exact from the first stat; an open file reads the picture it opened.
 #ifndef SLABFS_FUSEFS_VIEWS_VIEW_OPS_H_
 #define SLABFS_FUSEFS_VIEWS_VIEW_OPS_H_
 
