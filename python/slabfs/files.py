@@ -35,14 +35,25 @@ class File(Group):
                        not fit (default: it does not grow)
     swmr            -- accepted for h5py compatibility and ignored: readers
                        follow writers without a special mode
+    driver          -- None or 'sec2' (HDF5's other drivers: ValueError)
+    libver, rdcc_nslots, rdcc_nbytes, rdcc_w0, track_order, locking --
+                       h5py's HDF5 tuning, accepted and ignored (the chunk
+                       cache is cache_bytes; writers always take the lock)
 
     Errors: FileNotFoundError, FileExistsError, OSError(EBUSY),
     OSError(EIO) for a damaged or foreign file.
     """
 
-    def __init__(self, name, mode="r", *, cache_bytes=64 << 20, cache_max_bytes=0, swmr=False,
-                 holder="python"):
-        del swmr
+    def __init__(self, name, mode="r", driver=None, libver=None, userblock_size=None, swmr=False,
+                 rdcc_nslots=None, rdcc_nbytes=None, rdcc_w0=None, track_order=None, locking=None, *,
+                 cache_bytes=64 << 20, cache_max_bytes=0, holder="python"):
+        # h5py's tuning of HDF5 (format versions, its per-dataset chunk
+        # caches, creation order, file locking) has nothing to set here.
+        del swmr, libver, rdcc_nslots, rdcc_nbytes, rdcc_w0, track_order, locking
+        if driver not in (None, "sec2"):
+            raise ValueError(f"driver {driver!r}: slabfs files have no HDF5 drivers (only None or 'sec2')")
+        if userblock_size not in (None, 0):
+            raise ValueError("slabfs files have no user block")
         path = os.fsdecode(os.fspath(name))
         if mode not in _MODES:
             raise ValueError(f"invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")

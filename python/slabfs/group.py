@@ -204,7 +204,8 @@ class Group(MutableMapping):
     def create_dataset(self, name, shape=None, dtype=None, data=None, *, chunks=None, maxshape=None,
                        compression=None, compression_opts=None, shuffle=False, fletcher32=False,
                        fillvalue=None, sparse=False, index="auto", scaleoffset=None, track_times=None,
-                       track_order=None):
+                       track_order=None, external=None, efile_prefix=None, virtual_prefix=None,
+                       allow_unknown_filter=False):
         """Creates dataset `name` and returns it (h5py's arguments).
 
         shape     -- tuple (or int); from `data` if omitted
@@ -221,10 +222,16 @@ class Group(MutableMapping):
         sparse    -- keep only the elements written (see erase, defined)
         index     -- the chunk index kind ("auto", "single", "compact",
                      "fixed", "extensible", "btree")
+        track_times, track_order, efile_prefix, virtual_prefix,
+        allow_unknown_filter -- h5py's, accepted (nothing to set); external
+                     storage (`external`) is ValueError: chunks live in the
+                     container
 
         ValueError if the name exists or an argument is bad (nothing is
         created then, and a failed write of `data` removes the dataset)."""
-        del track_order
+        del track_order, efile_prefix, virtual_prefix, allow_unknown_filter
+        if external not in (None, False, ()):
+            raise ValueError("slabfs datasets have no external storage: their chunks live in the container")
         if track_times not in (None, True, False):
             raise TypeError("track_times must be True or False")
         options, data, scalar = dataset_options(shape, dtype, data, chunks, maxshape, compression,

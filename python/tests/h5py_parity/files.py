@@ -97,3 +97,29 @@ def file_and_group_do_not_pickle(h5, new_path, check):
     with h5.File(new_path(), "w") as f:
         check("file", lambda: pickle.dumps(f))
         check("group", lambda: pickle.dumps(f.create_group("g")))
+
+
+@case
+def file_keywords_of_h5py(h5, new_path, check):
+    p = new_path()
+    check("libver", lambda: h5.File(p, "w", libver="latest").close())
+    check("libver pair", lambda: h5.File(p, "w", libver=("earliest", "latest")).close())
+    check("driver sec2", lambda: h5.File(p, "w", driver="sec2").close())
+    check("chunk cache", lambda: h5.File(p, "r", rdcc_nbytes=1 << 20, rdcc_w0=0.5, rdcc_nslots=521).close())
+    check("track_order, locking", lambda: h5.File(p, "r", track_order=True, locking=True).close())
+    check("swmr reader", lambda: h5.File(p, "r", swmr=True).close())
+    check("positional mode", lambda: h5.File(p, "r").mode)
+    # Left out (docs/python.md): HDF5's other drivers and the user block.
+    check("driver core", lambda: h5.File(new_path("core"), "w", driver="core").close(), slabfs_raises=ValueError)
+    check("userblock", lambda: h5.File(new_path("ub"), "w", userblock_size=512).close(), slabfs_raises=ValueError)
+
+
+@case
+def create_dataset_keywords_of_h5py(h5, new_path, check):
+    with h5.File(new_path(), "w") as f:
+        check("allow_unknown_filter", lambda: f.create_dataset("a", (2,), allow_unknown_filter=True).shape)
+        check("efile_prefix", lambda: f.create_dataset("b", (2,), efile_prefix="/tmp").shape)
+        check("virtual_prefix", lambda: f.create_dataset("c", (2,), virtual_prefix="/tmp").shape)
+        check("track_order", lambda: f.create_dataset("d", (2,), track_order=True).shape)
+        check("external", lambda: f.create_dataset("e", (2,), external=[(new_path("raw"), 0, 8)]).shape,
+              slabfs_raises=ValueError)
