@@ -208,9 +208,19 @@ def test_systemd_units_verify(tmp_path):
     service = service.replace("/usr/local/bin/slabfs", bin_path("slabfs"))
     (units / "slabfs@test.service").write_text(service)
     shutil.copy(src / "mnt-data.mount", units / "mnt-data.mount")
+    # verify runs `man` on Documentation=man:slabfs(1): the page the build
+    # made (cmake/install.cmake installs it beside the unit), else no man check.
+    page = pathlib.Path(bin_path("slabfs")).parent.parent / "man" / "slabfs.1.gz"
+    env, man = dict(os.environ), []
+    if page.exists():
+        (tmp_path / "man" / "man1").mkdir(parents=True)
+        shutil.copy(page, tmp_path / "man" / "man1" / page.name)
+        env["MANPATH"] = str(tmp_path / "man")
+    else:
+        man = ["--man=no"]
     for unit in ("slabfs@test.service", "mnt-data.mount"):
-        cp = subprocess.run(["systemd-analyze", "verify", str(units / unit)], capture_output=True, text=True,
-                            cwd=units, timeout=60)
+        cp = subprocess.run(["systemd-analyze", "verify", *man, str(units / unit)], capture_output=True,
+                            text=True, cwd=units, env=env, timeout=60)
         assert cp.returncode == 0, (unit, cp.stdout + cp.stderr)
     (units / "mnt-other.mount").write_text((src / "mnt-data.mount").read_text())
     cp = subprocess.run(["systemd-analyze", "verify", str(units / "mnt-other.mount")], capture_output=True,
