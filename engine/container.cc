@@ -247,8 +247,24 @@ Status ContainerImpl::CheckDepthLocked(const Node* parent, int height, const std
 }
 
 void ContainerImpl::MarkDirtyLocked(Node* n) {
-  for (; n && !n->dirty; n = n->parent) n->dirty = true;
+  for (; n && !n->dirty; n = n->parent) {
+    n->dirty = true;
+    if (n->parent) n->parent->dirty_children.push_back(n->id);
+  }
   ns_dirty_ = true;
+}
+
+void ContainerImpl::AddChildLocked(Node* parent, Node* n) {
+  parent->children.emplace(n->name, n);
+  parent->child_bytes += ChildEntryBytes(n->name);
+  parent->pages.Touch(n->name);
+  if (n->dirty) parent->dirty_children.push_back(n->id);
+}
+
+void ContainerImpl::RemoveChildLocked(Node* parent, const std::string& name) {
+  parent->children.erase(name);
+  parent->child_bytes -= ChildEntryBytes(name);
+  parent->pages.Touch(name);
 }
 
 ContainerImpl::Node* ContainerImpl::NewNodeLocked(ObjectKind kind, Node* parent, std::string name) {
@@ -259,19 +275,20 @@ ContainerImpl::Node* ContainerImpl::NewNodeLocked(ObjectKind kind, Node* parent,
   n->parent = parent;
   n->name = std::move(name);
   nodes_.emplace(n->id, std::move(owned));
-  parent->children.emplace(n->name, n);
+  AddChildLocked(parent, n);
   MarkDirtyLocked(n);
   return n;
 }
 
 void ContainerImpl::DetachLocked(Node* n) {
   store_.Free(n->block);
+  n->pages.FreeAll(store_);
   if (n->ds) {
     n->ds->set_detached();
     detached_.push_back(n->ds);
   }
   Node* parent = n->parent;
-  parent->children.erase(n->name);
+  RemoveChildLocked(parent, n->name);
   MarkDirtyLocked(parent);
   nodes_.erase(n->id);
 }
@@ -484,11 +501,11 @@ Status ContainerImpl::Rename(ObjectId from_parent, std::string_view from_name, O
     SLABFS_RETURN_IF_ERROR(CheckDepthLocked(dst_parent, HeightOfLocked(n), ChildPathLocked(dst_parent, to_name)));
   }
   if (replaced) DetachLocked(replaced);
-  src_parent->children.erase(it);
+  RemoveChildLocked(src_parent, n->name);
   MarkDirtyLocked(src_parent);
   n->name = std::string(to_name);
   n->parent = dst_parent;
-  dst_parent->children.emplace(n->name, n);
+  AddChildLocked(dst_parent, n);  // a dirty n is now written under dst_parent
   MarkDirtyLocked(dst_parent);
   if (n->ds) n->ds->set_path(PathOfLocked(n));
   return Status::OK();
@@ -594,18 +611,42 @@ Status ContainerImpl::Commit() {
 
 Status ContainerImpl::WriteNodesLocked(Node* n) {
   if (!n->dirty) return Status::OK();
-  for (auto& [name, c] : n->children) SLABFS_RETURN_IF_ERROR(WriteNodesLocked(c));
+  // The children that changed, before their parent (which names their
+  // blocks). An id may be gone (removed), moved to another group (written
+  // there) or listed twice (written once).
+  std::vector<ObjectId> kids;
+  kids.swap(n->dirty_children);
+  for (size_t i = 0; i < kids.size(); ++i) {
+    auto it = nodes_.find(kids[i]);
+    if (it == nodes_.end() || it->second->parent != n) continue;
+    Status s = WriteNodesLocked(it->second.get());
+    if (!s.ok()) {
+      // The rest wait for the next attempt.
+      n->dirty_children.insert(n->dirty_children.end(), kids.begin() + static_cast<long>(i), kids.end());
+      return s;
+    }
+  }
   ObjectRecord rec;
   rec.id = n->id;
   rec.kind = n->kind;
   rec.attrs = n->attrs;
-  for (const auto& [name, c] : n->children) rec.children.push_back({name, c->kind, c->id, c->block});
+  if (n->kind == ObjectKind::kGroup && n->pages.WantPages(n->child_bytes)) {
+    auto collect = [n](std::string_view lo, const std::string* hi, std::vector<ChildRecord>* out) {
+      for (auto it = n->children.lower_bound(lo); it != n->children.end() && (!hi || it->first < *hi); ++it)
+        out->push_back({it->first, it->second->kind, it->second->id, it->second->block});
+    };
+    SLABFS_ASSIGN_OR_RETURN(rec.child_pages, n->pages.Write(store_, n->id, collect));
+  } else if (n->kind == ObjectKind::kGroup) {
+    n->pages.FreeAll(store_);
+    for (const auto& [name, c] : n->children) rec.children.push_back({name, c->kind, c->id, c->block});
+  }
   if (n->ds) rec.dataset = n->ds->Record();
   SLABFS_ASSIGN_OR_RETURN(BlockRef ref,
                           store_.Write(BlockTypeOf(n->kind), EncodeObject(rec), ObjectBlockVersion(rec)));
   store_.Free(n->block);
   n->block = ref;
   n->dirty = false;
+  if (n->parent) n->parent->pages.Touch(n->name);  // its entry names the new block
   return Status::OK();
 }
 

@@ -34,6 +34,7 @@
 #include "engine/space/dirty_room.h"
 #include "engine/txn/block_store.h"
 #include "engine/txn/free_list_log.h"
+#include "engine/txn/group_pages.h"
 #include "engine/txn/reader_table.h"
 #include "slabfs/container.h"
 
@@ -355,6 +356,13 @@ class ContainerImpl {
     BlockRef block;                      // as of the last commit (or empty: new)
     bool dirty = false;
     std::shared_ptr<DatasetState> ds;
+    // Groups: the bytes of the children's entries (ChildEntryBytes), the
+    // pages they are written in when there are many (engine/txn/group_pages.h),
+    // and the children that became dirty since the last commit (ids, as the
+    // nodes may go; a commit visits only these, not every child).
+    size_t child_bytes = 0;
+    GroupPages pages;
+    std::vector<ObjectId> dirty_children;
   };
 
   ContainerImpl(std::unique_ptr<File> file, const OpenOptions& o);
@@ -416,6 +424,10 @@ class ContainerImpl {
   Result<Node*> GetNode(ObjectId id);
   Result<Node*> GetGroup(ObjectId id);
   void MarkDirtyLocked(Node* n);
+  // Links n into parent's children (n->name) / unlinks the child `name`,
+  // keeping child_bytes, pages and dirty_children up to date.
+  static void AddChildLocked(Node* parent, Node* n);
+  static void RemoveChildLocked(Node* parent, const std::string& name);
   Status WriteNodesLocked(Node* n);
   Status CheckWritable() const;
   Status Refuse(Status s, std::string_view op) const;  // logs a refused operation

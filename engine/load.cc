@@ -195,7 +195,7 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
   n->block = ref;
   t->nodes.emplace(n->id, std::move(owned));
   if (!parent) t->root = n;
-  else parent->children.emplace(n->name, n);
+  else AddChildLocked(parent, n);
   if (t->info) t->info->changed_objects.push_back(n->id);
   if (kind == ObjectKind::kDataset) {
     const DatasetRecord& d = rec.dataset;
@@ -210,8 +210,10 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
     if (before && before->ds) t->replaced.emplace_back(before->ds, n->ds);
     return Status::OK();
   }
-  for (const ChildRecord& c : rec.children)
+  SLABFS_ASSIGN_OR_RETURN(std::vector<ChildRecord> children, ReadGroupChildren(store_, rec, t->sb.file_end));
+  for (const ChildRecord& c : children)
     SLABFS_RETURN_IF_ERROR(LoadNode(c.block, c.kind, c.id, n, c.name, depth + 1, t));
+  n->pages.Adopt(rec.child_pages);  // after the children, which would touch its pages
   return Status::OK();
 }
 
@@ -231,7 +233,7 @@ Status ContainerImpl::CopySubtree(const Node& from, Node* parent, std::string na
   n->ds = from.ds;
   t->nodes.emplace(n->id, std::move(owned));
   if (!parent) t->root = n;
-  else parent->children.emplace(n->name, n);
+  else AddChildLocked(parent, n);
   for (const auto& [child_name, child] : from.children) {
     SLABFS_RETURN_IF_ERROR(CopySubtree(*child, n, child_name, t));
   }

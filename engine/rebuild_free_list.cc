@@ -31,6 +31,9 @@ Result<std::vector<FreedExtent>> ContainerImpl::RebuildFreeList(const Superblock
   for (const BlockRef& b : list_blocks) used.push_back({b.addr, b.len});
   for (const auto& [id, n] : nodes) {
     if (!n->block.empty()) used.push_back({n->block.addr, n->block.len});
+    std::vector<BlockRef> pages;
+    n->pages.AppendBlocks(&pages);
+    for (const BlockRef& b : pages) used.push_back({b.addr, b.len});
     if (n->ds) SLABFS_RETURN_IF_ERROR_R(n->ds->CollectExtents(&used));
   }
   std::sort(used.begin(), used.end(), [](const Extent& a, const Extent& b) { return a.addr < b.addr; });

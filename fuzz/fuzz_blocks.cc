@@ -1,8 +1,10 @@
 // The metadata decoders on their own: the first byte picks one, the rest is
-// its input. Superblock, block envelope, group and dataset object payloads,
-// free list.
+// its input. Superblock, block envelope, group (inline and paged), group
+// page and dataset object payloads, free list and free-list delta (applied
+// to an empty set, as a reader replays a chain).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "engine/format/block.h"
@@ -17,12 +19,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
   // A file end that lets most references pass, so decoding goes on past them.
   constexpr uint64_t kFileEnd = uint64_t{1} << 40;
-  switch (data[0] % 6) {
+  switch (data[0] % 9) {
     case 0: (void)DecodeSuperblock(in); break;
     case 1: (void)DecodeBlock(in, BlockType::kGroup, "fuzz"); break;
     case 2: (void)DecodeObject(in, BlockType::kGroup, kFileEnd); break;
     case 3: (void)DecodeObject(in, BlockType::kDataset, kFileEnd, 2); break;
     case 4: (void)DecodeFreeList(in, kFileEnd); break;
+    case 6: (void)DecodeObject(in, BlockType::kGroup, kFileEnd, 2); break;
+    case 7: {
+      const std::string next = "m";
+      (void)DecodeGroupPage(in, 9, ChildPageRef{"", {}, 3}, &next, kFileEnd);
+      break;
+    }
+    case 8: {
+      auto d = DecodeFreeListDelta(in, kFileEnd, 100);
+      if (d) {
+        FreeExtentSet set({});
+        for (const FreeListChange& c : d->changes)
+          if (!set.Apply(c).ok()) break;
+        (void)set.CheckBounds(kFileEnd);
+        (void)set.Extents();
+      }
+      break;
+    }
     case 5: {
       // A block and then the object inside it, as a reader does.
       uint8_t version = 1;

@@ -82,7 +82,7 @@ def blocks_of(image):
     off = DATA_START
     while off + 16 <= len(image):
         magic, btype, ver, _, plen = struct.unpack_from("<IBBHI", image, off)
-        if magic == BLOCK_MAGIC and 1 <= btype <= 9 and ver == 1 and off + 16 + plen <= len(image):
+        if magic == BLOCK_MAGIC and 1 <= btype <= 11 and ver in (1, 2) and off + 16 + plen <= len(image):
             found.append((off, 16 + plen, btype))
             off += 16
         else:
@@ -248,7 +248,13 @@ def main():
                 blk = image[off:off + length]
                 open(os.path.join(out, "blocks", f"b{n}-{off}"), "wb").write(bytes([1]) + blk)
                 if btype == 1:
-                    open(os.path.join(out, "blocks", f"g{n}-{off}"), "wb").write(bytes([2]) + blk[16:])
+                    # Inline groups go to the version 1 decoder, paged ones to version 2.
+                    sel = 6 if blk[5] == 2 else 2
+                    open(os.path.join(out, "blocks", f"g{n}-{off}"), "wb").write(bytes([sel]) + blk[16:])
+                if btype == 10:
+                    open(os.path.join(out, "blocks", f"fd{n}-{off}"), "wb").write(bytes([8]) + blk[16:])
+                if btype == 11:
+                    open(os.path.join(out, "blocks", f"gp{n}-{off}"), "wb").write(bytes([7]) + blk[16:])
                 if btype == 2:
                     open(os.path.join(out, "blocks", f"d{n}-{off}"), "wb").write(bytes([3]) + blk[16:])
                     open(os.path.join(out, "blocks", f"db{n}-{off}"), "wb").write(bytes([5]) + blk)

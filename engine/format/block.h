@@ -5,7 +5,7 @@
 //   0  u32  magic "SLBK"
 //   4  u8   type (BlockType)
 //   5  u8   version (1; a free list may also be 2, see free_list.h, and a
-//           dataset 2, see object.h)
+//           dataset or a group 2, see object.h)
 //   6  u16  reserved, 0
 //   8  u32  payload length
 //   12 u32  CRC-32C of bytes 0..11 and the payload
@@ -39,6 +39,7 @@ enum class BlockType : uint8_t {
   kBTreeLeaf = 8,
   kBTreeNode = 9,
   kFreeListDelta = 10,  // free_list.h
+  kGroupPage = 11,      // object.h
 };
 std::string_view BlockTypeName(BlockType t);
 
@@ -49,8 +50,8 @@ struct BlockRef {
   bool operator==(const BlockRef&) const = default;
 };
 
-// The newest version of each block type: 1, and 2 for the free list and
-// datasets.
+// The newest version of each block type: 1, and 2 for the free list,
+// datasets and groups.
 uint8_t MaxBlockVersion(BlockType type);
 
 // Header + payload, ready to write.

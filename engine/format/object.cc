@@ -56,7 +56,67 @@ Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shap
 }
 
 uint8_t ObjectBlockVersion(const ObjectRecord& o) {
-  return o.kind == ObjectKind::kDataset && (o.dataset.flags & kDatasetFlagTrimmedEdge) ? 2 : 1;
+  if (o.kind == ObjectKind::kGroup) return o.child_pages.empty() ? 1 : 2;
+  return (o.dataset.flags & kDatasetFlagTrimmedEdge) ? 2 : 1;
+}
+
+namespace {
+
+void PutChild(std::string* s, const ChildRecord& c) {
+  PutShortString(s, c.name);
+  PutU8(s, static_cast<uint8_t>(c.kind));
+  PutU64(s, c.id);
+  PutU64(s, c.block.addr);
+  PutU32(s, c.block.len);
+}
+
+// Reads one child entry of group `group` and checks it (order against
+// `prev`, the entry before it, if any).
+Status ReadChild(Reader& r, ObjectId group, const ChildRecord* prev, uint64_t file_end, ChildRecord* c) {
+  std::string_view name;
+  uint8_t kind;
+  if (!r.ShortString(&name) || !r.U8(&kind) || !r.U64(&c->id) || !r.U64(&c->block.addr) || !r.U32(&c->block.len))
+    return Bad(group, "child entry is truncated");
+  if (!ValidateName(name).ok()) return Bad(group, "bad child name");
+  if (prev && prev->name >= name) return Bad(group, "children out of order");
+  if (kind != 1 && kind != 2) return Bad(group, "bad child kind");
+  if (c->id <= kRootId) return Bad(group, "bad child id");
+  if (c->block.empty()) return Bad(group, "child without a block");
+  SLABFS_RETURN_IF_ERROR(CheckBlockRef(c->block, file_end, "object " + std::to_string(group) + " child"));
+  c->name = std::string(name);
+  c->kind = static_cast<ObjectKind>(kind);
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string EncodeGroupPage(ObjectId group, const ChildRecord* children, size_t n) {
+  std::string s;
+  PutU64(&s, group);
+  PutU32(&s, static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) PutChild(&s, children[i]);
+  return s;
+}
+
+Result<std::vector<ChildRecord>> DecodeGroupPage(std::string_view payload, ObjectId group, const ChildPageRef& ref,
+                                                 const std::string* next_key, uint64_t file_end) {
+  Reader r(payload);
+  uint64_t id;
+  uint32_t n;
+  if (!r.U64(&id) || !r.U32(&n)) return Err(Bad(group, "group page is truncated"));
+  if (id != group) return Err(Bad(group, "group page of object " + std::to_string(id)));
+  if (n != ref.entries) return Err(Bad(group, "group page holds " + std::to_string(n) + " entries, its table says " +
+                                              std::to_string(ref.entries)));
+  std::vector<ChildRecord> out;
+  out.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    ChildRecord c;
+    SLABFS_RETURN_IF_ERROR_R(ReadChild(r, group, out.empty() ? nullptr : &out.back(), file_end, &c));
+    if (c.name < ref.key || (next_key && c.name >= *next_key)) return Err(Bad(group, "group page entry outside its page"));
+    out.push_back(std::move(c));
+  }
+  if (!r.done()) return Err(Bad(group, "trailing bytes in group page"));
+  return out;
 }
 
 std::string EncodeObject(const ObjectRecord& o) {
@@ -69,15 +129,17 @@ std::string EncodeObject(const ObjectRecord& o) {
     PutU8(&s, a.value.kind == Attribute::Kind::kNumeric ? static_cast<uint8_t>(a.value.dtype) : 0);
     PutLongString(&s, a.value.data);
   }
-  if (o.kind == ObjectKind::kGroup) {
-    PutU32(&s, static_cast<uint32_t>(o.children.size()));
-    for (const auto& c : o.children) {
-      PutShortString(&s, c.name);
-      PutU8(&s, static_cast<uint8_t>(c.kind));
-      PutU64(&s, c.id);
-      PutU64(&s, c.block.addr);
-      PutU32(&s, c.block.len);
+  if (o.kind == ObjectKind::kGroup && !o.child_pages.empty()) {
+    PutU32(&s, static_cast<uint32_t>(o.child_pages.size()));
+    for (const ChildPageRef& p : o.child_pages) {
+      PutShortString(&s, p.key);
+      PutU64(&s, p.block.addr);
+      PutU32(&s, p.block.len);
+      PutU32(&s, p.entries);
     }
+  } else if (o.kind == ObjectKind::kGroup) {
+    PutU32(&s, static_cast<uint32_t>(o.children.size()));
+    for (const auto& c : o.children) PutChild(&s, c);
   } else {
     const DatasetRecord& d = o.dataset;
     PutU8(&s, static_cast<uint8_t>(d.dtype));
@@ -134,24 +196,31 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
     }
     o.attrs.push_back(std::move(a));
   }
-  if (o.kind == ObjectKind::kGroup) {
+  if (o.kind == ObjectKind::kGroup && version >= 2) {
+    uint32_t n;
+    if (!r.U32(&n) || n == 0 || n > kLoadMaxChildren) return Err(Bad(o.id, "bad group page count"));
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      ChildPageRef p;
+      std::string_view key;
+      if (!r.ShortString(&key) || !r.U64(&p.block.addr) || !r.U32(&p.block.len) || !r.U32(&p.entries))
+        return Err(Bad(o.id, "group page table is truncated"));
+      if (i == 0 ? !key.empty() : (!ValidateName(key).ok() || o.child_pages.back().key >= key))
+        return Err(Bad(o.id, "bad group page key"));
+      if (p.entries == 0) return Err(Bad(o.id, "empty group page"));
+      if (p.block.empty()) return Err(Bad(o.id, "group page without a block"));
+      SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(p.block, file_end, "object " + std::to_string(o.id) + " page"));
+      total += p.entries;
+      if (total > kLoadMaxChildren) return Err(Bad(o.id, "bad child count"));
+      p.key = std::string(key);
+      o.child_pages.push_back(std::move(p));
+    }
+  } else if (o.kind == ObjectKind::kGroup) {
     uint32_t n;
     if (!r.U32(&n) || n > kLoadMaxChildren) return Err(Bad(o.id, "bad child count"));
     for (uint32_t i = 0; i < n; ++i) {
       ChildRecord c;
-      std::string_view name;
-      uint8_t kind;
-      if (!r.ShortString(&name) || !r.U8(&kind) || !r.U64(&c.id) || !r.U64(&c.block.addr) ||
-          !r.U32(&c.block.len))
-        return Err(Bad(o.id, "child entry is truncated"));
-      if (!ValidateName(name).ok()) return Err(Bad(o.id, "bad child name"));
-      if (!o.children.empty() && o.children.back().name >= name) return Err(Bad(o.id, "children out of order"));
-      if (kind != 1 && kind != 2) return Err(Bad(o.id, "bad child kind"));
-      if (c.id <= kRootId) return Err(Bad(o.id, "bad child id"));
-      if (c.block.empty()) return Err(Bad(o.id, "child without a block"));
-      SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(c.block, file_end, "object " + std::to_string(o.id) + " child"));
-      c.name = std::string(name);
-      c.kind = static_cast<ObjectKind>(kind);
+      SLABFS_RETURN_IF_ERROR_R(ReadChild(r, o.id, o.children.empty() ? nullptr : &o.children.back(), file_end, &c));
       o.children.push_back(std::move(c));
     }
   } else {

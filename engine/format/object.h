@@ -1,6 +1,17 @@
 // Object blocks: one per group or dataset. A group's block lists its
 // children with each child's id, kind and block reference, so the tree of
 // blocks from the root is the whole namespace of one committed state.
+//
+// A group with many children (group block version 2) lists them in group
+// pages instead (type kGroupPage), each a run of the sorted entries, and
+// its block holds the page table: each page's key (the lowest name it may
+// hold; the first page's is ""), reference and entry count. A page holds
+// the names from its key up to the next page's key. A change to one child
+// then rewrites one page and the table, not every entry
+// (engine/txn/group_pages.h).
+//
+//   group page payload: u64 group id, u32 count, count x child entry
+//   (the same entries as a version 1 group block's).
 #ifndef SLABFS_ENGINE_FORMAT_OBJECT_H_
 #define SLABFS_ENGINE_FORMAT_OBJECT_H_
 
@@ -61,19 +72,42 @@ struct DatasetRecord {
   uint64_t defined_elements = 0;  // sparse datasets
 };
 
+// One entry of a version 2 group's page table.
+struct ChildPageRef {
+  std::string key;  // names >= key (and below the next page's key)
+  BlockRef block;
+  uint32_t entries = 0;
+  bool operator==(const ChildPageRef&) const = default;
+};
+
 struct ObjectRecord {
   ObjectId id = 0;
   ObjectKind kind = ObjectKind::kGroup;
   std::vector<AttributeRecord> attrs;    // sorted by name, unique
   std::vector<ChildRecord> children;     // groups: sorted by name, unique
+  // Groups: when not empty, the children live in these pages (block
+  // version 2) and `children` is empty.
+  std::vector<ChildPageRef> child_pages;
   DatasetRecord dataset;                 // datasets
 };
+
+// Bytes one child entry takes in a group block or page.
+inline size_t ChildEntryBytes(std::string_view name) { return name.size() + 23; }
+
+// A group page of `children` (sorted, unique) of group `group`.
+std::string EncodeGroupPage(ObjectId group, const ChildRecord* children, size_t n);
+// Decodes a group page of group `group` listed in its table as `ref`: the
+// group id, `ref.entries` entries, each name valid, sorted, >= ref.key and
+// below `next_key` (none for the last page), child references in bounds.
+Result<std::vector<ChildRecord>> DecodeGroupPage(std::string_view payload, ObjectId group, const ChildPageRef& ref,
+                                                 const std::string* next_key, uint64_t file_end);
 
 BlockType BlockTypeOf(ObjectKind k);
 // The block version an object is written with: 2 for a dataset with
 // kDatasetFlagTrimmedEdge (the flag is new in version 2, so a build that
-// knows only version 1 refuses the block instead of misreading its chunks),
-// 1 for everything else, which every build reads.
+// knows only version 1 refuses the block instead of misreading its chunks)
+// and for a group with pages, 1 for everything else, which every build
+// reads.
 uint8_t ObjectBlockVersion(const ObjectRecord& o);
 std::string EncodeObject(const ObjectRecord& o);
 // Decodes and validates a payload of a block of the given type and

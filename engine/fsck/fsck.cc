@@ -19,6 +19,7 @@
 #include "engine/format/block.h"
 #include "engine/format/free_list.h"
 #include "engine/txn/free_list_log.h"
+#include "engine/txn/group_pages.h"
 #include "engine/format/layout.h"
 #include "engine/format/limits.h"
 #include "engine/format/object.h"
@@ -245,7 +246,18 @@ void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_i
     return;
   }
   ++report_.stats.groups;
-  for (const ChildRecord& c : rec->children)
+  std::vector<BlockRef> pages;
+  auto children = ReadGroupChildren(store_, *rec, sb_.file_end, &pages);
+  for (const BlockRef& b : pages) {
+    extents_.Claim(b.addr, b.len, where + " group page");
+    ++report_.stats.object_blocks;
+    report_.stats.object_bytes += b.len;
+  }
+  if (!children) {
+    Damage(where, children.error().message(), ref.addr, ref.len);
+    return;
+  }
+  for (const ChildRecord& c : *children)
     WalkObject(c.block, c.kind, c.id, ChildPath(path, c.name), depth + 1);
 }
 

@@ -118,12 +118,23 @@ TEST(BlockTest, RejectsBlockOfAnotherType) {
 }
 
 TEST(BlockTest, RejectsUnknownVersionWithValidChecksum) {
-  for (uint8_t v : {0, 2, 255}) {
+  for (uint8_t v : {0, 3, 255}) {
     std::string image = EncodeBlock(BlockType::kGroup, "payload");
     image[5] = static_cast<char>(v);
     Reseal(&image);
     SCOPED_TRACE(static_cast<int>(v));
     EXPECT_CODE(DecodeBlock(image, BlockType::kGroup, "t"), Code::kCorruption);
+  }
+}
+
+TEST(BlockTest, VersionTwoExistsOnlyForFreeListsDatasetsAndGroups) {
+  for (uint8_t t = 1; t <= static_cast<uint8_t>(BlockType::kGroupPage); ++t) {
+    const auto type = static_cast<BlockType>(t);
+    const bool two = type == BlockType::kFreeList || type == BlockType::kDataset || type == BlockType::kGroup;
+    SCOPED_TRACE(BlockTypeName(type));
+    EXPECT_EQ(MaxBlockVersion(type), two ? 2 : 1);
+    auto r = DecodeBlock(EncodeBlock(type, "x", 2), type, "t");
+    EXPECT_EQ(r.has_value(), two);
   }
 }
 
