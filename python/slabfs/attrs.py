@@ -118,11 +118,16 @@ class AttributeManager(MutableMapping):
 
     def modify(self, name, value):
         """Sets `name` to `value`; an existing numeric attribute keeps its
-        dtype (the value is converted to it), as in h5py."""
+        dtype (the value is converted to it) and its number of elements
+        (another is TypeError), as in h5py."""
         if name in self:
-            kind, dtype, _ = self._c.get_attr(self._parent.id, _name(name))
+            kind, dtype, data = self._c.get_attr(self._parent.id, _name(name))
             if kind == "numeric" and not isinstance(value, (str, bytes)):
-                value = np.asarray(value, dtype=numpy_dtype(dtype))
+                dt = numpy_dtype(dtype)
+                value = np.asarray(value, dtype=dt)
+                if value.size != len(data) // dt.itemsize:
+                    raise TypeError(f"attribute {name!r} has {len(data) // dt.itemsize} elements; "
+                                    f"modify cannot give it {value.size}")
         self[name] = value
 
     def __repr__(self):

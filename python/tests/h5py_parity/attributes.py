@@ -56,3 +56,26 @@ def attributes_survive_reopen(h5, new_path, check):
         check("dataset", lambda: dict(f["d"].attrs))
         check("group", lambda: dict(f["g"].attrs))
         check("write refused", lambda: f.attrs.__setitem__("x", 1))
+
+
+@case
+def attribute_overwrite_modify_and_names(h5, new_path, check):
+    with h5.File(new_path(), "w") as f:
+        a = f.attrs
+        a["a"] = 3
+        a["a"] = 4
+        check("overwrite", lambda: (list(a.keys()), a["a"]))
+        a.modify("a", 5)
+        a.modify("b", 6)
+        check("modify", lambda: (list(a.keys()), a["a"], a["b"]))
+        check("modify to another shape", lambda: a.modify("b", np.arange(5)))
+        check("unchanged", lambda: a["b"])
+        a["t"] = (4.0, 5.0)
+        check("tuple", lambda: a["t"])
+        a.create("c", 4.0)
+        check("create", lambda: a["c"])
+        a[b"ascii"] = 42
+        check("bytes name", lambda: (a[b"ascii"], a["ascii"], b"ascii" in a))
+        a["Omega\u03a9"] = 43
+        check("unicode name", lambda: a["Omega\u03a9"])
+        check("views", lambda: (sorted(a.keys()), len(a.values()), ("c", 4.0) in a.items()))
