@@ -9,7 +9,6 @@ line; a large picture is sampled and streamed in bounded memory."""
 import errno
 import os
 import re
-import shutil
 import struct
 import subprocess
 import zlib
@@ -252,7 +251,8 @@ def test_picture_follows_writes(container, mounter):
     a[:, 6:] = 100
     make_dataset(container, "/w", a, (10, 12))
     m = mounter(container)
-    first = open(m / "w.png", "rb").read()
+    held = open(m / "w.png", "rb")  # an open file keeps the picture it opened
+    first = held.read()
     check_picture(first, a)
     with open(m / "w", "r+b") as f:  # the left half becomes the brightest
         for r in range(10):
@@ -265,6 +265,22 @@ def test_picture_follows_writes(container, mounter):
     assert second != first
     px = check_picture(second, a)
     assert (px[:, :6] == 255).all() and (px[:, 6:] == 0).all()
+    held.seek(0)
+    assert held.read() == first
+    held.close()
+    assert m.unmount() == 0
+
+
+def test_readers_at_once_see_one_picture(container, mounter):
+    a = np.random.default_rng(9).normal(size=(700, 900)).astype("<f4")
+    make_dataset(container, "/noise", a, (100, 100))
+    m = mounter(container)
+    # Eight readers start together: one encodes, the others wait for it.
+    procs = [subprocess.Popen(["cat", str(m / "noise.png")], stdout=subprocess.PIPE) for _ in range(8)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len(set(outs)) == 1
+    check_picture(outs[0], a)
     assert m.unmount() == 0
 
 

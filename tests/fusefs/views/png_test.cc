@@ -5,6 +5,7 @@
 #include <png.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -349,6 +350,17 @@ TEST(PictureOfTest, WhichViewsArePictures) {
   EXPECT_TRUE(PictureOf({1 << 15, 1 << 15}).has_value());
 }
 
+// The range a picture states in its Description.
+PngScale StatedScale(const std::string& png) {
+  PngScale s;
+  const size_t at = png.find("span [");
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos) {
+    EXPECT_EQ(std::sscanf(png.c_str() + at, "span [%lf, %lf]", &s.lo, &s.hi), 2);
+  }
+  return s;
+}
+
 class PictureTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -369,7 +381,8 @@ class PictureTest : public ::testing::Test {
   }
 
   // The picture of view `slice` of ds, decoded.
-  Decoded Picture(const Dataset& ds, std::optional<std::string> slice, unsigned channels, std::string* png_out = nullptr) {
+  Decoded Picture(const Dataset& ds, std::optional<std::string> slice, unsigned channels,
+                  std::string* png_out = nullptr) {
     auto v = ResolveView(ViewKind::kPng, slice, ds.info());
     EXPECT_TRUE(v.has_value());
     Status s = AttachPicture(cache_, *container_, ds, timespec{1, 0}, *v);
@@ -476,14 +489,33 @@ TEST_F(PictureTest, LargePictureIsSampledAndStreamed) {
   // Uniform noise: the sampled range is close to the whole one.
   std::vector<double> all(v.begin(), v.end());
   const double lo = Percentile(all, 1), hi = Percentile(all, 99);
-  const size_t at = png.find("span [");
-  ASSERT_NE(at, std::string::npos);
-  double slo = 0, shi = 0;
-  ASSERT_EQ(std::sscanf(png.c_str() + at, "span [%lf, %lf]", &slo, &shi), 2);
-  EXPECT_NEAR(slo, lo, 200);
-  EXPECT_NEAR(shi, hi, 200);
-  PngScale s{.lo = slo, .hi = shi, .missing = {}};
+  const PngScale s = StatedScale(png);
+  EXPECT_NEAR(s.lo, lo, 200);
+  EXPECT_NEAR(s.hi, hi, 200);
   for (size_t i = 0; i < v.size(); i += 997) ASSERT_EQ(d.pixels[i], LevelOf(v[i], s)) << i;
+}
+
+TEST_F(PictureTest, RowsWiderThanABatchAreReadInPieces) {
+  // 3 x 700000 f8: a row is 5.6 MB (over the 4 MiB batch), and the sample
+  // takes every other pixel of each row.
+  const uint64_t h = 3, w = 700000;
+  std::vector<double> v(h * w);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 100003);
+  DatasetOptions o;
+  o.dtype = DType::kF8;
+  o.shape = {h, w};
+  o.chunks = {1, 65536};
+  ASSERT_OK_AND_ASSIGN(Dataset ds, container_->CreateDataset("/wide", o));
+  ASSERT_OK(ds.Write(Slab::All(o.shape), v.data()));
+  std::string png;
+  Decoded d = Picture(ds, std::nullopt, 1, &png);
+  ASSERT_EQ(d.width, w);
+  ASSERT_EQ(d.height, h);
+  EXPECT_NE(png.find("a sample"), std::string::npos);
+  const PngScale s = StatedScale(png);
+  EXPECT_NEAR(s.lo, 1000, 50);
+  EXPECT_NEAR(s.hi, 99003, 50);
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(d.pixels[i], LevelOf(v[i], s)) << i;
 }
 
 TEST_F(PictureTest, CacheKeepsAPictureUntilItsStampChanges) {
