@@ -284,6 +284,25 @@ def test_readers_at_once_see_one_picture(container, mounter):
     assert m.unmount() == 0
 
 
+def test_a_real_file_named_like_a_picture(container, mounter, tmp_path):
+    make_dataset(container, "/t", np.arange(12, dtype="<u1").reshape(3, 4), (3, 4))
+    make_dataset(container, "/line", np.arange(5, dtype="<u1"), (5,))
+    m = mounter(container)
+    plot = open(m / "t.png", "rb").read()  # any PNG file
+    (tmp_path / "plot.png").write_bytes(plot[::-1])
+    # While t has a picture, t.png is that view: cp cannot write it...
+    assert run("cp", tmp_path / "plot.png", m / "t.png", check=False).returncode != 0
+    # ...but a rename onto the name makes a real file, which wins.
+    run("cp", tmp_path / "plot.png", m / "t.tmp")
+    os.rename(m / "t.tmp", m / "t.png")
+    assert open(m / "t.png", "rb").read() == plot[::-1]
+    assert sorted(os.listdir(m.path)) == ["line", "t", "t.png"]
+    # A 1-D dataset has no picture: its .png name is free.
+    run("cp", tmp_path / "plot.png", m / "line.png")
+    assert open(m / "line.png", "rb").read() == plot[::-1]
+    assert m.unmount() == 0
+
+
 def test_refused_pictures(container, mounter):
     make_dataset(container, "/line", np.arange(100, dtype="<f4"), (100,))
     make_empty_dataset(container, "/wide", "<u1", (2, 1 << 31), (1, 1 << 20))
