@@ -33,7 +33,7 @@ import tempfile
 import time
 
 import numpy as np
-from bench_common import machine  # bench/, the script's own directory
+from bench_common import Mount, machine  # bench/, the script's own directory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,31 +55,6 @@ def make_tree_tar(path, files, seed=21):
         with tarfile.open(path, "w") as t:
             t.add(os.path.join(src, "tree"), arcname="tree")
     return files, total
-
-
-class Mount:
-    def __init__(self, slabfs, container, mountpoint, options):
-        self.mountpoint = mountpoint
-        args = [slabfs, container, mountpoint, "-f"]
-        for o in options:
-            args += ["-o", o]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(400):
-            if os.path.ismount(mountpoint):
-                return
-            if self.proc.poll() is not None:
-                raise RuntimeError("slabfs exited before mounting")
-            time.sleep(0.05)
-        self.close()
-        raise RuntimeError("slabfs did not mount")
-
-    def close(self):
-        subprocess.run(["fusermount3", "-u", self.mountpoint], capture_output=True)
-        try:
-            self.proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def timed(fn):
