@@ -9,7 +9,7 @@ import numpy as np
 
 from .attrs import AttributeManager
 from .creation import SCALAR_ATTR, numpy_dtype, parse_filters
-from .errors import BroadcastError, MaxShapeError, RankError
+from .errors import ArrayError, BroadcastError, MaxShapeError, RankError
 from .selection import select
 
 __all__ = ["Dataset"]
@@ -267,7 +267,7 @@ class Dataset:
         directly; another numeric dtype is converted to, as h5py does."""
         _check_direct(dest, None, writeable=True)
         if self._scalar or dest.dtype != self.dtype:
-            dest[() if dest_sel is None else dest_sel] = self[() if source_sel is None else source_sel]
+            _assign(dest, () if dest_sel is None else dest_sel, self[() if source_sel is None else source_sel])
             return
         i = self._info()
         src = select(i["shape"], () if source_sel is None else source_sel)
@@ -276,7 +276,7 @@ class Dataset:
             if src.nselect:
                 self._h.read(src.start, src.stride, src.count, dest, dst.start, dst.stride, dst.count)
         else:
-            dest[() if dest_sel is None else dest_sel] = self._read(src, numpy_dtype(i["dtype"]))
+            _assign(dest, () if dest_sel is None else dest_sel, self._read(src, numpy_dtype(i["dtype"])))
 
     # ------------------------------------------------------------ writing
     def __setitem__(self, key, value):
@@ -566,7 +566,15 @@ def _check_direct(arr, dt, writeable):
     if dt is not None and arr.dtype != dt:
         raise TypeError(f"the destination has dtype {arr.dtype}, the dataset {dt}")
     if not arr.flags.c_contiguous:
-        raise ValueError("the destination array must be C-contiguous")
+        raise ArrayError("the destination array must be C-contiguous")
     if writeable and not arr.flags.writeable:
         raise ValueError("the destination array is read-only")
+
+
+def _assign(dest, key, values):
+    """dest[key] = values, a BroadcastError when the shapes do not fit."""
+    try:
+        dest[key] = values
+    except ValueError as e:
+        raise BroadcastError(f"the selection read does not fit the destination: {e}") from None
 

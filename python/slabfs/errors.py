@@ -2,12 +2,18 @@
 conventions name different classes: each is an instance of both, so code
 written for either catches it."""
 
-__all__ = ["BroadcastError", "CopyExistsError", "CopySourceError", "MaxShapeError", "RankError"]
+__all__ = ["ArrayError", "BroadcastError", "CopyExistsError", "CopySourceError", "MaxShapeError",
+           "RankError"]
 
 
-class BroadcastError(ValueError, TypeError):
-    """A value that does not broadcast to the selection: ValueError as
-    numpy says, TypeError as h5py says."""
+class ArrayError(ValueError, TypeError):
+    """An array argument of the wrong shape or memory layout (read_direct's
+    destination): ValueError as numpy says, TypeError as h5py says."""
+
+
+class BroadcastError(ArrayError):
+    """A value that does not broadcast to the selection (or a selection
+    that does not fit read_direct's destination)."""
 
 
 class RankError(ValueError, TypeError):

@@ -209,3 +209,16 @@ def closed_objects(h5, new_path, check):
     check("bool", lambda: (bool(f), bool(ds), bool(g)))
     check("read", lambda: ds[0], slabfs_raises=ValueError)
     check("repr is a str", lambda: all(isinstance(repr(o), str) for o in (f, ds, g)))
+
+
+@case
+def read_and_write_direct_errors(h5, new_path, check):
+    with h5.File(new_path(), "w") as f:
+        ds = f.create_dataset("a", (100,), dtype="i8")
+        check("read into a longer array", lambda: ds.read_direct(np.ones((200,))))
+        check("write a longer array", lambda: ds.write_direct(np.ones((200,))))
+        d2 = f.create_dataset("b", (10, 10), dtype="i8")
+        check("read into a Fortran-ordered array", lambda: d2.read_direct(np.ones((10, 10), order="F")))
+        # slabfs copies a source in any memory layout.
+        check("write a Fortran-ordered array", lambda: d2.write_direct(np.ones((10, 10), order="F")),
+              slabfs_returns=True)
