@@ -462,7 +462,11 @@ class Dataset:
         return ("slabfs.Dataset", f._realpath, self._id, f._c.space()["generation"], i["shape"], i["dtype"])
 
     def __eq__(self, other):
-        return isinstance(other, Dataset) and other._file._c is self._file._c and other._id == self._id
+        # Against anything else, let the other side decide (as h5py): a
+        # numpy scalar compares element by element through __array__.
+        if not isinstance(other, Dataset):
+            return NotImplemented
+        return other._file._c is self._file._c and other._id == self._id
 
     def __hash__(self):
         return hash((id(self._file._c), self._id))

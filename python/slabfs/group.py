@@ -389,7 +389,9 @@ class Group(MutableMapping):
 
     # ------------------------------------------------------------ Python protocols
     def __eq__(self, other):
-        return isinstance(other, Group) and other._file._c is self._file._c and other._id == self._id
+        if not isinstance(other, Group):
+            return NotImplemented
+        return other._file._c is self._file._c and other._id == self._id
 
     def __hash__(self):
         return hash((id(self._file._c), self._id))

@@ -222,3 +222,15 @@ def read_and_write_direct_errors(h5, new_path, check):
         # slabfs copies a source in any memory layout.
         check("write a Fortran-ordered array", lambda: d2.write_direct(np.ones((10, 10), order="F")),
               slabfs_returns=True)
+
+
+@case
+def comparisons_with_numbers(h5, new_path, check):
+    with h5.File(new_path(), "w") as f:
+        ds = f.create_dataset("a", data=np.array([[0.5], [1.5], [0.5]]))
+        val = np.float64(0.5)
+        check("numpy scalar == ds", lambda: val == ds)
+        check("ds == numpy scalar", lambda: ds == val)
+        check("ds != numpy scalar", lambda: ds != val)
+        check("float == ds", lambda: (0.5 == ds, ds == 0.5, ds != 0.5))
+        check("ds == ds, group == group", lambda: (ds == f["a"], f == f["/"], f != ds, ds == f))
