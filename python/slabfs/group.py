@@ -302,7 +302,9 @@ class Group(MutableMapping):
         sparse, its defined elements) are copied, so never-written ones stay
         unallocated. A copy of a group into itself copies what it held before
         the copy began. The expand_* flags concern HDF5 links and references,
-        which slabfs has not: they are accepted and change nothing.
+        which slabfs has not: they are accepted and change nothing. A copy
+        that fails part way (a full disk, a damaged chunk) leaves what it
+        made so far; the file's next commit keeps it.
 
         A missing source: KeyError (also a RuntimeError, as h5py); a
         destination that exists: ValueError (also a RuntimeError); a Dataset
