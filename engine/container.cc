@@ -58,6 +58,9 @@ Dims AutoChunks(const Dims& max_shape, size_t item_size) {
     if (c[d] <= 1) break;
     c[d] = CeilDiv(c[d], 2);
   }
+  // A maximum of 0 (refused by ValidateDatasetShape next) leaves nothing to
+  // grow: doubling would never reach the target.
+  if (bytes() == 0) return c;
   for (bool grew = true; grew;) {
     grew = false;
     for (size_t d = 0; d < c.size(); ++d) {

@@ -113,6 +113,10 @@ TEST_F(ContainerTest, RejectsBadDatasetOptions) {
               Code::kInvalidArgument);  // 8 GiB chunks
   EXPECT_CODE(make({.dtype = DType::kU8, .shape = {1ull << 40, 1ull << 40}}), Code::kInvalidArgument);  // > 2^63 bytes
   EXPECT_CODE(make({.dtype = static_cast<DType>(42), .shape = {4}}), Code::kInvalidArgument);
+  // A maximum of 0 beside an unlimited dimension, chunks left to the
+  // engine: refused (choosing chunks looped for ever).
+  EXPECT_CODE(make({.dtype = DType::kF4, .shape = {2, 0}, .max_shape = {kUnlimited, 0}}), Code::kInvalidArgument);
+  EXPECT_CODE(make({.dtype = DType::kU1, .shape = {0, 0}, .max_shape = {0, kUnlimited}}), Code::kInvalidArgument);
   EXPECT_EQ(Names("/").size(), 0u);
   EXPECT_FALSE(c_->dirty());
 }
