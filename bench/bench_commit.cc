@@ -17,6 +17,8 @@
 // commit), and rename + fsync of the directory.
 //
 //   bench_commit [--dir D] [--max-n 100000] [--ops 200] [--layout flat|tree|both]
+// (the last size is --max-n less the operations and 1,000: a group holds at
+// most 100,000 entries)
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -33,6 +35,7 @@
 
 #include "bench/bench_util.h"
 #include "slabfs/container.h"
+#include "slabfs/fsck.h"
 
 using namespace slabfs;
 using bench::Clock;
@@ -153,7 +156,10 @@ int main(int argc, char** argv) {
     std::printf("%-5s %8s %-7s %8s %8s %8s %9s\n", "layout", "N", "op", "min", "median", "max", "KiB/op");
     uint64_t n = 0;
     double first_create = 0, first_plain = 0;
-    for (uint64_t target = 1000; target <= max_n; target *= 10) {
+    // A group holds at most 100,000 entries (engine/format/limits.h): the
+    // last size leaves room for the operations timed there.
+    for (uint64_t step = 1000; step <= max_n; step *= 10) {
+      const uint64_t target = step == max_n ? max_n - static_cast<uint64_t>(ops) - 1000 : step;
       while (n < target) {
         CreateEntry(**c, tree, n, payload);
         PlainCreate(plain, n, payload);  // the peer grows alongside (its timing is below)
@@ -225,6 +231,15 @@ int main(int argc, char** argv) {
                   lookup.Row().c_str());
       std::printf("%-6s %8llu %-7s %s\n", lay.c_str(), static_cast<unsigned long long>(target), "list",
                   list.Row().c_str());
+      // What the container holds at this size (fsck of the committed state).
+      if (auto r = CheckContainer(path, {.verify_data = false})) {
+        std::printf("%-6s %8llu container: %.1f MiB, %llu object blocks, %llu free extents, free list in %llu blocks%s\n",
+                    lay.c_str(), static_cast<unsigned long long>(target),
+                    static_cast<double>(r->stats.file_bytes) / 1048576.0,
+                    static_cast<unsigned long long>(r->stats.object_blocks),
+                    static_cast<unsigned long long>(r->stats.free_extents),
+                    static_cast<unsigned long long>(r->stats.free_list_blocks), r->clean() ? "" : " (NOT CLEAN)");
+      }
       std::fflush(stdout);
     }
     auto size = std::filesystem::file_size(path);
