@@ -4,95 +4,183 @@
 #   mount_scripts/quickstart.sh                      # demo container ./demo.slab at ./mnt
 #   mount_scripts/quickstart.sh FILE.slab [MOUNTPOINT]
 #
-# The daemon logs to ./slabfs.log (SLABFS_LOG=PATH to change it).
+# The arguments, the container and the mount point are checked first, before
+# anything is installed or built. The first build compiles about 120 files:
+# FIRST_BUILD_MINUTES below, measured on 2 cores; later runs build only what
+# changed. The build shows one progress line; the compiler's output goes to
+# build/quickstart-build.log and is shown when the build fails.
+#
+# The build directory is build/ (SLABFS_BUILD_DIR), configured with the
+# options tests/run.sh uses, so that the tests reuse what quickstart built.
+# SLABFS_BIN=DIR uses the slab and slabfs programs in DIR and builds nothing
+# (SLABFS_BIN=/usr/bin after installing the .deb). The daemon logs to
+# ./slabfs.log (SLABFS_LOG=PATH to change it).
 #
 # Unmount with:  fusermount3 -u MOUNTPOINT
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${SLABFS_BUILD_DIR:-$ROOT/build}
+# The options tests/run.sh configures build/ with: the same ones here, or the
+# tests would rebuild every file.
+CMAKE_ARGS=(-DSLABFS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+FIRST_BUILD_MINUTES="4 to 5"  # slabfs, slab and the Python module, fresh build/, 2 cores
+MAGIC=89534c414246530a        # a superblock slot's first 8 bytes (docs/format.md)
 
-bash "$ROOT/mount_scripts/install_deps.sh"
-cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-TARGETS=(slabfs slab)
-# The Python package (build/python), when pybind11 is there: docs/python.md.
-if cmake --build "$BUILD_DIR" --target help | grep 'slabfs_python' >/dev/null; then TARGETS+=(slabfs_python); fi
-cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${TARGETS[@]}"
-SLAB="$BUILD_DIR/bin/slab"
-SLABFS="$BUILD_DIR/bin/slabfs"
+die() { echo "quickstart: $*" >&2; exit 1; }
+usage() {
+  echo "usage: mount_scripts/quickstart.sh [FILE.slab [MOUNTPOINT]]"
+  echo "  without arguments: builds, makes the demo container ./demo.slab and mounts it at ./mnt"
+}
+
+# ---------------------------------------------------------------- checks
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  -*) usage >&2; exit 2 ;;
+esac
+[ $# -le 2 ] || { usage >&2; exit 2; }
 
 if [ $# -ge 1 ]; then
-  CONTAINER=$1
-  if [ ! -f "$CONTAINER" ]; then
-    echo "quickstart: $CONTAINER does not exist" >&2
-    exit 1
-  fi
+  CONTAINER=$(realpath -m -- "$1")
+  [ -e "$CONTAINER" ] || die "$1 does not exist (without arguments quickstart makes and mounts a demo container)"
+  [ -f "$CONTAINER" ] || die "$1 is not a regular file"
+  [ -r "$CONTAINER" ] || die "$1 is not readable"
+  slot0=$(od -An -tx1 -N 8 -- "$CONTAINER" | tr -d ' \n')
+  slot1=$(od -An -tx1 -j 128 -N 8 -- "$CONTAINER" | tr -d ' \n')
+  [ "$slot0" = $MAGIC ] || [ "$slot1" = $MAGIC ] || die "$1 is not a slabfs container (make one with: slab create FILE.slab)"
 else
   CONTAINER=$PWD/demo.slab
-  if [ ! -f "$CONTAINER" ]; then
-    echo "quickstart: creating the demo container $CONTAINER"
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
-    /usr/bin/python3 - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
-lat = np.linspace(-90, 90, 180)[:, None]
-lon = np.linspace(0, 360, 360, endpoint=False)[None, :]
-t = (273.15 + 30 * np.cos(np.radians(lat)) + 5 * np.sin(np.radians(3 * lon))).astype('<f4')
-np.save(f"{d}/temperature.npy", t)
-y, x = np.mgrid[0:256, 0:256]
-frames = np.stack([((np.hypot(x - 128, y - 128) + 8 * k) % 64 * 1000).astype('<u2') for k in range(10)])
-np.save(f"{d}/frames.npy", frames)
-g = np.linspace(0, 2 * np.pi, 64)
-field = np.sin(g)[:, None, None] * np.cos(g)[None, :, None] * np.sin(2 * g)[None, None, :]
-np.save(f"{d}/field.npy", field.astype('<f8'))
-PY
-    "$SLAB" create "$CONTAINER"
-    "$SLAB" mkgroup -p "$CONTAINER" /climate
-    "$SLAB" mkgroup -p "$CONTAINER" /detector
-    "$SLAB" mkgroup -p "$CONTAINER" /sim
-    "$SLAB" import --create "$CONTAINER" /climate/temperature "$tmp/temperature.npy" --chunks 45,90
-    "$SLAB" import --create "$CONTAINER" /detector/frames "$tmp/frames.npy" --chunks 1,256,256 --shuffle --deflate 6 --checksum
-    "$SLAB" import --create "$CONTAINER" /sim/field "$tmp/field.npy" --chunks 16,16,16
-    "$SLAB" attr "$CONTAINER" /climate/temperature units K
-    "$SLAB" attr "$CONTAINER" /climate/temperature description "surface air temperature, 1 degree grid"
-    "$SLAB" attr "$CONTAINER" /detector/frames exposure_s 0.25
+fi
+
+MNT=$(realpath -m -- "${2:-$PWD/mnt}")
+if findmnt -rn --mountpoint "$MNT" >/dev/null 2>&1; then
+  die "$MNT is already a mount point; unmount it first: fusermount3 -u $MNT"
+fi
+if [ -e "$MNT" ]; then
+  [ -d "$MNT" ] || die "$MNT is not a directory"
+  [ -z "$(ls -A -- "$MNT")" ] || die "$MNT is not empty, and a mount would hide what it holds: use an empty directory"
+fi
+[ -e /dev/fuse ] || die "/dev/fuse is missing: mounting needs FUSE (in a container: --device /dev/fuse --cap-add SYS_ADMIN)"
+LOG=$(realpath -m -- "${SLABFS_LOG:-$PWD/slabfs.log}")
+
+# ---------------------------------------------------------------- build
+bash "$ROOT/mount_scripts/install_deps.sh"
+
+# Builds TARGETS in BUILD_DIR with one progress line ("[n/N] building
+# engine/dataset.cc"); the whole output goes to BLOG, and what is not
+# progress (the compiler's diagnostics) is printed when the build fails.
+build() {
+  local blog=$BUILD_DIR/quickstart-build.log jobs total n=0 start=$SECONDS line src rc tty=0
+  mkdir -p "$BUILD_DIR"
+  jobs=${SLABFS_JOBS:-$(nproc)}
+  [ -t 1 ] && tty=1
+  if ! cmake -S "$ROOT" -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >"$blog" 2>&1; then
+    cat "$blog" >&2
+    die "configuring the build failed (the log above is in $blog)"
   fi
+  TARGETS=(slabfs slab)
+  # The Python package (build/python), when pybind11 is there: docs/python.md.
+  if cmake --build "$BUILD_DIR" --target help | grep -q 'slabfs_python'; then TARGETS+=(slabfs_python); fi
+  # What make would compile (a dry run), for the step count.
+  total=$(cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -- -n 2>/dev/null | grep -c 'Building CXX object' || true)
+  if [ "$total" -gt 60 ]; then
+    echo "quickstart: building slabfs in $BUILD_DIR: $total files to compile, about $FIRST_BUILD_MINUTES minutes on 2 cores ($jobs here); later builds compile only what changed"
+  elif [ "$total" -gt 0 ]; then
+    echo "quickstart: building slabfs in $BUILD_DIR: $total files to compile"
+  fi
+  set +e
+  cmake --build "$BUILD_DIR" -j "$jobs" --target "${TARGETS[@]}" 2>&1 | {
+    while IFS= read -r line; do
+      printf '%s\n' "$line" >>"$blog"
+      case $line in
+        *"Building CXX object "*)
+          n=$((n + 1)); src=${line##*.dir/}; src=${src%.o}
+          if [ $tty = 1 ]; then
+            printf '\r\033[K[%d/%d] building %s (%d s)' "$n" "$total" "$src" $((SECONDS - start))
+          elif [ $((n % 10)) = 0 ] || [ "$n" = "$total" ]; then
+            printf '[%d/%d] building (%d s)\n' "$n" "$total" $((SECONDS - start))
+          fi ;;
+        *"Linking CXX "*)
+          [ $tty = 1 ] && printf '\r\033[K[%d/%d] linking %s (%d s)' "$n" "$total" "${line##*/}" $((SECONDS - start)) ;;
+      esac
+    done
+    [ $tty = 1 ] && [ "$n" -gt 0 ] && printf '\r\033[K'
+    true
+  }
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" != 0 ]; then
+    echo "quickstart: the build failed; the compiler said:" >&2
+    grep -v -E '^\[ *[0-9]+%\] |^(Consolidate compiler generated dependencies|Scanning dependencies)|^gmake|^make' "$blog" >&2 || true
+    die "the build failed (the whole log: $blog)"
+  fi
+  [ "$total" = 0 ] || echo "quickstart: built in $((SECONDS - start)) s (log: $blog)"
+}
+
+if [ -n "${SLABFS_BIN:-}" ]; then
+  BIN=$(realpath -- "$SLABFS_BIN")
+else
+  build
+  BIN=$BUILD_DIR/bin
+fi
+SLAB=$BIN/slab
+SLABFS=$BIN/slabfs
+[ -x "$SLAB" ] && [ -x "$SLABFS" ] || die "no slab and slabfs programs in $BIN"
+
+# ---------------------------------------------------------------- mount
+if [ ! -e "$CONTAINER" ]; then
+  echo "quickstart: making the demo container $CONTAINER"
+  SLABFS_BIN=$BIN bash "$ROOT/mount_scripts/make_examples.sh" --demo "$CONTAINER"
 fi
 
-MNT=${2:-$PWD/mnt}
-# The daemon's log: every refused operation with its reason.
-LOG=${SLABFS_LOG:-$PWD/slabfs.log}
 mkdir -p "$MNT"
-if mountpoint -q "$MNT"; then
-  echo "quickstart: $MNT is already a mount point; unmount it first: fusermount3 -u $MNT" >&2
-  exit 1
-fi
-"$SLABFS" "$CONTAINER" "$MNT" -o "log_file=$LOG"
+# The daemon's log: every refused operation with its reason.
+"$SLABFS" "$CONTAINER" "$MNT" -o "log_file=$LOG" || die "mounting $CONTAINER at $MNT failed (the reason is above and in $LOG)"
 for _ in $(seq 50); do mountpoint -q "$MNT" && break; sleep 0.1; done
-if ! mountpoint -q "$MNT"; then
-  echo "quickstart: mounting $CONTAINER at $MNT failed" >&2
-  exit 1
+mountpoint -q "$MNT" || die "mounting $CONTAINER at $MNT failed (see $LOG)"
+
+# ---------------------------------------------------------------- hints
+# Named after this container's own datasets: the first one (in path order),
+# and the first compressed one.
+q() { printf '%q' "$1"; }
+xattr() { getfattr --only-values -n "$2" -- "$1" 2>/dev/null || true; }
+DS="" PACKED=""
+while IFS= read -r -d '' f; do
+  [ -n "$DS" ] || DS=$f
+  if [ -z "$PACKED" ] && [ "$(xattr "$f" user.slab.filters)" != none ]; then PACKED=$f; fi
+done < <(find "$MNT" -type f -print0 | sort -z)
+
+echo "Mounted $CONTAINER at $MNT. Try:"
+echo
+echo "  ls -lR $(q "$MNT")"
+if [ -n "$DS" ]; then
+  dtype=$(xattr "$DS" user.slab.dtype); shape=$(xattr "$DS" user.slab.shape)
+  case $dtype in
+    f4|f8|u1|u2|u4|u8) odt=$dtype ;;
+    i1|i2|i4|i8) odt=d${dtype#i} ;;
+    *) odt=x1 ;;
+  esac
+  echo "  getfattr -d -m - $(q "$DS")"
+  echo "  od -A d -t $odt -N 64 $(q "$DS")"
+  echo "  /usr/bin/python3 -c \"import numpy as np; a = np.fromfile('$DS', '<$dtype').reshape(${shape:-(-1)}); print(a.shape, a.mean())\""
+  echo "  /usr/bin/python3 -c \"import numpy as np; print(np.load('$DS.npy', mmap_mode='r'))\"   # the .npy view"
 fi
-
+if [ -n "$PACKED" ]; then
+  echo "  du -h --apparent-size $(q "$PACKED"); du -h $(q "$PACKED")   # $(xattr "$PACKED" user.slab.filters)"
+fi
+echo "  $(q "$SLAB") ls -l -r $(q "$CONTAINER")   # read-only commands work while it is mounted"
 cat <<MSG
-Mounted $CONTAINER at $MNT. Try:
 
-  ls -lR $MNT
-  getfattr -d -m - $MNT/climate/temperature
-  od -A d -t f4 -N 64 $MNT/climate/temperature
-  dd if=$MNT/detector/frames bs=131072 skip=3 count=1 | od -t u2 | head
-  du -h --apparent-size $MNT/detector/frames; du -h $MNT/detector/frames   # compressed: shuffle,deflate=6,checksum
-  python3 -c "import numpy as np; a = np.fromfile('$MNT/climate/temperature', '<f4').reshape(180, 360); print(a.mean())"
-  printf '\\x00\\x00\\x80\\x3f' | dd of=$MNT/climate/temperature bs=1 seek=4 conv=notrunc
+slab and slabfs are in $BIN (export PATH=$(q "$BIN"):\$PATH, as the README's tour
+does; mount_scripts/make_examples.sh makes the tour's input files).
 
 When a command fails (Permission denied, File too large, ...), the reason is
 in the daemon's log, $LOG, and the last one is on the mount:
 
-  tail $LOG
-  getfattr -n user.slab.last_error $MNT
+  tail $(q "$LOG")
+  getfattr -n user.slab.last_error $(q "$MNT")
 
 Unmount (changes are committed on unmount, fsync, close, and every 5 s):
 
-  fusermount3 -u $MNT
+  fusermount3 -u $(q "$MNT")
 MSG
