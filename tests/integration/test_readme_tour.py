@@ -1,8 +1,9 @@
 """The README's tour, and the docs' worked examples, run as written.
 
-Marker convention: a fenced ```sh (or ```console) block that is part of a
-document's tour has the HTML comment `<!-- tour -->` on the line before its
-opening fence; a reader of the rendered page does not see it. Optional
+Marker convention: a fenced ```sh (or ```console, or ```python) block that
+is part of a document's tour has the HTML comment `<!-- tour -->` on the
+line before its opening fence; a reader of the rendered page does not see
+it. Optional
 hidden setup follows a colon, `<!-- tour: slab create data.slab -->`: that
 shell line runs before the block (for a docs page whose example starts from
 a container the page does not make). Unmarked blocks (an fstab line, a
@@ -12,7 +13,8 @@ Inside a marked block:
 - A block with lines starting with `$ ` is a transcript: each `$ ` line is
   a command, and the lines up to the next `$ ` line are what it prints.
 - Any other block is a list of commands, one a line (`\\` continues one),
-  that print nothing the test compares.
+  that print nothing the test compares. A ```python block is one such
+  command: the block run by /usr/bin/python3.
 - In a transcript, a command that exits 0 prints exactly the lines shown
   on stdout (stderr is not compared: dd's record counts); one that exits
   non-zero must show its error, and prints exactly the lines shown on
@@ -67,12 +69,17 @@ def tour_blocks(path):
         m = MARKER.match(lines[i])
         if m and i + 1 < len(lines) and FENCE.match(lines[i + 1]):
             lang = FENCE.match(lines[i + 1]).group("lang")
-            assert lang in ("sh", "console", "bash", ""), f"{path.name}:{i + 2}: a tour block in {lang}"
+            assert lang in ("sh", "console", "bash", "", "python"), f"{path.name}:{i + 2}: a tour block in {lang}"
             j = i + 2
             while j < len(lines) and not lines[j].startswith("```"):
                 j += 1
             assert j < len(lines), f"{path.name}:{i + 2}: the tour block does not end"
-            blocks.append((m.group("setup"), i + 3, lines[i + 2:j]))
+            body = lines[i + 2:j]
+            if lang == "python":
+                # One command: the block as a script for Debian's interpreter.
+                body = ["/usr/bin/python3 - <<'TOUR_PY'", *body, "TOUR_PY"]
+                body = ["\n".join(body)]
+            blocks.append((m.group("setup"), i + 3, body))
             i = j
         i += 1
     return blocks
@@ -245,7 +252,7 @@ def run_tour(doc, commands, cwd, scratch, env):
 def tour_env(tmp):
     env = dict(os.environ)
     env["SLABFS_BIN"] = str(pathlib.Path(BIN).resolve())
-    env["PYTHONPATH"] = str(pathlib.Path(BIN).resolve().parent / "python")
+    env.pop("PYTHONPATH", None)  # the README's tour sets it
     env["LC_ALL"] = "C"
     env["HOME"] = str(tmp)
     return env
