@@ -136,7 +136,7 @@ else
 fi
 SLAB=$BIN/slab
 SLABFS=$BIN/slabfs
-[ -x "$SLAB" ] && [ -x "$SLABFS" ] || die "no slab and slabfs programs in $BIN"
+if [ ! -x "$SLAB" ] || [ ! -x "$SLABFS" ]; then die "no slab and slabfs programs in $BIN"; fi
 
 # ---------------------------------------------------------------- mount
 if [ ! -e "$CONTAINER" ]; then
