@@ -67,9 +67,11 @@ LOG=$(realpath -m -- "${SLABFS_LOG:-$PWD/slabfs.log}")
 # ---------------------------------------------------------------- build
 bash "$ROOT/mount_scripts/install_deps.sh"
 
-# Builds TARGETS in BUILD_DIR with one progress line ("[n/N] building
-# engine/dataset.cc"); the whole output goes to BLOG, and what is not
-# progress (the compiler's diagnostics) is printed when the build fails.
+# Builds TARGETS in BUILD_DIR showing steps, not compiler lines ("[3/20]
+# building slabfs_engine (batch 2)": one line rewritten on a terminal, a line
+# a step otherwise); the whole output goes to build/quickstart-build.log, and
+# what is not progress (the compiler's diagnostics) is printed when the
+# build fails.
 build() {
   local blog=$BUILD_DIR/quickstart-build.log jobs total n=0 start=$SECONDS line src tgt rc tty=0
   mkdir -p "$BUILD_DIR"
@@ -107,8 +109,8 @@ build() {
           case $src in Unity/*) src="$tgt (batch ${src//[!0-9]/})" ;; esac
           if [ $tty = 1 ]; then
             printf '\r\033[K[%d/%d] building %s (%d s)' "$n" "$total" "$src" $((SECONDS - start))
-          elif [ $((n % 10)) = 0 ] || [ "$n" = "$total" ]; then
-            printf '[%d/%d] building (%d s)\n' "$n" "$total" $((SECONDS - start))
+          else
+            printf '[%d/%d] building %s (%d s)\n' "$n" "$total" "$src" $((SECONDS - start))
           fi ;;
         *"Linking CXX "*)
           src=${line##* }
