@@ -269,9 +269,11 @@ Result<ExtensibleArrayIndex::Page*> ExtensibleArrayIndex::Top() {
 }
 
 Result<ExtensibleArrayIndex::Leaf*> ExtensibleArrayIndex::FindLeaf(uint64_t number) {
-  if (!Fits(number, depth_)) return nullptr;
+  // The top is read even for a leaf past it: reading it checks the depth
+  // the root claims, so a root too shallow for its tree is Corruption
+  // rather than records that seem unallocated.
   SLABFS_ASSIGN_OR_RETURN(Page * p, Top());
-  if (!p) return nullptr;
+  if (!p || !Fits(number, depth_)) return nullptr;
   for (int level = depth_; level > 0; --level) {
     auto* n = static_cast<Node*>(p);
     const int shift = kFanoutShift * (level - 1);
@@ -286,9 +288,9 @@ Result<ExtensibleArrayIndex::Leaf*> ExtensibleArrayIndex::FindLeaf(uint64_t numb
 }
 
 Result<ExtensibleArrayIndex::Found> ExtensibleArrayIndex::NextLeaf(uint64_t from, uint64_t last) {
-  if (!Fits(from, depth_) || from > last) return Found{};
-  SLABFS_ASSIGN_OR_RETURN(Page * p, Top());
-  if (!p) return Found{};
+  if (from > last) return Found{};
+  SLABFS_ASSIGN_OR_RETURN(Page * p, Top());  // checks the depth, as in FindLeaf
+  if (!p || !Fits(from, depth_)) return Found{};
   return NextIn(p, depth_, 0, from, last);
 }
 

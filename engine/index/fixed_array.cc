@@ -66,6 +66,7 @@ Result<std::unique_ptr<FixedArrayIndex>> FixedArrayIndex::Open(const IndexGeomet
   if (!r.U64(&idx->root_.addr) || !r.U32(&idx->root_.len) || !r.U8(&depth) || !r.U64(&chunks) ||
       !r.U64(&idx->disk_bytes_) || !r.done())
     return Err(Status::Corruption(idx->what_ + ": bad fixed-array root"));
+  idx->root_disk_bytes_ = idx->disk_bytes_;
   if (chunks != num_chunks || depth != idx->depth_)
     return Err(Status::Corruption(idx->what_ + ": fixed-array root does not match the dataset shape"));
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(idx->root_, store->allocator()->file_end(), idx->what_ + " index root"));
@@ -318,6 +319,7 @@ Status FixedArrayIndex::Flush() {
   // retry rewrites the leaves (their fresh blocks from the failed attempt
   // are freed at once) and every node above them.
   dirty_leaves_.clear();
+  root_disk_bytes_ = disk_bytes_;
   return Status::OK();
 }
 
@@ -328,7 +330,7 @@ std::string FixedArrayIndex::EncodeRoot() const {
   PutU32(&s, root_.len);
   PutU8(&s, static_cast<uint8_t>(depth_));
   PutU64(&s, num_chunks_);
-  PutU64(&s, disk_bytes_);
+  PutU64(&s, root_disk_bytes_);
   return s;
 }
 
@@ -348,7 +350,7 @@ Status FixedArrayIndex::Destroy() {
   std::fill(summary_bits_.begin(), summary_bits_.end(), 0);
   dirty_leaves_.clear();
   root_ = BlockRef{};
-  disk_bytes_ = 0;
+  disk_bytes_ = root_disk_bytes_ = 0;
   return Status::OK();
 }
 

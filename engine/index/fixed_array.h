@@ -53,7 +53,7 @@ class FixedArrayIndex final : public ChunkIndex {
   bool dirty() const override { return !dirty_leaves_.empty(); }
   Status Flush() override;
   std::string EncodeRoot() const override;
-  uint64_t disk_bytes() const override { return disk_bytes_; }
+  uint64_t disk_bytes() const override { return root_disk_bytes_; }
   Status CollectBlocks(std::vector<BlockRef>* out) override;
   Status Destroy() override;
 
@@ -85,7 +85,8 @@ class FixedArrayIndex final : public ChunkIndex {
   std::string what_;
 
   BlockRef root_;
-  uint64_t disk_bytes_ = 0;
+  uint64_t disk_bytes_ = 0;       // the blocks written so far, a failed Flush's too
+  uint64_t root_disk_bytes_ = 0;  // as of the last Flush (what EncodeRoot says)
 
   std::mutex load_mu_;  // guards lazy loading; taken after the dataset lock
   std::atomic<bool> nodes_loaded_{false};
