@@ -1,7 +1,9 @@
-// The fixed-array chunk index against an in-memory std::map reference, over
-// chunk counts that give zero to three node levels: random Put/Get, Flush
-// and reopen, ForEach, the cost of a Flush, disk_bytes, Destroy, damaged
-// leaves and nodes, and hostile roots and blocks.
+// What only the fixed-array chunk index does (index_conformance_test.cc
+// holds what every kind does): against a std::map reference over chunk
+// counts that give zero to three node levels, ForEach across leaf
+// boundaries, the depth a chunk count gives, the cost of a Flush in
+// blocks, disk_bytes, every byte flip of a leaf and a node, and hostile
+// roots and hand-built blocks.
 #include "engine/index/fixed_array.h"
 
 #include <gtest/gtest.h>
@@ -13,7 +15,6 @@
 #include <random>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "engine/format/layout.h"
@@ -186,57 +187,8 @@ class FixedArrayTest : public ::testing::Test {
 
 // ------------------------------------------------------------ basics
 
-TEST_F(FixedArrayTest, NewIndexHasNoRecords) {
-  auto idx = Open(1000);
-  ASSERT_TRUE(idx);
-  EXPECT_EQ(idx->kind(), IndexKind::kFixedArray);
-  EXPECT_FALSE(idx->dirty());
-  EXPECT_EQ(idx->EncodeRoot(), "");
-  EXPECT_EQ(idx->disk_bytes(), 0u);
-  ExpectRecords(idx.get(), 1000, {});
-  TakeWrites();
-  ASSERT_OK(idx->Flush());
-  EXPECT_EQ(TakeWrites().writes, 0);
-  EXPECT_EQ(idx->EncodeRoot(), "");
-}
-
-TEST_F(FixedArrayTest, RejectsChunksOutOfRange) {
-  auto idx = Open(513);
-  ASSERT_TRUE(idx);
-  for (uint64_t c : {uint64_t{513}, uint64_t{1024}, ~uint64_t{0}}) {
-    EXPECT_CODE(idx->Get(c), Code::kInvalidArgument);
-    EXPECT_CODE(idx->Put(c, {data_begin_}), Code::kInvalidArgument);
-  }
-  auto r = idx->Get(513);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message().find("dataset 7"), std::string::npos) << r.error().message();
-  EXPECT_FALSE(idx->dirty());
-}
-
 TEST_F(FixedArrayTest, RejectsEmptyChunkGrid) {
   EXPECT_CODE(Index::Open(0, "", &store_, "d"), Code::kCorruption);
-}
-
-TEST_F(FixedArrayTest, DirtyFromPutUntilFlush) {
-  auto idx = Open(100);
-  ASSERT_OK(idx->Put(3, {data_begin_}));
-  EXPECT_TRUE(idx->dirty());
-  ASSERT_OK(idx->Flush());
-  EXPECT_FALSE(idx->dirty());
-  EXPECT_NE(idx->EncodeRoot(), "");
-}
-
-TEST_F(FixedArrayTest, PutOfZeroUnallocatesARecord) {
-  auto idx = Open(2000);
-  std::map<uint64_t, uint64_t> ref = {{1, data_begin_}, {600, data_begin_ + 8}, {1999, data_begin_ + 16}};
-  for (auto [c, a] : ref) ASSERT_OK(idx->Put(c, {a}));
-  ASSERT_OK(idx->Flush());
-  ASSERT_OK(idx->Put(600, {}));
-  ref.erase(600);
-  ExpectRecords(idx.get(), 2000, ref);
-  ASSERT_OK(idx->Flush());
-  auto again = Open(2000, idx->EncodeRoot());
-  ExpectRecords(again.get(), 2000, ref);
 }
 
 TEST_F(FixedArrayTest, ForEachVisitsExactlyTheAllocatedRecordsInOrder) {
@@ -261,18 +213,6 @@ TEST_F(FixedArrayTest, ForEachVisitsExactlyTheAllocatedRecordsInOrder) {
     return Status::OK();
   }));
   EXPECT_EQ(visited, (std::vector<uint64_t>{0, 5, kLeaf - 1, kLeaf, 2 * kLeaf + 3, n - 1}));
-}
-
-TEST_F(FixedArrayTest, ForEachStopsAtTheFirstError) {
-  auto idx = Open(5000);
-  for (uint64_t c = 0; c < 5000; c += 100) ASSERT_OK(idx->Put(c, {data_begin_ + c}));
-  int calls = 0;
-  Status s = idx->ForEach([&](uint64_t, const ChunkRecord&) -> Status {
-    return ++calls == 3 ? Status::Busy("stop here") : Status::OK();
-  });
-  EXPECT_EQ(s.code(), Code::kBusy);
-  EXPECT_EQ(s.message(), "stop here");
-  EXPECT_EQ(calls, 3);
 }
 
 TEST_F(FixedArrayTest, DepthFollowsTheChunkCount) {
@@ -307,38 +247,6 @@ TEST_F(FixedArrayTest, OpenChunkIndexOpensTheFixedArray) {
   // Errors of the fixed array come through unchanged.
   EXPECT_CODE(OpenChunkIndex(IndexKind::kFixedArray, Geometry1D(701), idx->EncodeRoot(), &store_, "d"),
               Code::kCorruption);
-}
-
-TEST_F(FixedArrayTest, MultiDimensionalCoordinatesAndRangeScans) {
-  // A 7 x 300 grid (2100 chunks, five leaves): coordinates map to C order.
-  IndexGeometry g;
-  g.max_grid = {7, 300};
-  g.max_chunk_bytes = uint64_t{1} << 30;
-  ASSERT_OK_AND_ASSIGN(auto idx, FixedArrayIndex::Open(g, "", &store_, "d"));
-  std::map<std::pair<uint64_t, uint64_t>, uint64_t> ref;
-  std::mt19937_64 rng(5);
-  for (int i = 0; i < 400; ++i) {
-    uint64_t c[2] = {rng() % 7, rng() % 300};
-    uint64_t a = RandomAddr(rng);
-    ASSERT_OK(idx->Put(ChunkCoord(c, 2), {a}));
-    ref[{c[0], c[1]}] = a;
-  }
-  uint64_t out[2] = {7, 0};
-  EXPECT_CODE(idx->Get(ChunkCoord(out, 2)), Code::kInvalidArgument);
-  ASSERT_OK(idx->Flush());
-  ASSERT_OK_AND_ASSIGN(auto again, FixedArrayIndex::Open(g, idx->EncodeRoot(), &store_, "d"));
-  for (int trial = 0; trial < 50; ++trial) {
-    uint64_t lo[2] = {rng() % 8, rng() % 301}, hi[2] = {rng() % 8, trial % 5 == 0 ? kUnlimited : rng() % 301};
-    std::vector<std::pair<uint64_t, uint64_t>> want, got;
-    for (auto [k, a] : ref)
-      if (k.first >= lo[0] && k.first < hi[0] && k.second >= lo[1] && k.second < hi[1]) want.push_back(k);
-    ASSERT_OK(again->ForEachIn(ChunkCoord(lo, 2), ChunkCoord(hi, 2), [&](ChunkCoord c, const ChunkRecord& r) {
-      EXPECT_EQ(r.addr, (ref[{c[0], c[1]}]));
-      got.emplace_back(c[0], c[1]);
-      return Status::OK();
-    }));
-    EXPECT_EQ(got, want);
-  }
 }
 
 TEST_F(FixedArrayTest, FilteredRecordsRoundTripAndAreChecked) {
@@ -451,32 +359,6 @@ TEST_F(FixedArrayTest, HandlesThreeNodeLevels) {
   }
 }
 
-TEST_F(FixedArrayTest, ConcurrentGetsOnAReopenedIndexSeeEveryRecord) {
-  const uint64_t n = 256 * 512 + 1;
-  std::mt19937_64 rng(11);
-  std::vector<uint64_t> want(n, 0);
-  auto idx = Open(n);
-  for (uint64_t c = 0; c < n; c += 37) {
-    want[c] = RandomAddr(rng);
-    ASSERT_OK(idx->Put(c, {want[c]}));
-  }
-  ASSERT_OK(idx->Flush());
-  auto again = Open(n, idx->EncodeRoot());
-  std::vector<std::thread> threads;
-  std::vector<int> errors(4, 0);
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (uint64_t i = 0; i < n; ++i) {
-        uint64_t c = (i * (2 * t + 1) + t * 1000) % n;  // a different order per thread
-        auto r = again->Get(c);
-        if (!r || r->addr != want[c]) ++errors[t];
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(errors, std::vector<int>(4, 0));
-}
-
 // ------------------------------------------------------------ cost of a flush
 
 TEST_F(FixedArrayTest, FlushWritesOnlyChangedLeavesAndTheirAncestors) {
@@ -541,29 +423,6 @@ TEST_F(FixedArrayTest, FlushOfASmallIndexWritesOneBlock) {
   EXPECT_EQ(idx->disk_bytes(), LeafBlockBytes(300));
 }
 
-TEST_F(FixedArrayTest, FlushIsCopyOnWrite) {
-  // The blocks of the previous state stay intact until the commit that
-  // replaced them is durable.
-  auto idx = Open(1025);
-  ASSERT_OK(idx->Put(1000, {data_begin_ + 8}));
-  ASSERT_OK(idx->Flush());
-  alloc_.MarkDurable();
-  const std::string old_root = idx->EncodeRoot();
-  const std::string old_image = disk_->current;
-  ASSERT_OK(idx->Put(1000, {data_begin_ + 16}));
-  ASSERT_OK(idx->Flush());
-  // No byte of the old state was overwritten...
-  ASSERT_GE(disk_->current.size(), old_image.size());
-  EXPECT_EQ(disk_->current.compare(0, old_image.size(), old_image), 0);
-  // ...so the old root still reads the old record, the new root the new one.
-  auto old_idx = Open(1025, old_root);
-  ASSERT_OK_AND_ASSIGN(ChunkRecord before, old_idx->Get(1000));
-  EXPECT_EQ(before.addr, data_begin_ + 8);
-  auto new_idx = Open(1025, idx->EncodeRoot());
-  ASSERT_OK_AND_ASSIGN(ChunkRecord after, new_idx->Get(1000));
-  EXPECT_EQ(after.addr, data_begin_ + 16);
-}
-
 // ------------------------------------------------------------ disk bytes and destroy
 
 TEST_F(FixedArrayTest, DiskBytesCountsTheStoredBlocks) {
@@ -587,62 +446,6 @@ TEST_F(FixedArrayTest, DiskBytesCountsTheStoredBlocks) {
   EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
   auto again = Open(n, idx->EncodeRoot());
   EXPECT_EQ(again->disk_bytes(), expect);
-}
-
-TEST_F(FixedArrayTest, DestroyFreesEveryBlock) {
-  const uint64_t n = 256 * 512 + 1;
-  std::mt19937_64 rng(8);
-  auto idx = Open(n);
-  for (uint64_t c = 0; c < n; c += 301) ASSERT_OK(idx->Put(c, {RandomAddr(rng)}));
-  ASSERT_OK(idx->Flush());
-  alloc_.MarkDurable();  // the blocks are in the committed state now
-  ASSERT_GT(LiveBytesAfterData(), 0u);
-  ASSERT_OK(idx->Destroy());
-  EXPECT_EQ(idx->disk_bytes(), 0u);
-  EXPECT_EQ(idx->EncodeRoot(), "");
-  EXPECT_FALSE(idx->dirty());
-  // Freed, but committed blocks stay pending until the commit is durable.
-  EXPECT_EQ(LiveBytesAfterData(), 0u);
-  const uint64_t end = alloc_.file_end();
-  EXPECT_EQ(alloc_.TrimTail(), end);
-  alloc_.MarkDurable();
-  EXPECT_EQ(alloc_.TrimTail(), data_end_);
-  ExpectRecords(idx.get(), n, {});
-}
-
-TEST_F(FixedArrayTest, DestroyOfFreshBlocksFreesThemAtOnce) {
-  auto idx = Open(5000);
-  for (uint64_t c = 0; c < 5000; c += 50) ASSERT_OK(idx->Put(c, {data_begin_}));
-  ASSERT_OK(idx->Flush());
-  ASSERT_OK(idx->Put(0, {data_begin_ + 8}));  // and a dirty, unflushed leaf
-  ASSERT_OK(idx->Destroy());
-  EXPECT_EQ(alloc_.TrimTail(), data_end_);
-  EXPECT_FALSE(idx->dirty());
-}
-
-TEST_F(FixedArrayTest, DestroyOfAReopenedIndexFreesBlocksItNeverRead) {
-  const uint64_t n = 256 * 512 + 1;
-  auto idx = Open(n);
-  for (uint64_t c = 0; c < n; c += 1000) ASSERT_OK(idx->Put(c, {data_begin_}));
-  ASSERT_OK(idx->Flush());
-  alloc_.MarkDurable();
-  auto again = Open(n, idx->EncodeRoot());
-  ASSERT_OK(again->Destroy());
-  alloc_.MarkDurable();
-  EXPECT_EQ(alloc_.TrimTail(), data_end_);
-}
-
-TEST_F(FixedArrayTest, IndexIsUsableAfterDestroy) {
-  auto idx = Open(2000);
-  ASSERT_OK(idx->Put(1500, {data_begin_}));
-  ASSERT_OK(idx->Flush());
-  ASSERT_OK(idx->Destroy());
-  ASSERT_OK(idx->Put(10, {data_begin_ + 8}));
-  ASSERT_OK(idx->Flush());
-  ExpectRecords(idx.get(), 2000, {{10, data_begin_ + 8}});
-  auto again = Open(2000, idx->EncodeRoot());
-  ExpectRecords(again.get(), 2000, {{10, data_begin_ + 8}});
-  EXPECT_EQ(again->disk_bytes(), LeafBlockBytes(kLeaf) + NodeBlockBytes(4));
 }
 
 // ------------------------------------------------------------ damaged blocks
@@ -756,19 +559,6 @@ TEST_F(FixedArrayTest, RejectsRootWithAnotherDepth) {
       EXPECT_CODE(Index::Open(n, MakeRoot(r.ref, depth, n, r.disk_bytes), &store_, "d"), Code::kCorruption);
     }
   }
-}
-
-TEST_F(FixedArrayTest, RejectsTruncatedRootAtEveryLength) {
-  auto idx = Open(1000);
-  ASSERT_OK(idx->Put(1, {data_begin_}));
-  ASSERT_OK(idx->Flush());
-  const std::string root = idx->EncodeRoot();
-  ASSERT_EQ(root.size(), kRootBytes);
-  for (size_t len = 1; len < root.size(); ++len) {
-    SCOPED_TRACE(len);
-    EXPECT_CODE(Index::Open(1000, root.substr(0, len), &store_, "d"), Code::kCorruption);
-  }
-  EXPECT_CODE(Index::Open(1000, root + '\0', &store_, "d"), Code::kCorruption);
 }
 
 TEST_F(FixedArrayTest, RejectsRootOutOfBounds) {
@@ -910,27 +700,3 @@ TEST_F(FixedArrayHostileTest, RejectsAnUpperNodeThatPointsAtTheWrongLevel) {
 }  // namespace
 }  // namespace slabfs::engine
 
-namespace slabfs::engine {
-namespace {
-
-// A flush that fails after writing a leaf but before the node above it must
-// stay dirty, so that a retried commit writes the nodes.
-TEST_F(FixedArrayTest, FlushRetriedAfterAFailedNodeWriteWritesTheNodes) {
-  auto idx = Open(1025);  // three leaves under one node
-  ASSERT_OK(idx->Put(1000, {data_begin_ + 8}));
-  ASSERT_OK(idx->Flush());
-  alloc_.MarkDurable();
-  ASSERT_OK(idx->Put(1000, {data_begin_ + 16}));
-  disk_->crash_after = disk_->writes + 1;  // the leaf write succeeds, the node write fails once
-  EXPECT_FALSE(idx->Flush().ok());
-  disk_->crash_after = -1;
-  disk_->crashed = false;
-  EXPECT_TRUE(idx->dirty());
-  ASSERT_OK(idx->Flush());
-  auto again = Open(1025, idx->EncodeRoot());
-  ASSERT_OK_AND_ASSIGN(ChunkRecord r, again->Get(1000));
-  EXPECT_EQ(r.addr, data_begin_ + 16);
-}
-
-}  // namespace
-}  // namespace slabfs::engine
