@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <random>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -14,33 +13,10 @@
 #include <boost/filesystem.hpp>
 #include <fmt/format.h>
 
+#include "engine/io/os_error.h"
+
 namespace slabfs::tools {
 namespace fs = boost::filesystem;
-
-Status ErrnoStatus(std::string_view what, int err) {
-  std::string msg = fmt::format("{}: {}", what, std::error_code(err, std::generic_category()).message());
-  switch (err) {
-    case ENOENT:
-      return Status::NotFound(std::move(msg));
-    case EEXIST:
-      return Status::AlreadyExists(std::move(msg));
-    case EACCES:
-    case EPERM:
-      return Status::PermissionDenied(std::move(msg));
-    case ENOSPC:
-    case EDQUOT:
-      return Status::NoSpace(std::move(msg));
-    case EROFS:
-      return Status::ReadOnly(std::move(msg));
-    case EISDIR:
-    case ENOTDIR:
-    case ENAMETOOLONG:
-    case ELOOP:
-      return Status::InvalidArgument(std::move(msg));
-    default:
-      return Status::IOError(std::move(msg));
-  }
-}
 
 bool IsSameFile(const std::string& a, const std::string& b) {
   boost::system::error_code ec;
@@ -58,16 +34,16 @@ std::string TempPathNextTo(const std::string& path) {
 
 Status LinkIntoPlace(const std::string& temp, const std::string& path) {
   // link(2), unlike rename(2), refuses to replace an existing file.
-  if (::link(temp.c_str(), path.c_str()) != 0) return ErrnoStatus(path, errno);
+  if (::link(temp.c_str(), path.c_str()) != 0) return engine::StatusFromErrno(errno, path);
   ::unlink(temp.c_str());
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(dir.string(), errno);
+  if (fd < 0) return engine::StatusFromErrno(errno, dir.string());
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
-  if (rc != 0) return ErrnoStatus(dir.string(), err);
+  if (rc != 0) return engine::StatusFromErrno(err, dir.string());
   return Status::OK();
 }
 
@@ -108,13 +84,13 @@ Result<InputFile> InputFile::Open(const std::string& path) {
   std::string name = path == kStdStreamName ? std::string("stdin") : path;
   if (path != kStdStreamName) {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Err(ErrnoStatus(name, errno));
+    if (fd < 0) return Err(engine::StatusFromErrno(errno, name));
     owned = true;
   }
   InputFile in(fd, owned, name, std::nullopt);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return Err(ErrnoStatus(name, errno));
-  if (S_ISDIR(st.st_mode)) return Err(ErrnoStatus(name, EISDIR));
+  if (::fstat(fd, &st) != 0) return Err(engine::StatusFromErrno(errno, name));
+  if (S_ISDIR(st.st_mode)) return Err(engine::StatusFromErrno(EISDIR, name));
   if (S_ISREG(st.st_mode)) {
     // stdin redirected from a file may not start at offset 0.
     off_t pos = ::lseek(fd, 0, SEEK_CUR);
@@ -123,20 +99,7 @@ Result<InputFile> InputFile::Open(const std::string& path) {
   return in;
 }
 
-Result<size_t> InputFile::ReadFull(void* buf, size_t n) {
-  auto* p = static_cast<char*>(buf);
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::read(fd_, p + done, n - done);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return Err(ErrnoStatus(name_, errno));
-    }
-    if (r == 0) break;
-    done += static_cast<size_t>(r);
-  }
-  return done;
-}
+Result<size_t> InputFile::ReadFull(void* buf, size_t n) { return engine::ReadFully(fd_, buf, n, name_); }
 
 // ---------------------------------------------------------------- OutputFile
 
@@ -176,13 +139,13 @@ Result<OutputFile> OutputFile::Create(const std::string& path) {
   fs::path p(path);
   boost::system::error_code ec;
   fs::file_status target = fs::status(p, ec);
-  if (fs::is_directory(target)) return Err(ErrnoStatus(path, EISDIR));
+  if (fs::is_directory(target)) return Err(engine::StatusFromErrno(EISDIR, path));
   fs::file_status link = fs::symlink_status(p, ec);
   mode_t mode = 0;
   if (fs::exists(link) && !fs::is_regular_file(link)) {
     // /dev/null, a FIFO, a symlink: write through it, as a shell redirection would.
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return Err(ErrnoStatus(path, errno));
+    if (fd < 0) return Err(engine::StatusFromErrno(errno, path));
     return OutputFile(fd, true, path, "");
   }
   if (fs::exists(link)) {
@@ -200,32 +163,20 @@ Result<OutputFile> OutputFile::Create(const std::string& path) {
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   int fd = ::mkostemp(buf.data(), O_CLOEXEC);
-  if (fd < 0) return Err(ErrnoStatus(path, errno));
+  if (fd < 0) return Err(engine::StatusFromErrno(errno, path));
   OutputFile out(fd, true, path, std::string(buf.data()));
-  if (::fchmod(fd, mode) != 0) return Err(ErrnoStatus(path, errno));
+  if (::fchmod(fd, mode) != 0) return Err(engine::StatusFromErrno(errno, path));
   return out;
 }
 
-Status OutputFile::Write(const void* buf, size_t n) {
-  const auto* p = static_cast<const char*>(buf);
-  while (n > 0) {
-    ssize_t w = ::write(fd_, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(name_, errno);
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::OK();
-}
+Status OutputFile::Write(const void* buf, size_t n) { return engine::WriteFully(fd_, buf, n, name_); }
 
 Status OutputFile::Finish() {
   if (!owned_) return Status::OK();
   int fd = std::exchange(fd_, -1);
-  if (::close(fd) != 0) return ErrnoStatus(name_, errno);
+  if (::close(fd) != 0) return engine::StatusFromErrno(errno, name_);
   if (!temp_path_.empty()) {
-    if (::rename(temp_path_.c_str(), name_.c_str()) != 0) return ErrnoStatus(name_, errno);
+    if (::rename(temp_path_.c_str(), name_.c_str()) != 0) return engine::StatusFromErrno(errno, name_);
     temp_path_.clear();
   }
   return Status::OK();

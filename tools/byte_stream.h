@@ -1,6 +1,6 @@
 // Byte streams for `slab import` and `slab export`: an input file or stdin,
-// an output file or stdout. This is the one place in tools/ where errno
-// becomes a Status.
+// an output file or stdout. Failed system calls become Statuses through
+// engine/io/os_error.h, as everywhere.
 //
 // An OutputFile for a path writes to a temporary file next to it and renames
 // it into place at Finish(), so a failed export never leaves a half-written
@@ -22,11 +22,6 @@ namespace slabfs::tools {
 
 // The name that means stdin or stdout.
 inline constexpr std::string_view kStdStreamName = "-";
-
-// A Status for a failed system call: `what` names the file, errno `err`
-// picks the code (NotFound, AlreadyExists, PermissionDenied, NoSpace,
-// InvalidArgument for a directory, IOError otherwise).
-Status ErrnoStatus(std::string_view what, int err);
 
 // Whether both paths exist and name the same file (after symlinks), so that
 // the container itself is never used as an import input or export output.

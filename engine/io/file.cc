@@ -13,24 +13,9 @@
 #include <random>
 #include <vector>
 
-namespace slabfs::engine {
+#include "engine/io/os_error.h"
 
-Status ErrnoStatus(int err, const std::string& what) {
-  std::string msg = what + ": " + std::strerror(err);
-  switch (err) {
-    case ENOENT: return Status::NotFound(msg);
-    case EEXIST: return Status::AlreadyExists(msg);
-    case ENOSPC:
-    case EDQUOT: return Status::NoSpace(msg);
-    case EROFS: return Status::ReadOnly(msg);
-    case EACCES:
-    case EPERM: return Status::PermissionDenied(msg);
-    case EISDIR: return Status::InvalidArgument(msg);
-    case EAGAIN: return Status::Busy(msg);
-    case EFBIG: return Status::OutOfRange(msg);
-    default: return Status::IOError(msg);
-  }
-}
+namespace slabfs::engine {
 
 // The generic scatter/gather forms: one positional call per iovec.
 Status File::ReadvAt(uint64_t off, const struct iovec* iov, int iovcnt) {
@@ -57,18 +42,8 @@ class PosixFile final : public File {
   ~PosixFile() override { ::close(fd_); }
 
   Status ReadAt(uint64_t off, void* buf, size_t n) override {
-    auto* p = static_cast<char*>(buf);
-    while (n > 0) {
-      ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(off));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus(errno, "read " + path_);
-      }
-      if (r == 0) return Truncated(off, n);
-      p += r;
-      off += static_cast<uint64_t>(r);
-      n -= static_cast<size_t>(r);
-    }
+    SLABFS_ASSIGN_OR_RETURN(size_t got, ReadFully(fd_, buf, n, "read " + path_, off));
+    if (got < n) return Truncated(off + got, n - got);
     return Status::OK();
   }
 
@@ -77,18 +52,7 @@ class PosixFile final : public File {
   }
 
   Status WriteAt(uint64_t off, const void* buf, size_t n) override {
-    const auto* p = static_cast<const char*>(buf);
-    while (n > 0) {
-      ssize_t r = ::pwrite(fd_, p, n, static_cast<off_t>(off));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus(errno, "write " + path_);
-      }
-      p += r;
-      off += static_cast<uint64_t>(r);
-      n -= static_cast<size_t>(r);
-    }
-    return Status::OK();
+    return WriteFully(fd_, buf, n, "write " + path_, off);
   }
 
   Status WritevAt(uint64_t off, const struct iovec* iov, int iovcnt) override {
@@ -100,43 +64,38 @@ class PosixFile final : public File {
   }
 
   Status Sync() override {
-    while (::fdatasync(fd_) != 0) {
-      if (errno != EINTR) return ErrnoStatus(errno, "sync " + path_);
-    }
+    if (RetryOnEintr([&] { return ::fdatasync(fd_); }) != 0) return StatusFromErrno(errno, "sync " + path_);
     return Status::OK();
   }
 
   Result<uint64_t> Size() override {
     struct stat st;
-    if (::fstat(fd_, &st) != 0) return Err(ErrnoStatus(errno, "stat " + path_));
+    if (::fstat(fd_, &st) != 0) return Err(StatusFromErrno(errno, "stat " + path_));
     return static_cast<uint64_t>(st.st_size);
   }
 
   Status Truncate(uint64_t size) override {
-    while (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-      if (errno != EINTR) return ErrnoStatus(errno, "truncate " + path_);
-    }
+    if (RetryOnEintr([&] { return ::ftruncate(fd_, static_cast<off_t>(size)); }) != 0)
+      return StatusFromErrno(errno, "truncate " + path_);
     return Status::OK();
   }
 
   Status TryLock(uint64_t off, uint64_t len, bool exclusive) override {
     struct flock fl = Range(exclusive ? F_WRLCK : F_RDLCK, off, len);
-    while (::fcntl(fd_, F_OFD_SETLK, &fl) != 0) {
-      if (errno == EINTR) continue;
+    if (RetryOnEintr([&] { return ::fcntl(fd_, F_OFD_SETLK, &fl); }) != 0) {
       if (errno == EAGAIN || errno == EACCES) return Status::Busy(path_ + " is locked by another open");
       if (errno == ENOLCK || errno == EINVAL || errno == EOPNOTSUPP) {
         return Status::NotSupported(path_ + ": the filesystem keeps no byte-range locks");
       }
-      return ErrnoStatus(errno, "lock " + path_);
+      return StatusFromErrno(errno, "lock " + path_);
     }
     return Status::OK();
   }
 
   Status Unlock(uint64_t off, uint64_t len) override {
     struct flock fl = Range(F_UNLCK, off, len);
-    while (::fcntl(fd_, F_OFD_SETLK, &fl) != 0) {
-      if (errno != EINTR) return ErrnoStatus(errno, "unlock " + path_);
-    }
+    if (RetryOnEintr([&] { return ::fcntl(fd_, F_OFD_SETLK, &fl); }) != 0)
+      return StatusFromErrno(errno, "unlock " + path_);
     return Status::OK();
   }
 
@@ -146,10 +105,8 @@ class PosixFile final : public File {
     std::optional<uint64_t> lowest;
     while (len > 0) {
       struct flock fl = Range(F_WRLCK, off, len);
-      if (::fcntl(fd_, F_OFD_GETLK, &fl) != 0) {
-        if (errno == EINTR) continue;
-        return Err(ErrnoStatus(errno, "test the locks of " + path_));
-      }
+      if (RetryOnEintr([&] { return ::fcntl(fd_, F_OFD_GETLK, &fl); }) != 0)
+        return Err(StatusFromErrno(errno, "test the locks of " + path_));
       if (fl.l_type == F_UNLCK) break;
       const uint64_t start = std::max<uint64_t>(static_cast<uint64_t>(fl.l_start), off);
       lowest = start;
@@ -189,12 +146,10 @@ class PosixFile final : public File {
         continue;
       }
       int n = static_cast<int>(std::min<size_t>(v.size() - i, IOV_MAX));
-      ssize_t r = write ? ::pwritev(fd_, &v[i], n, static_cast<off_t>(off))
-                        : ::preadv(fd_, &v[i], n, static_cast<off_t>(off));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus(errno, std::string(write ? "write " : "read ") + path_);
-      }
+      const ssize_t r = RetryOnEintr([&] {
+        return write ? ::pwritev(fd_, &v[i], n, static_cast<off_t>(off)) : ::preadv(fd_, &v[i], n, static_cast<off_t>(off));
+      });
+      if (r < 0) return StatusFromErrno(errno, std::string(write ? "write " : "read ") + path_);
       if (r == 0) {
         if (!write) return Truncated(off, v[i].iov_len);
         return Status::IOError("write " + path_ + ": no progress");
@@ -224,16 +179,13 @@ class PosixFile final : public File {
 Result<std::unique_ptr<File>> OpenPosixFile(const std::string& path, const OpenFileOptions& o) {
   int flags = O_CLOEXEC | (o.writable ? O_RDWR : O_RDONLY);
   if (o.create) flags |= O_CREAT | O_EXCL;
-  int fd;
-  do {
-    fd = ::open(path.c_str(), flags, 0644);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return Err(ErrnoStatus(errno, path));
+  const int fd = RetryOnEintr([&] { return ::open(path.c_str(), flags, 0644); });
+  if (fd < 0) return Err(StatusFromErrno(errno, path));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
-    return Err(ErrnoStatus(e, path));
+    return Err(StatusFromErrno(e, path));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -248,16 +200,13 @@ Status CreateFileAtomically(const std::string& path, const std::function<Status(
   // The temporary name is ours, not the caller's: failures name `path`. It
   // lies in the same directory, so the reason (no such directory, no
   // permission, a full disk) is the same.
-  int tmp_fd;
-  do {
-    tmp_fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  } while (tmp_fd < 0 && errno == EINTR);
-  if (tmp_fd < 0) return ErrnoStatus(errno, path);
+  const int tmp_fd = RetryOnEintr([&] { return ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644); });
+  if (tmp_fd < 0) return StatusFromErrno(errno, path);
   std::unique_ptr<File> file(new PosixFile(path, tmp_fd));
   Status s = init(file.get());
   if (s.ok()) s = file->Sync();
   file.reset();
-  if (s.ok() && ::link(tmp.c_str(), path.c_str()) != 0) s = ErrnoStatus(errno, path);
+  if (s.ok() && ::link(tmp.c_str(), path.c_str()) != 0) s = StatusFromErrno(errno, path);
   ::unlink(tmp.c_str());
   if (!s.ok()) return s;
   // Make the new name durable.
@@ -273,7 +222,7 @@ Status CreateFileAtomically(const std::string& path, const std::function<Status(
 
 Result<DiskSpace> DiskSpaceOf(const std::string& path) {
   struct statvfs sv;
-  if (::statvfs(path.c_str(), &sv) != 0) return Err(ErrnoStatus(errno, "statvfs " + path));
+  if (::statvfs(path.c_str(), &sv) != 0) return Err(StatusFromErrno(errno, "statvfs " + path));
   DiskSpace d;
   d.total_bytes = static_cast<uint64_t>(sv.f_blocks) * sv.f_frsize;
   d.free_bytes = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
@@ -282,7 +231,7 @@ Result<DiskSpace> DiskSpaceOf(const std::string& path) {
 
 Result<bool> OnNetworkFilesystem(const std::string& path) {
   struct statfs sf;
-  if (::statfs(path.c_str(), &sf) != 0) return Err(ErrnoStatus(errno, "statfs " + path));
+  if (::statfs(path.c_str(), &sf) != 0) return Err(StatusFromErrno(errno, "statfs " + path));
   // Magic numbers from linux/magic.h and the filesystems' own headers.
   switch (static_cast<uint64_t>(sf.f_type)) {
     case 0x6969:        // NFS

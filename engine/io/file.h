@@ -1,5 +1,5 @@
-// The container file: the one place slabfs makes file syscalls, and the one
-// place an errno becomes a Status.
+// The container file: the one place the engine makes file syscalls. Their
+// errors become Statuses through engine/io/os_error.h.
 //
 // File is an interface so that tests can substitute an in-memory file or one
 // that forgets unsynced writes on a simulated crash (tests/testutil/).
@@ -89,9 +89,6 @@ Result<DiskSpace> DiskSpaceOf(const std::string& path);
 // Ceph, Lustre, GPFS, AFS, a FUSE mount such as sshfs), where fcntl locks
 // may not reach the processes of other hosts (statfs f_type).
 Result<bool> OnNetworkFilesystem(const std::string& path);
-
-// Turns an errno into a Status naming the operation and path.
-Status ErrnoStatus(int err, const std::string& what);
 
 }  // namespace slabfs::engine
 

@@ -11,14 +11,18 @@
 
 #include <fmt/format.h>
 
+#include "engine/io/os_error.h"
+
 namespace slabfs::fusefs::views {
 namespace {
 
-// The temporary file's errors; nothing else in this folder makes syscalls.
-Status FromErrno(int err, std::string_view what) {
-  std::string msg = fmt::format("{}: {}", what, std::strerror(err));
-  if (err == ENOSPC || err == EDQUOT) return Status::NoSpace(std::move(msg));
-  return Status::IOError(std::move(msg));
+// The temporary file's errors (nothing else in this folder makes syscalls),
+// as engine/io/os_error.h made them: a full disk stays NoSpace, anything
+// else becomes an I/O error, since the reader of a picture never named this
+// file (a read-only TMPDIR must not answer EROFS to a read).
+Status ScratchError(Status s) {
+  if (s.ok() || s.code() == Code::kNoSpace) return s;
+  return Status::IOError(s.message());
 }
 
 std::string TempDir() {
@@ -56,23 +60,15 @@ Status SpillBuffer::Spill() {
     fd = ::mkostemp(name.data(), O_CLOEXEC);
     if (fd >= 0) ::unlink(name.c_str());
   }
-  if (fd < 0) return FromErrno(errno, fmt::format("a temporary file in {} for a picture", dir));
+  if (fd < 0) return ScratchError(engine::StatusFromErrno(errno, fmt::format("a temporary file in {} for a picture", dir)));
   fd_ = fd;
   return Flush();
 }
 
 Status SpillBuffer::Flush() {
-  size_t done = 0;
-  while (done < memory_.size()) {
-    const ssize_t w = ::pwrite(fd_, memory_.data() + done, memory_.size() - done,
-                               static_cast<off_t>(file_bytes_ + done));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return FromErrno(errno, "writing a picture's temporary file");
-    }
-    done += static_cast<size_t>(w);
-  }
-  file_bytes_ += done;
+  SLABFS_RETURN_IF_ERROR(ScratchError(
+      engine::WriteFully(fd_, memory_.data(), memory_.size(), "writing a picture's temporary file", file_bytes_)));
+  file_bytes_ += memory_.size();
   memory_.clear();
   return Status::OK();
 }
@@ -84,16 +80,9 @@ Result<size_t> SpillBuffer::ReadAt(uint64_t off, size_t n, char* out) const {
     std::memcpy(out, memory_.data() + off, n);
     return n;
   }
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(off + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return Err(FromErrno(errno, "reading a picture's temporary file"));
-    }
-    if (r == 0) return Err(Status::IOError("a picture's temporary file is shorter than written"));
-    done += static_cast<size_t>(r);
-  }
+  auto got = engine::ReadFully(fd_, out, n, "reading a picture's temporary file", off);
+  if (!got) return Err(ScratchError(got.error()));
+  if (*got < n) return Err(Status::IOError("a picture's temporary file is shorter than written"));
   return n;
 }
 

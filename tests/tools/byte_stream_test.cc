@@ -138,13 +138,5 @@ TEST_F(ByteStreamTest, RecognisesTheSameFile) {
   EXPECT_FALSE(IsSameFile(Path("missing"), Path("missing")));
 }
 
-TEST(ErrnoStatusTest, MapsCommonErrors) {
-  EXPECT_EQ(ErrnoStatus("f", ENOENT).code(), Code::kNotFound);
-  EXPECT_EQ(ErrnoStatus("f", EACCES).code(), Code::kPermissionDenied);
-  EXPECT_EQ(ErrnoStatus("f", ENOSPC).code(), Code::kNoSpace);
-  EXPECT_EQ(ErrnoStatus("f", EIO).code(), Code::kIOError);
-  EXPECT_EQ(ErrnoStatus("f", ENOENT).message(), "f: No such file or directory");
-}
-
 }  // namespace
 }  // namespace slabfs::tools

@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/io/os_error.h"
 #include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/block_walk.h"
@@ -449,11 +450,11 @@ class Exporter {
   // next, which must not publish a file whose data is still in flight.
   Status SyncFile() {
     int fd = open(target_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus(target_, errno);
+    if (fd < 0) return engine::StatusFromErrno(errno, target_);
     int r = fsync(fd);
     int err = errno;
     close(fd);
-    return r == 0 ? Status::OK() : ErrnoStatus(target_, err);
+    return r == 0 ? Status::OK() : engine::StatusFromErrno(err, target_);
   }
 
   const TreeExportOptions& o_;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tools/byte_stream.h"
+#include "engine/io/os_error.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
 #include "tools/session.h"
@@ -103,7 +104,7 @@ void RemoveTree(const std::string& path) {
 // replacing anything there, and syncs the parent directory.
 Status RenameIntoPlace(const std::string& temp, const std::string& path) {
   if (renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
-    return ErrnoStatus(path, errno);
+    return engine::StatusFromErrno(errno, path);
   }
   std::string dir = fs::path(path).parent_path().string();
   int fd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include "tools/byte_stream.h"
+#include "engine/io/os_error.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/scalar.h"
@@ -50,25 +51,19 @@ std::string JoinPath(std::string_view parent, std::string_view name) {
 }
 
 Status MakeDir(const std::string& path) {
-  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus(path, errno);
+  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return engine::StatusFromErrno(errno, path);
   return Status::OK();
 }
 
 Status WriteFile(const std::string& path, std::string_view data) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(path, errno);
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      return ErrnoStatus(path, e);
-    }
-    done += static_cast<size_t>(n);
+  if (fd < 0) return engine::StatusFromErrno(errno, path);
+  Status s = engine::WriteFully(fd, data.data(), data.size(), path);
+  if (!s.ok()) {
+    close(fd);
+    return s;
   }
-  if (close(fd) != 0) return ErrnoStatus(path, errno);
+  if (close(fd) != 0) return engine::StatusFromErrno(errno, path);
   return Status::OK();
 }
 
@@ -100,11 +95,11 @@ class ZarrExporter {
     }
     // One sync for the whole tree before the driver renames it into place.
     int fd = open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus(target, errno);
+    if (fd < 0) return engine::StatusFromErrno(errno, target);
     const int rc = syncfs(fd);
     const int e = errno;
     close(fd);
-    if (rc != 0) return ErrnoStatus(target, e);
+    if (rc != 0) return engine::StatusFromErrno(e, target);
     return Status::OK();
   }
 

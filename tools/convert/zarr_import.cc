@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "tools/byte_stream.h"
+#include "engine/io/os_error.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/scalar.h"
@@ -65,11 +66,11 @@ Result<std::vector<std::string>> ListDir(const fs::path& dir) {
 Status ReadChunkFile(const std::string& path, uint64_t limit, std::string* out) {
   // O_NONBLOCK: a FIFO planted in a store must not hang the import.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return ErrnoStatus(path, errno);
+  if (fd < 0) return engine::StatusFromErrno(errno, path);
   struct stat st {};
   Status s;
   if (fstat(fd, &st) != 0) {
-    s = ErrnoStatus(path, errno);
+    s = engine::StatusFromErrno(errno, path);
   } else if (!S_ISREG(st.st_mode)) {
     s = Status::Corruption(fmt::format("{}: a chunk key that is not a regular file", path));
   } else if (static_cast<uint64_t>(st.st_size) > limit) {
@@ -78,19 +79,11 @@ Status ReadChunkFile(const std::string& path, uint64_t limit, std::string* out) 
         st.st_size, limit));
   } else {
     out->resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < out->size()) {
-      ssize_t n = read(fd, out->data() + got, out->size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        s = ErrnoStatus(path, errno);
-        break;
-      }
-      if (n == 0) {
-        s = Status::Corruption(fmt::format("{}: shorter than its size", path));
-        break;
-      }
-      got += static_cast<size_t>(n);
+    auto got = engine::ReadFully(fd, out->data(), out->size(), path);
+    if (!got) {
+      s = got.error();
+    } else if (*got < out->size()) {
+      s = Status::Corruption(fmt::format("{}: shorter than its size", path));
     }
   }
   close(fd);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/io/os_error.h"
 #include "tools/byte_stream.h"
 
 namespace slabfs::tools::convert {
@@ -148,12 +149,12 @@ Result<Json> ParseJson(std::string_view text, std::string_view what) {
 Result<Json> ReadJsonFile(const std::string& path) {
   // O_NONBLOCK: a FIFO planted in a store must not hang the import.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return Err(ErrnoStatus(path, errno));
+  if (fd < 0) return Err(engine::StatusFromErrno(errno, path));
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
-    return Err(ErrnoStatus(path, e));
+    return Err(engine::StatusFromErrno(e, path));
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
@@ -165,19 +166,10 @@ Result<Json> ReadJsonFile(const std::string& path) {
                                               st.st_size)));
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    ssize_t n = read(fd, text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : 0;
-      close(fd);
-      if (e != 0) return Err(ErrnoStatus(path, e));
-      return Err(Status::Corruption(fmt::format("{}: shorter than its size", path)));
-    }
-    got += static_cast<size_t>(n);
-  }
+  auto got = engine::ReadFully(fd, text.data(), text.size(), path);
   close(fd);
+  if (!got) return Err(got.error());
+  if (*got < text.size()) return Err(Status::Corruption(fmt::format("{}: shorter than its size", path)));
   return ParseJson(text, path);
 }
 
