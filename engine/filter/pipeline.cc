@@ -6,62 +6,13 @@
 #include <cstring>
 #include <memory>
 
+#include "engine/filter/deflate_pool.h"
+#include "engine/filter/shuffle.h"
 #include "engine/util/coding.h"
 #include "engine/util/crc32c.h"
 
 namespace slabfs::engine {
 namespace {
-
-// Bytes of all elements' byte 0, then all byte 1s, ...; a tail shorter than
-// an element stays at the end as it is. The element size is a template
-// parameter for the common sizes so the inner loops have fixed strides.
-template <size_t K>
-void ShuffleFixed(const char* in, size_t elements, char* out) {
-  // Byte planes written one after another: sequential stores, and reads a
-  // fixed stride apart that stay in the CPU's cache across planes.
-  for (size_t b = 0; b < K; ++b) {
-    const unsigned char* src = reinterpret_cast<const unsigned char*>(in) + b;
-    unsigned char* dst = reinterpret_cast<unsigned char*>(out) + b * elements;
-    for (size_t e = 0; e < elements; ++e) dst[e] = src[e * K];
-  }
-}
-
-template <size_t K>
-void UnshuffleFixed(const char* in, size_t elements, char* out) {
-  // Plane by plane: sequential reads, stores a fixed stride apart.
-  for (size_t b = 0; b < K; ++b) {
-    const unsigned char* src = reinterpret_cast<const unsigned char*>(in) + b * elements;
-    unsigned char* dst = reinterpret_cast<unsigned char*>(out) + b;
-    for (size_t e = 0; e < elements; ++e) dst[e * K] = src[e];
-  }
-}
-
-void Shuffle(const std::string& in, size_t item_size, std::string* out) {
-  const size_t elements = in.size() / item_size;
-  out->resize(in.size());
-  switch (item_size) {
-    case 2: ShuffleFixed<2>(in.data(), elements, out->data()); break;
-    case 4: ShuffleFixed<4>(in.data(), elements, out->data()); break;
-    case 8: ShuffleFixed<8>(in.data(), elements, out->data()); break;
-    default:
-      for (size_t b = 0; b < item_size; ++b)
-        for (size_t e = 0; e < elements; ++e) (*out)[b * elements + e] = in[e * item_size + b];
-  }
-  std::memcpy(out->data() + elements * item_size, in.data() + elements * item_size, in.size() - elements * item_size);
-}
-
-void Unshuffle(const char* in, size_t n, size_t item_size, char* out) {
-  const size_t elements = n / item_size;
-  switch (item_size) {
-    case 2: UnshuffleFixed<2>(in, elements, out); break;
-    case 4: UnshuffleFixed<4>(in, elements, out); break;
-    case 8: UnshuffleFixed<8>(in, elements, out); break;
-    default:
-      for (size_t b = 0; b < item_size; ++b)
-        for (size_t e = 0; e < elements; ++e) out[e * item_size + b] = in[b * elements + e];
-  }
-  std::memcpy(out + elements * item_size, in + elements * item_size, n - elements * item_size);
-}
 
 // Two per-thread buffers for the steps of a decode that cannot write into
 // the caller's buffer; they keep their size for the next chunk (up to
@@ -100,35 +51,6 @@ struct TrimScratchOnExit {
     }
   }
 };
-
-// libdeflate (whole-buffer DEFLATE, about twice zlib's speed both ways)
-// writes and reads standard zlib streams. Compressors and the decompressor
-// are per thread: chunks are encoded and decoded on every core at once.
-struct Deflaters {
-  libdeflate_compressor* by_level[10] = {};
-  libdeflate_decompressor* inflater = nullptr;
-  ~Deflaters() {
-    for (auto* c : by_level) libdeflate_free_compressor(c);
-    libdeflate_free_decompressor(inflater);
-  }
-};
-
-Deflaters& ThreadDeflaters() {
-  thread_local Deflaters d;
-  return d;
-}
-
-libdeflate_compressor* CompressorFor(int level) {
-  libdeflate_compressor*& c = ThreadDeflaters().by_level[level];
-  if (!c) c = libdeflate_alloc_compressor(level);
-  return c;
-}
-
-libdeflate_decompressor* Decompressor() {
-  libdeflate_decompressor*& d = ThreadDeflaters().inflater;
-  if (!d) d = libdeflate_alloc_decompressor();
-  return d;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -227,14 +149,15 @@ void FilterPipeline::Encode(const char* data, size_t n, size_t item_size, std::s
     switch (f.id) {
       case FilterId::kShuffle:
         if (item_size > 1) {
-          Shuffle(cur, item_size, &next);
+          next.resize(cur.size());
+          ShuffleBytes(cur.data(), cur.size(), item_size, next.data());
           cur.swap(next);
         }
         break;
       case FilterId::kDeflate: {
         // Room for one byte less than the input: a stream that does not fit
         // would not make the chunk smaller, and deflate is skipped.
-        libdeflate_compressor* z = CompressorFor(f.level);
+        libdeflate_compressor* z = ThreadCompressor(f.level);
         size_t len = 0;
         if (z && cur.size() > 1) {
           next.resize(cur.size() - 1);
@@ -307,7 +230,7 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
         // Inflate into exactly the size the stream must produce, never more;
         // the stream must also end exactly where the stored bytes do.
         const size_t n = size_in[i];
-        libdeflate_decompressor* z = Decompressor();
+        libdeflate_decompressor* z = ThreadDecompressor();
         if (!z) return Status::IOError(std::string(what) + ": no memory to inflate");
         char* dst = dest(i, n);
         size_t used_in = 0, made = 0;
@@ -321,7 +244,7 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
         // Any size unshuffles; the final size check catches a wrong one.
         if (item_size > 1) {
           char* dst = dest(i, cur.size());
-          Unshuffle(cur.data(), cur.size(), item_size, dst);
+          UnshuffleBytes(cur.data(), cur.size(), item_size, dst);
           cur = std::string_view(dst, cur.size());
         }
         break;

@@ -11,8 +11,8 @@
 namespace slabfs::engine {
 namespace {
 
-constexpr int kLeafShift = 9;  // log2(kLeafRecords)
-static_assert(uint64_t{1} << kLeafShift == FixedArrayIndex::kLeafRecords);
+constexpr int kFixedLeafShift = 9;  // log2(kLeafRecords)
+static_assert(uint64_t{1} << kFixedLeafShift == FixedArrayIndex::kLeafRecords);
 
 }  // namespace
 
@@ -226,7 +226,7 @@ Status FixedArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const Order
     if (!rec.allocated()) return true;
     return fn(ChunkCoord(c, rank), rec);
   };
-  return WalkPagedBox<Leaf>(PagedGrid{rank, strides_.data(), kLeafShift}, ChunkCoord(blo), ChunkCoord(bhi),
+  return WalkPagedBox<Leaf>(PagedGrid{rank, strides_.data(), kFixedLeafShift}, ChunkCoord(blo), ChunkCoord(bhi),
                             next_leaf, visit);
 }
 

@@ -10,37 +10,21 @@
 
 #include <fmt/format.h>
 
+#include "engine/filter/deflate_pool.h"
+#include "engine/filter/shuffle.h"
 #include "slabfs/checksum.h"
 
 namespace slabfs::tools::convert {
 namespace {
 
-// libdeflate compressors and the decompressor, one set per thread.
-struct Deflaters {
-  libdeflate_compressor* by_level[13] = {};
-  libdeflate_decompressor* inflater = nullptr;
-  ~Deflaters() {
-    for (auto* c : by_level) libdeflate_free_compressor(c);
-    libdeflate_free_decompressor(inflater);
-  }
-};
-
-Deflaters& ThreadDeflaters() {
-  thread_local Deflaters d;
-  return d;
-}
-
 Result<libdeflate_compressor*> CompressorFor(int level) {
-  level = std::clamp(level, 0, 12);
-  libdeflate_compressor*& c = ThreadDeflaters().by_level[level];
-  if (!c) c = libdeflate_alloc_compressor(level);
+  libdeflate_compressor* c = engine::ThreadCompressor(level);
   if (!c) return Err(Status::IOError(fmt::format("no memory for a level-{} compressor", level)));
   return c;
 }
 
 Result<libdeflate_decompressor*> Decompressor() {
-  libdeflate_decompressor*& d = ThreadDeflaters().inflater;
-  if (!d) d = libdeflate_alloc_decompressor();
+  libdeflate_decompressor* d = engine::ThreadDecompressor();
   if (!d) return Err(Status::IOError("no memory for a decompressor"));
   return d;
 }
@@ -157,16 +141,13 @@ bool BloscHasCompressor(std::string_view cname) {
   return blosc_compname_to_compcode(std::string(cname).c_str()) >= 0;
 }
 
-// numcodecs' Shuffle: byte b of element i goes to b * count + i; bytes
-// after the last whole element stay where they are.
+// numcodecs' Shuffle, the byte shuffle of the filter pipeline.
 std::string ByteShuffle(std::string_view in, size_t stride, bool inverse) {
-  std::string out(in);
-  const size_t count = stride > 1 ? in.size() / stride : 0;
-  for (size_t i = 0; i < count; ++i) {
-    for (size_t b = 0; b < stride; ++b) {
-      if (inverse) out[i * stride + b] = in[b * count + i];
-      else out[b * count + i] = in[i * stride + b];
-    }
+  std::string out(in.size(), '\0');
+  if (inverse) {
+    engine::UnshuffleBytes(in.data(), in.size(), stride, out.data());
+  } else {
+    engine::ShuffleBytes(in.data(), in.size(), stride, out.data());
   }
   return out;
 }
