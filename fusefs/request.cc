@@ -10,7 +10,6 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "fusefs/errno_table.h"
 #include "fusefs/log.h"
 
 namespace slabfs::fusefs {
@@ -59,7 +58,7 @@ std::string LastRefusal() {
 
 int Refuse(std::string_view op, std::string_view object, const Status& s,
            spdlog::level::level_enum level, Remember remember) {
-  int err = ErrnoFromStatus(s);
+  int err = ErrnoOf(s.code());
   // Damaged bytes (a chunk failing its checksum or decompression) and
   // failing syscalls are not answers to a bad request: they show even when
   // the daemon logs only errors.

@@ -1,6 +1,8 @@
 // What every FUSE handler shares: reaching the Filesystem from a request,
 // the guard that answers each request exactly once and keeps exceptions out
-// of libfuse, and the one-line log of a refused operation.
+// of libfuse, and the one-line log of a refused operation. A refusal's
+// errno is slabfs::ErrnoOf(status.code()), the one table
+// (include/slabfs/status.h), which the Python binding's OSErrors use too.
 #ifndef SLABFS_FUSEFS_REQUEST_H_
 #define SLABFS_FUSEFS_REQUEST_H_
 
@@ -12,7 +14,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "fusefs/errno_table.h"
 #include "fusefs/filesystem.h"
 
 namespace slabfs::fusefs {
@@ -104,7 +105,7 @@ bool LogsAt(spdlog::level::level_enum level);
 
 template <typename ObjectFn>
 int QuietRefuse(std::string_view op, ObjectFn&& object, const Status& s) {
-  if (!LogsAt(spdlog::level::debug)) return ErrnoFromStatus(s);
+  if (!LogsAt(spdlog::level::debug)) return ErrnoOf(s.code());
   return Refuse(op, object(), s, spdlog::level::debug, Remember::kNo);
 }
 

@@ -4,8 +4,8 @@
 // a code plus a message naming the path, dataset or chunk involved), or a
 // Result<T> = std::expected<T, Status>.
 //
-// The codes are few and each means one thing to a caller; the FUSE daemon maps
-// each code to exactly one errno in one table (fusefs/errno_table.cc).
+// The codes are few and each means one thing to a caller; ErrnoOf maps each
+// code to exactly one errno, for the FUSE daemon and the Python binding.
 #ifndef SLABFS_STATUS_H_
 #define SLABFS_STATUS_H_
 

@@ -1,4 +1,6 @@
-#include "fusefs/errno_table.h"
+// slabfs::ErrnoOf, the one table from a failure code to an errno (the
+// mount's answers and the Python binding's OSErrors).
+#include "slabfs/status.h"
 
 #include <cerrno>
 #include <utility>
@@ -6,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-namespace slabfs::fusefs {
+namespace slabfs {
 namespace {
 
-TEST(ErrnoTableTest, MapsEveryCodeToItsErrno) {
+TEST(ErrnoOfTest, MapsEveryCodeToItsErrno) {
   const std::vector<std::pair<Code, int>> table = {
       {Code::kOk, 0},
       {Code::kNotFound, ENOENT},
@@ -28,19 +30,13 @@ TEST(ErrnoTableTest, MapsEveryCodeToItsErrno) {
       {Code::kNotADataset, EISDIR},
   };
   for (const auto& [code, err] : table) {
-    EXPECT_EQ(ErrnoFromCode(code), err) << "code " << static_cast<int>(code);
+    EXPECT_EQ(ErrnoOf(code), err) << "code " << static_cast<int>(code);
   }
 }
 
-TEST(ErrnoTableTest, UnknownCodeIsEio) {
-  EXPECT_EQ(ErrnoFromCode(static_cast<Code>(200)), EIO);
-}
-
-TEST(ErrnoTableTest, StatusUsesItsCode) {
-  EXPECT_EQ(ErrnoFromStatus(Status::OK()), 0);
-  EXPECT_EQ(ErrnoFromStatus(Status::OutOfRange("write past the end")), EFBIG);
-  EXPECT_EQ(ErrnoFromStatus(Status::NotEmpty("/a has children")), ENOTEMPTY);
+TEST(ErrnoOfTest, UnknownCodeIsEio) {
+  EXPECT_EQ(ErrnoOf(static_cast<Code>(200)), EIO);
 }
 
 }  // namespace
-}  // namespace slabfs::fusefs
+}  // namespace slabfs
