@@ -36,6 +36,7 @@ Result<std::vector<FreedExtent>> ReadFreeListChain(BlockStore& store, const Supe
                                     std::to_string(expect_depth) + " was expected"));
     refs.push_back(ref);
     chain->blocks.insert(chain->blocks.begin(), ref);
+    chain->deltas.insert(chain->deltas.begin(), d.changes);
     ref = d.prev;
     expect_depth = d.depth - 1;
     deltas.push_back(std::move(d));
@@ -46,7 +47,11 @@ Result<std::vector<FreedExtent>> ReadFreeListChain(BlockStore& store, const Supe
   uint8_t version = 0;
   SLABFS_ASSIGN_OR_RETURN(std::string payload, store.Read(ref, BlockType::kFreeList, "free list", &version));
   chain->blocks.insert(chain->blocks.begin(), ref);
-  SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> base, DecodeFreeList(payload, sb.file_end, version, next_generation));
+  // With deltas after it, the base is checked against the file end only
+  // once they are applied: a later commit may have cut the file below its
+  // last extents (and its delta says so).
+  SLABFS_ASSIGN_OR_RETURN(std::vector<FreedExtent> base,
+                          DecodeFreeList(payload, deltas.empty() ? sb.file_end : UINT64_MAX, version, next_generation));
   chain->base_extents = base.size();
   if (deltas.empty()) return base;
   FreeExtentSet set(base);
@@ -63,13 +68,35 @@ Result<BlockRef> FreeListLog::Write(BlockStore& store, uint64_t generation, int6
   // A block an earlier attempt wrote is garbage (fresh: free at once).
   store.Free(attempt_);
   attempt_ = {};
+  const size_t deltas = chain_.deltas.size();
+  // The deltas this one takes in: while the last kFanIn - 1 before them are
+  // all of the tier it would have, one tier up. A retry keeps what an
+  // earlier attempt freed.
+  size_t merged = 0;
+  int tier = 0;
+  while (merged + kFanIn - 1 <= deltas) {
+    bool same = true;
+    for (size_t i = deltas - merged - (kFanIn - 1); i < deltas - merged; ++i) same = same && chain_.tiers[i] == tier;
+    if (!same) break;
+    merged += kFanIn - 1;
+    ++tier;
+  }
+  if (merged_freed_ > 0) {
+    merged = merged_freed_;
+    tier = attempt_tier_;
+  }
+  size_t carried = 0;  // changes of the deltas taken in
+  for (size_t i = deltas - merged; i < deltas; ++i) carried += chain_.deltas[i].size();
   const bool base = chain_freed_ || force_base_ || chain_.blocks.empty() ||
-                    chain_.blocks.size() > kMaxFreeListDepth ||
+                    chain_.blocks.size() - merged > kMaxFreeListDepth ||
                     chain_.delta_changes + alloc.num_changes() > chain_.base_extents + kMinChangesBeforeBase;
   if (base && !chain_freed_) {
-    // The old chain is garbage in the new state.
-    for (const BlockRef& b : chain_.blocks) store.Free(b);
+    // The old chain (less what a merge already freed) is garbage in the new state.
+    for (size_t i = 0; i + merged_freed_ < chain_.blocks.size(); ++i) store.Free(chain_.blocks[i]);
     chain_freed_ = true;
+  } else if (!base && merged > 0 && merged_freed_ == 0) {
+    for (size_t i = chain_.blocks.size() - merged; i < chain_.blocks.size(); ++i) store.Free(chain_.blocks[i]);
+    merged_freed_ = merged;
   }
   alloc.TrimTail();
   std::string image;
@@ -87,21 +114,28 @@ Result<BlockRef> FreeListLog::Write(BlockStore& store, uint64_t generation, int6
       return Err(Status::IOError("free list grew while being written"));
     }
     image = EncodeBlock(BlockType::kFreeList, EncodeFreeList(unreferenced, slots), kFreeListVersion);
+    attempt_changes_.clear();
   } else {
-    // Its own allocation adds at most two changes.
-    const size_t slots = alloc.num_changes() + 2;
+    // The changes of the deltas taken in, then this commit's; its own
+    // allocation adds at most two.
+    const size_t slots = carried + alloc.num_changes() + 2;
     const uint64_t len = kBlockHeaderBytes + FreeListDeltaPayloadBytes(slots);
     ref = {alloc.Allocate(len, 64), static_cast<uint32_t>(len)};
     FreeListDelta d;
-    d.prev = chain_.blocks.back();
-    d.depth = static_cast<uint32_t>(chain_.blocks.size());  // the base is depth 0
-    d.changes = alloc.Changes(generation, now);
+    d.prev = chain_.blocks[chain_.blocks.size() - 1 - merged];
+    d.depth = static_cast<uint32_t>(chain_.blocks.size() - merged);  // the base is depth 0
+    d.changes.reserve(slots);
+    for (size_t i = deltas - merged; i < deltas; ++i)
+      d.changes.insert(d.changes.end(), chain_.deltas[i].begin(), chain_.deltas[i].end());
+    std::vector<FreeListChange> mine = alloc.Changes(generation, now);
+    d.changes.insert(d.changes.end(), mine.begin(), mine.end());
     entries = d.changes.size();
     if (entries > slots) {
       alloc.Free(ref.addr, ref.len);
       return Err(Status::IOError("free-list delta grew while being written"));
     }
     image = EncodeBlock(BlockType::kFreeListDelta, EncodeFreeListDelta(d, slots));
+    attempt_changes_ = std::move(d.changes);
   }
   Status s = store.file()->WriteAt(ref.addr, image.data(), image.size());
   if (!s.ok()) {
@@ -111,18 +145,30 @@ Result<BlockRef> FreeListLog::Write(BlockStore& store, uint64_t generation, int6
   attempt_ = ref;
   attempt_is_base_ = base;
   attempt_entries_ = entries;
+  attempt_merged_ = merged;
+  attempt_tier_ = tier;
   return ref;
 }
 
 void FreeListLog::Durable() {
   if (attempt_is_base_) {
-    chain_ = FreeListChain{{attempt_}, attempt_entries_, 0};
+    chain_ = FreeListChain{{attempt_}, attempt_entries_, 0, {}, {}};
   } else {
+    for (size_t i = 0; i < attempt_merged_; ++i) {
+      chain_.blocks.pop_back();
+      chain_.delta_changes -= chain_.deltas.back().size();
+      chain_.deltas.pop_back();
+      chain_.tiers.pop_back();
+    }
     chain_.blocks.push_back(attempt_);
-    chain_.delta_changes += attempt_entries_;
+    chain_.delta_changes += attempt_changes_.size();
+    chain_.deltas.push_back(std::move(attempt_changes_));
+    chain_.tiers.push_back(attempt_tier_);
   }
+  attempt_changes_.clear();
   attempt_ = {};
   chain_freed_ = false;
+  merged_freed_ = 0;
   force_base_ = false;
   CountBytes();
 }

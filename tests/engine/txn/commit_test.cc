@@ -185,8 +185,10 @@ class CommitTest : public ::testing::TestWithParam<int> {
   }
 };
 
-// No warm-up, a delta on a short chain, and a new base.
-INSTANTIATE_TEST_SUITE_P(FreeListChains, CommitTest, ::testing::Values(0, 5, engine::kMaxFreeListDepth));
+// No warm-up, a delta on a short chain, a delta that takes in the 7 before
+// it (FreeListLog::kFanIn), and one that merges two tiers at once (63 =
+// 7 x 8 + 7 deltas before it).
+INSTANTIATE_TEST_SUITE_P(FreeListChains, CommitTest, ::testing::Values(0, 5, 7, 63));
 
 TEST_P(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
   std::string state_a, state_b;
