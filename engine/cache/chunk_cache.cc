@@ -23,6 +23,23 @@ void ChunkCache::TouchLocked(Entry* e) {
   auto& to = done ? done_ : lru_;
   to.splice(to.end(), from, e->pos);
   e->in_done_list.store(done, std::memory_order_relaxed);
+  e->order = ++order_seq_;
+}
+
+void ChunkCache::SetDirtyLocked(Entry* e, bool dirty) {
+  if (e->dirty == dirty) return;
+  e->dirty = dirty;
+  if (dirty) {
+    dirty_bytes_ += e->bytes;
+    dirty_of_[e->key.dataset].insert(e);
+  } else {
+    dirty_bytes_ -= e->bytes;
+    auto it = dirty_of_.find(e->key.dataset);
+    if (it != dirty_of_.end()) {
+      it->second.erase(e);
+      if (it->second.empty()) dirty_of_.erase(it);
+    }
+  }
 }
 
 ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
@@ -71,13 +88,13 @@ ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[
   e->key = key;
   e->data = std::move(data);
   e->bytes = bytes;
-  e->dirty = dirty;
   e->pins = 1;
   lru_.push_back(e);
   e->pos = std::prev(lru_.end());
+  e->order = ++order_seq_;
   map_.emplace(key, std::move(owned));
   resident_ += bytes;
-  if (dirty) dirty_bytes_ += bytes;
+  SetDirtyLocked(e, dirty);
   return e;
 }
 
@@ -94,26 +111,17 @@ void ChunkCache::Release(Entry* e, uint64_t used_bytes) {
 
 void ChunkCache::MarkDirty(Entry* e) {
   std::lock_guard lock(mu_);
-  if (!e->dirty) {
-    e->dirty = true;
-    dirty_bytes_ += e->bytes;
-  }
+  SetDirtyLocked(e, true);
 }
 
 void ChunkCache::MarkClean(Entry* e) {
   std::lock_guard lock(mu_);
-  if (e->dirty) {
-    e->dirty = false;
-    dirty_bytes_ -= e->bytes;
-  }
+  SetDirtyLocked(e, false);
 }
 
 void ChunkCache::Drop(Entry* e) {
   std::lock_guard lock(mu_);
-  if (e->dirty) {
-    e->dirty = false;
-    dirty_bytes_ -= e->bytes;
-  }
+  SetDirtyLocked(e, false);
   if (--e->pins == 0) RemoveLocked(e);
 }
 
@@ -163,7 +171,7 @@ std::unique_ptr<char[]> ChunkCache::TakeBuffer(size_t bytes) {
 void ChunkCache::RemoveLocked(Entry* e) {
   (e->in_done_list ? done_ : lru_).erase(e->pos);
   resident_ -= e->bytes;
-  if (e->dirty) dirty_bytes_ -= e->bytes;
+  SetDirtyLocked(e, false);
   RecycleLocked(std::move(e->data), e->bytes);
   map_.erase(e->key);
 }
@@ -191,14 +199,17 @@ bool ChunkCache::over_budget() const {
 std::vector<ChunkCache::Entry*> ChunkCache::DirtyEntries(uint64_t dataset, size_t max_entries) {
   std::lock_guard lock(mu_);
   std::vector<Entry*> out;
-  for (auto* list : {&done_, &lru_})
-    for (Entry* e : *list) {
-      if (out.size() >= max_entries) return out;
-      if (e->dirty && e->key.dataset == dataset) {
-        ++e->pins;
-        out.push_back(e);
-      }
-    }
+  auto it = dirty_of_.find(dataset);
+  if (it == dirty_of_.end()) return out;
+  out.assign(it->second.begin(), it->second.end());
+  // In list order: the fully used list first, each least recently used first.
+  std::sort(out.begin(), out.end(), [](const Entry* a, const Entry* b) {
+    const bool da = a->in_done_list.load(std::memory_order_relaxed);
+    const bool db = b->in_done_list.load(std::memory_order_relaxed);
+    return da != db ? da : a->order < b->order;
+  });
+  if (out.size() > max_entries) out.resize(max_entries);
+  for (Entry* e : out) ++e->pins;
   return out;
 }
 

@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/util/adaptive_mutex.h"
@@ -78,6 +79,7 @@ class ChunkCache {
     std::atomic<uint64_t> used{0};  // bytes read or written since loaded (w0 bookkeeping)
     std::atomic<bool> in_done_list{false};
     std::list<Entry*>::iterator pos;
+    uint64_t order = 0;  // when it was last put at the end of its list (under mu_)
   };
 
   ChunkCache(uint64_t budget, uint64_t max_budget);
@@ -188,6 +190,11 @@ class ChunkCache {
   const uint64_t max_budget_;
 
   std::atomic<uint64_t> dirty_bytes_{0};
+  // The dirty entries of each dataset (under mu_), so that a commit finds a
+  // dataset's changes without looking at every cached chunk.
+  std::unordered_map<uint64_t, std::unordered_set<Entry*>> dirty_of_;
+  uint64_t order_seq_ = 0;
+  void SetDirtyLocked(Entry* e, bool dirty);
   std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0},
       bypass_reads_{0}, bypass_writes_{0}, extent_reads_{0};
 };
