@@ -12,7 +12,7 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME slabfs)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "slabfs developers <slabfs@localhost>")
+set(CPACK_PACKAGE_CONTACT "slabfs developers <slabfs@example.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "FUSE filesystem over containers of n-dimensional arrays")
 set(CPACK_PACKAGE_DESCRIPTION
 "slabfs mounts a container of chunked, compressed n-dimensional arrays as a
@@ -52,7 +52,8 @@ set(CPACK_DEBIAN_PACKAGE_SUGGESTS "hdf5-tools, netcdf-bin, python3-h5py, python3
 # Byte-compile the Python package after install and remove the compiled
 # files before removal, so that `apt-get remove` leaves no directory behind.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-    ${CMAKE_SOURCE_DIR}/packaging/debian/postinst ${CMAKE_SOURCE_DIR}/packaging/debian/prerm)
+    ${CMAKE_SOURCE_DIR}/packaging/debian/postinst ${CMAKE_SOURCE_DIR}/packaging/debian/prerm
+    ${CMAKE_SOURCE_DIR}/packaging/debian/triggers)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 include(CPack)

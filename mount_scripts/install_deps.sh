@@ -21,6 +21,7 @@ PACKAGES=(
   netcdf-bin  # ncdump reads exported netCDF-4 files in the tests
   time  # /usr/bin/time measures the peak memory of an import in the tests
   help2man  # the man pages slabfs(1) and slab(1), from --help
+  lintian  # checks the .deb that cpack builds (tests/integration/test_package_deb.py)
   python3-pip python3-setuptools python3-wheel  # pip install ./python (tests/integration/test_pip_install.py)
   pybind11-dev python3-pybind11 python3-dev python3-xarray python3-distributed  # the Python binding, Dask, xarray
 )

@@ -129,16 +129,17 @@ def _teardown(mountpoint, proc):
     return rc
 
 
-def start(container, *args, mountpoint=None):
+def start(container, *args, mountpoint=None, wrapper=()):
     """Starts `slabfs CONTAINER MOUNTPOINT -f ARGS...` and waits until the
     mount is live. Returns a Mount; raises MountFailed if the daemon exits
-    first (after cleaning up). The caller must call unmount()."""
+    first (after cleaning up). The caller must call unmount(). wrapper is
+    a command put before the daemon's (setpriv ..., to drop a capability)."""
     owns = mountpoint is None
     if owns:
         mountpoint = tempfile.mkdtemp(prefix="slabfs-mnt-")
     fd, log_path = tempfile.mkstemp(prefix="slabfs-log-", suffix=".txt")
     with os.fdopen(fd, "w") as log:
-        proc = subprocess.Popen([bin_path("slabfs"), str(container), str(mountpoint), "-f",
+        proc = subprocess.Popen([*wrapper, bin_path("slabfs"), str(container), str(mountpoint), "-f",
                                  *EXTRA_ARGS, *map(str, args)],
                                 stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
@@ -163,9 +164,9 @@ def start(container, *args, mountpoint=None):
 
 
 @contextlib.contextmanager
-def mounted(container, *args, mountpoint=None):
+def mounted(container, *args, mountpoint=None, wrapper=()):
     """with mounted(container, "-o", "ro") as m: ... -- always unmounts."""
-    m = start(container, *args, mountpoint=mountpoint)
+    m = start(container, *args, mountpoint=mountpoint, wrapper=wrapper)
     try:
         yield m
     finally:
