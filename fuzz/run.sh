@@ -52,26 +52,41 @@ mkdir -p "$OUT/crashes"
 
 failed=0
 printf '%-16s %12s %10s %8s %s\n' target executions exec/s corpus result
-for t in "${TARGETS[@]}"; do
-  name=${t#fuzz_}
-  corpus=$OUT/corpus/$name
+# Each target in the background, SLABFS_JOBS (default: the cores) at a
+# time; the table is printed in target order once all are done.
+JOBS=${SLABFS_JOBS:-$(nproc)}
+run_one() {
+  local t=$1 name=${1#fuzz_}
+  local corpus=$OUT/corpus/$name
   mkdir -p "$corpus"
   cp -n "$seeds/$name"/* "$corpus"/ 2>/dev/null || true
-  limit=(-max_total_time="$SECONDS_EACH")
+  local limit=(-max_total_time="$SECONDS_EACH")
   [ -n "$RUNS" ] && limit=(-runs="$RUNS")
-  log=$OUT/crashes/$t.log
-  set +e
+  local log=$OUT/crashes/$t.log rc=0
   "$OUT/bin/$t" "$corpus" "${limit[@]}" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$OUT/crashes/$t-" >"$log" 2>&1
-  rc=$?
-  set -e
+    -artifact_prefix="$OUT/crashes/$t-" >"$log" 2>&1 || rc=$?
+  echo "$rc" >"$OUT/crashes/$t.rc"
+}
+running=0
+for t in "${TARGETS[@]}"; do
+  run_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+for t in "${TARGETS[@]}"; do
+  log=$OUT/crashes/$t.log
+  rc=$(cat "$OUT/crashes/$t.rc" 2>/dev/null || echo 1)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   result=ok
-  if [ $rc -ne 0 ]; then
+  if [ "$rc" -ne 0 ]; then
     result="FAILED (exit $rc; see $log and $OUT/crashes/$t-*)"
     failed=1
   fi
-  printf '%-16s %12s %10s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "$(ls "$corpus" | wc -l)" "$result"
+  printf '%-16s %12s %10s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "$(ls "$OUT/corpus/${t#fuzz_}" | wc -l)" "$result"
 done
 exit $failed

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds with warnings as errors, and runs every
-# test: unit tests and real-mount integration tests. Exits non-zero on any
-# failure.
+# test: unit tests and real-mount integration tests, a short fuzzing run and
+# the ThreadSanitizer stage. Exits non-zero on any failure, and prints how
+# long each stage took.
 #
-#   tests/run.sh              # everything
-#   tests/run.sh -R engine    # only ctest tests matching a regex
-#   SLABFS_SANITIZE=address tests/run.sh   # an ASan+UBSan build in build-asan/
+#   tests/run.sh              # everything (the stages build, ctest, fuzz, tsan)
+#   tests/run.sh -R engine    # only ctest tests matching a regex (build + ctest)
+#   SLABFS_STAGES="build ctest" tests/run.sh   # only these stages
+#   SLABFS_SANITIZE=address tests/run.sh   # an ASan+UBSan build in build-asan/ (build + ctest)
 #   SLABFS_FUZZ_SECONDS=0 tests/run.sh     # without the short fuzzing runs
 #   SLABFS_TSAN=0 tests/run.sh             # without the ThreadSanitizer stage
 set -euo pipefail
@@ -23,35 +25,84 @@ if [ -n "${SLABFS_SANITIZE:-}" ]; then
 fi
 JOBS=${SLABFS_JOBS:-$(nproc)}
 
-cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
-cmake --build "$BUILD_DIR" -j "$JOBS"
+# The stages: all four for a whole run; with ctest arguments or a sanitizer
+# build, build and ctest only.
+STAGES=${SLABFS_STAGES:-build ctest fuzz tsan}
+if [ $# -gt 0 ] || [ -n "${SLABFS_SANITIZE:-}" ]; then STAGES=${SLABFS_STAGES:-build ctest}; fi
+[ "${SLABFS_FUZZ_SECONDS:-10}" = 0 ] && STAGES=${STAGES//fuzz/}
+[ "${SLABFS_TSAN:-1}" = 0 ] && STAGES=${STAGES//tsan/}
+want() { [[ " $STAGES " == *" $1 "* ]]; }
 
-# Integration tests mount with FUSE: they need /dev/fuse and fusermount3.
-if [ ! -e /dev/fuse ]; then
-  echo "tests/run.sh: /dev/fuse is missing; the integration tests cannot mount" >&2
-  exit 1
-fi
+TIMES=()
+timed() {
+  local name=$1 t0=$SECONDS
+  shift
+  "$@"
+  TIMES+=("$(printf '%-6s %5d s' "$name" $((SECONDS - t0)))")
+  echo "tests/run.sh: stage $name took $((SECONDS - t0)) s"
+}
+report() {
+  [ ${#TIMES[@]} -eq 0 ] && return
+  echo "tests/run.sh: stage times"
+  printf '  %s\n' "${TIMES[@]}"
+}
+trap report EXIT
 
-(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" --timeout 900 "$@")
+stage_build() {
+  cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+stage_ctest() {
+  # Integration tests mount with FUSE: they need /dev/fuse and fusermount3.
+  if [ ! -e /dev/fuse ]; then
+    echo "tests/run.sh: /dev/fuse is missing; the integration tests cannot mount" >&2
+    return 1
+  fi
+  (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" --timeout 900 "$@")
+}
 
 # A short run of every libFuzzer target (its own clang build in build-fuzz/),
-# when the whole suite runs: SLABFS_FUZZ_SECONDS each (0 skips it).
-if [ $# -eq 0 ] && [ -z "${SLABFS_SANITIZE:-}" ] && [ "${SLABFS_FUZZ_SECONDS:-10}" != 0 ]; then
+# SLABFS_FUZZ_SECONDS each, the cores' worth of targets at a time.
+stage_fuzz() {
   SLABFS_BIN="$(cd "$BUILD_DIR" && pwd)/bin" bash fuzz/run.sh --seconds "${SLABFS_FUZZ_SECONDS:-10}"
-fi
+}
 
 # The engine and the daemon under ThreadSanitizer (their own build in
-# build-thread/), when the whole suite runs: every engine test, then the
-# many-clients, follow and spliced-read mount tests against the instrumented daemon. The
-# first race stops the program (exit 66), which fails the run.
-if [ $# -eq 0 ] && [ -z "${SLABFS_SANITIZE:-}" ] && [ "${SLABFS_TSAN:-1}" != 0 ]; then
-  TSAN_DIR=build-thread
-  cmake -S . -B "$TSAN_DIR" -DSLABFS_SANITIZE=thread -DSLABFS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# build-thread/, which also checks the engine's expensive invariants,
+# SLABFS_EXPENSIVE_CHECKS): every engine test, split into one shard per core
+# run side by side, then the many-clients, follow and spliced-read mount
+# tests against the instrumented daemon. The first race stops the program
+# (exit 66), which fails the run.
+stage_tsan() {
+  local dir=build-thread
+  cmake -S . -B "$dir" -DSLABFS_SANITIZE=thread -DSLABFS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSLABFS_BUILD_BENCH=OFF -DSLABFS_BUILD_PYTHON=OFF >/dev/null
-  cmake --build "$TSAN_DIR" -j "$JOBS" --target engine_tests slabfs slab
+  cmake --build "$dir" -j "$JOBS" --target engine_tests slabfs slab
   export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
-  "$TSAN_DIR/bin/engine_tests" --gtest_brief=1
-  SLABFS_BIN="$ROOT/$TSAN_DIR/bin" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+  local pids=() logs=() i failed=0
+  for ((i = 0; i < JOBS; i++)); do
+    logs+=("$dir/engine_tests.shard$i.log")
+    GTEST_TOTAL_SHARDS=$JOBS GTEST_SHARD_INDEX=$i "$dir/bin/engine_tests" --gtest_brief=1 >"${logs[$i]}" 2>&1 &
+    pids+=($!)
+  done
+  for ((i = 0; i < JOBS; i++)); do
+    if ! wait "${pids[$i]}"; then
+      echo "tests/run.sh: engine_tests shard $i of $JOBS failed under ThreadSanitizer:" >&2
+      tail -n 200 "${logs[$i]}" >&2
+      failed=1
+    else
+      grep -E '^\[  PASSED  \]|^\[==========\]' "${logs[$i]}" | tail -n 2 | sed "s/^/shard $i: /"
+    fi
+  done
+  [ $failed -eq 0 ] || return 1
+  SLABFS_BIN="$ROOT/$dir/bin" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
     tests/integration/test_mount_many_clients.py tests/integration/test_mount_follow.py \
     tests/integration/test_mount_splice.py
-fi
+}
+
+want build && timed build stage_build
+want ctest && timed ctest stage_ctest "$@"
+want fuzz && timed fuzz stage_fuzz
+want tsan && timed tsan stage_tsan
+exit 0
