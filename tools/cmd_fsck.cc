@@ -52,15 +52,15 @@ void PrintText(const std::string& file, const FsckReport& r, bool no_data, std::
   }
   out << fmt::format("{}: generation {}, {} bytes (file end {})\n", file, s.generation,
                      s.file_bytes, s.file_end);
-  out << fmt::format("  {} groups, {} datasets, {} attributes in {} object blocks ({} bytes)\n",
-                     s.groups, s.datasets, s.attributes, s.object_blocks, s.object_bytes);
-  out << fmt::format("  {} chunks ({} bytes){}, {} index blocks ({} bytes)\n", s.chunks,
-                     s.chunk_bytes,
+  out << fmt::format("  {}, {}, {} in {} ({})\n", Counted(s.groups, "group"), Counted(s.datasets, "dataset"),
+                     Counted(s.attributes, "attribute"), Counted(s.object_blocks, "object block"),
+                     Counted(s.object_bytes, "byte"));
+  out << fmt::format("  {} ({}){}, {} ({})\n", Counted(s.chunks, "chunk"), Counted(s.chunk_bytes, "byte"),
                      no_data ? ", not read (--no-data)"
                              : fmt::format(", {} read and verified", s.chunks_verified),
-                     s.index_blocks, s.index_bytes);
-  out << fmt::format("  free: {} extents, {} bytes ({} held for readers); leaked: {} bytes\n",
-                     s.free_extents, s.free_bytes, s.held_bytes, s.leaked_bytes);
+                     Counted(s.index_blocks, "index block"), Counted(s.index_bytes, "byte"));
+  out << fmt::format("  free: {}, {} ({} held for readers); leaked: {}\n", Counted(s.free_extents, "extent"),
+                     Counted(s.free_bytes, "byte"), Counted(s.held_bytes, "byte"), Counted(s.leaked_bytes, "byte"));
   out << (r.damaged() ? "DAMAGED\n" : r.leaks() ? "leaked space (the data is intact)\n" : "clean\n");
 }
 

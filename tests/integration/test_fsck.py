@@ -128,3 +128,16 @@ def test_check_while_a_writer_holds_it_says_so(container):
     assert cp.returncode == 0, cp.stdout
     assert "warning: lock: a writer holds the container" in cp.stdout, cp.stdout
     assert fsck("-q", container).stdout == ""
+
+
+def test_summary_counts_say_one_thing_in_the_singular(tmp_path):
+    c = tmp_path / "one.slab"
+    slab("create", c)
+    slab("mkdset", c, "/d", "--dtype", "u1", "--shape", "4", "--chunks", "4")
+    slab("attr", c, "/d", "units", "m")
+    cp = fsck(c)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    out = cp.stdout
+    assert "  1 group, 1 dataset, 1 attribute in " in out, out
+    assert " 1 groups" not in out and " 1 datasets" not in out and " 1 attributes" not in out, out
+    assert "leaked: 0 bytes" in out, out
