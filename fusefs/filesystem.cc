@@ -31,16 +31,12 @@ namespace {
 
 // ------------------------------------------------------------ helpers
 
-timespec Now() {
-  timespec t{};
-  clock_gettime(CLOCK_REALTIME, &t);
-  return t;
-}
-
 timespec FileMTime(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) return st.st_mtim;
-  return Now();
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return now;
 }
 
 ObjectInfo InfoOf(const Dataset& ds) {
@@ -62,7 +58,7 @@ Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* 
   if (FileHandle* fh = AsFile(fi)) return InfoOf(fh->dataset);
   auto info = fs.container.Stat(ino);
   if (!info && info.error().code() == Code::kNotFound) {
-    if (auto ds = fs.OpenFileDataset(ino)) {
+    if (auto ds = fs.inodes.OpenFileDataset(ino)) {
       if (removed != nullptr) *removed = true;
       return InfoOf(*ds);
     }
@@ -196,8 +192,8 @@ void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     bool removed = false;
     auto info = StatOf(fs, ino, fi, &removed);
     if (!info) return Refuse("getattr", Describe(fs, ino), info.error());
-    struct stat st = MakeStat(*info, fs.stat_ctx, fs.MTime(ino));
-    if (info->kind == ObjectKind::kDataset) st.st_size = static_cast<off_t>(fs.ReportedSize(ino, info->size_bytes));
+    struct stat st = MakeStat(*info, fs.stat_ctx, fs.inodes.MTime(ino));
+    if (info->kind == ObjectKind::kDataset) st.st_size = static_cast<off_t>(fs.inodes.ReportedSize(ino, info->size_bytes));
     if (removed) st.st_nlink = 0;
     fuse_reply_attr(req, &st, fs.options.attr_timeout);
     return 0;
@@ -241,19 +237,19 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
                           "(0 resets it to the fill value)",
                           want, info->size_bytes)));
       }
-      fs.ForgetAppendEnd(ino);
+      fs.inodes.ForgetAppendEnd(ino);
       if (want != info->size_bytes) {
         // Committed at close like a write; a truncate(2) by path at once.
         if (fh != nullptr) fh->written.store(true, std::memory_order_relaxed);
         else CommitChange(fs, "truncate", Describe(fs, ino));
-        fs.Touch(ino);
+        fs.inodes.Touch(ino);
         info = InfoOf(*ds);
       }
     }
-    if (to_set & FUSE_SET_ATTR_MTIME_NOW) fs.Touch(ino);
-    else if (to_set & FUSE_SET_ATTR_MTIME) fs.SetMTime(ino, attr->st_mtim);
-    struct stat st = MakeStat(*info, fs.stat_ctx, fs.MTime(ino));
-    if (info->kind == ObjectKind::kDataset) st.st_size = static_cast<off_t>(fs.ReportedSize(ino, info->size_bytes));
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW) fs.inodes.Touch(ino);
+    else if (to_set & FUSE_SET_ATTR_MTIME) fs.inodes.SetMTime(ino, attr->st_mtim);
+    struct stat st = MakeStat(*info, fs.stat_ctx, fs.inodes.MTime(ino));
+    if (info->kind == ObjectKind::kDataset) st.st_size = static_cast<off_t>(fs.inodes.ReportedSize(ino, info->size_bytes));
     double timeout = fs.options.attr_timeout;
     if (cleared) {
       // The kernel keeps its cached pages unless the size changes, and
@@ -288,22 +284,22 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (fi->flags & O_TRUNC) {
       // A dataset whose length can change becomes empty (no rows); others
       // are reset to the fill value.
-      fs.ForgetAppendEnd(ino);
+      fs.inodes.ForgetAppendEnd(ino);
       Status s = fh->dataset.info().length_resizable ? fh->dataset.SetSizeBytes(0) : fh->dataset.Clear();
       if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
       fh->written.store(true, std::memory_order_relaxed);
-      fs.Touch(ino);
+      fs.inodes.Touch(ino);
     }
     // No direct_io, and the cache kept across opens: the page cache serves
     // repeated reads and mmap, and only this daemon changes the data.
     fi->keep_cache = 1;
     fi->direct_io = 0;
     fi->fh = reinterpret_cast<uint64_t>(fh.get());
-    fs.AddOpenFile(fh->dataset);
+    fs.inodes.AddOpenFile(fh->dataset);
     fs.layouts.Opened(ino);
     // -ENOENT: the open was interrupted and the kernel will not release it.
     if (fuse_reply_open(req, fi) == -ENOENT) {
-      fs.DropOpenFile(ino);
+      fs.inodes.DropOpenFile(ino);
       fs.layouts.Closed(ino);
       return 0;
     }
@@ -363,10 +359,10 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
       Log().info("write {} [{}, +{}): {} bytes fit before the end of the dataset ({} bytes); the rest is refused",
                  Describe(fs, ino), off, size, *n, ds.size_bytes());
     }
-    fs.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, ds.size_bytes());
+    fs.inodes.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, ds.size_bytes());
     fh->written.store(true, std::memory_order_relaxed);
     fh->DoneWith();
-    fs.Touch(ino);
+    fs.inodes.Touch(ino);
     fuse_reply_write(req, *n);
     return 0;
   });
@@ -418,7 +414,7 @@ int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, fuse_fi
 // fill from now on, so the kernel must forget the size it cached. Only the
 // attributes are dropped (offset -1), which is safe inside a flush.
 void EndAppend(Filesystem& fs, fuse_ino_t ino, const FileHandle* fh) {
-  if (fh == nullptr || !fs.EndAppend(ino, fh) || fs.session == nullptr) return;
+  if (fh == nullptr || !fs.inodes.EndAppend(ino, fh) || fs.session == nullptr) return;
   int err = fuse_lowlevel_notify_inval_inode(fs.session, ino, -1, 0);
   if (err != 0 && err != -ENOENT) Log().debug("attribute invalidation of inode {}: {}", ino, strerror(-err));
 }
@@ -447,7 +443,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       const ObjectId id = fh->dataset.id();
       (void)fh->uses.load(std::memory_order_acquire);  // after every read and write (FileHandle::uses)
       delete fh;
-      fs.DropOpenFile(id);
+      fs.inodes.DropOpenFile(id);
       fs.layouts.Closed(id);
     }
     Filesystem& fs;
@@ -604,8 +600,8 @@ fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info) {
   fuse_entry_param e{};
   e.ino = info.id;
   e.generation = 0;  // ids are never reused
-  e.attr = MakeStat(info, fs.stat_ctx, fs.MTime(info.id));
-  if (info.kind == ObjectKind::kDataset) e.attr.st_size = static_cast<off_t>(fs.ReportedSize(info.id, info.size_bytes));
+  e.attr = MakeStat(info, fs.stat_ctx, fs.inodes.MTime(info.id));
+  if (info.kind == ObjectKind::kDataset) e.attr.st_size = static_cast<off_t>(fs.inodes.ReportedSize(info.id, info.size_bytes));
   e.attr_timeout = fs.options.attr_timeout;
   e.entry_timeout = fs.options.entry_timeout;
   return e;
@@ -636,7 +632,7 @@ FollowHooks FollowHooksOf(Filesystem& fs) {
   h.forget_attributes = [&fs](uint64_t ino) {
     fs.invalidator.Post(ino, -1, 0, std::chrono::milliseconds(0));
   };
-  h.touch = [&fs](uint64_t ino) { fs.Touch(ino); };
+  h.touch = [&fs](uint64_t ino) { fs.inodes.Touch(ino); };
   return h;
 }
 
@@ -648,7 +644,7 @@ Filesystem::Filesystem(Container* c, const FsOptions& o)
     : container(*c),
       options(o),
       stat_ctx{.uid = o.uid, .gid = o.gid, .read_only = o.read_only},
-      mount_time(FileMTime(c->path())),
+      inodes(FileMTime(c->path())),
       committer(
           o.read_only ? std::chrono::milliseconds(0) : o.commit_interval,
           [c] { return c->dirty(); }, [c] { return c->Commit(); }),
@@ -659,19 +655,6 @@ Filesystem::Filesystem(Container* c, const FsOptions& o)
         return session != nullptr ? fuse_lowlevel_notify_inval_inode(session, ino, offset, length)
                                   : -ENOTCONN;
       }) {}
-
-timespec Filesystem::MTime(ObjectId id) {
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  return it != notes.end() && it->second.mtime.tv_sec != 0 ? it->second.mtime : mount_time;
-}
-
-void Filesystem::Touch(ObjectId id) { SetMTime(id, Now()); }
-
-void Filesystem::SetMTime(ObjectId id, timespec t) {
-  std::lock_guard lock(notes_mu);
-  notes[id].mtime = t;
-}
 
 void Filesystem::TuneReadaheadOnce() {
   if (options.readahead_bytes == 0 || options.mountpoint.empty()) return;
@@ -684,84 +667,6 @@ void Filesystem::TuneReadaheadOnce() {
       Log().info("readahead stays at the kernel's default: {}", why);
     }
   });
-}
-
-void Filesystem::AddOpenFile(const Dataset& ds) {
-  std::lock_guard lock(notes_mu);
-  InodeNote& note = notes[ds.id()];
-  if (note.open_handles++ == 0) note.open_dataset = ds;
-}
-
-void Filesystem::DropOpenFile(ObjectId id) {
-  // The last handle lets go of the dataset, so that a removed one's space
-  // can be reclaimed; that happens in the engine when `last` is destroyed,
-  // after notes_mu is released.
-  Dataset last;
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  if (it == notes.end() || it->second.open_handles == 0) return;
-  if (--it->second.open_handles == 0) {
-    last = std::move(it->second.open_dataset);
-    // A partial row stays padded with fill; the next open appends after it.
-    SetAppendEndLocked(it->second, 0, nullptr);
-  }
-}
-
-void Filesystem::SetAppendEndLocked(InodeNote& note, uint64_t end, const void* owner) {
-  if ((note.append_end != 0) != (end != 0)) partial_rows.fetch_add(end != 0 ? 1 : -1, std::memory_order_relaxed);
-  note.append_end = end;
-  note.append_owner = end != 0 ? owner : nullptr;
-}
-
-uint64_t Filesystem::ReportedSize(ObjectId id, uint64_t size_bytes) {
-  if (partial_rows.load(std::memory_order_relaxed) == 0) return size_bytes;
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  if (it == notes.end() || it->second.append_end == 0 || it->second.append_end >= size_bytes) return size_bytes;
-  return it->second.append_end;
-}
-
-void Filesystem::NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size,
-                              uint64_t new_size) {
-  // The common write, inside the dataset with no partial row anywhere,
-  // takes no lock.
-  if (end <= old_size && partial_rows.load(std::memory_order_relaxed) == 0) return;
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  if (it == notes.end()) return;
-  const uint64_t append_end = it->second.append_end;
-  const uint64_t reported = append_end != 0 && append_end < old_size ? append_end : old_size;
-  if (end <= reported) return;  // inside what was there
-  // A partial row, or a complete one.
-  SetAppendEndLocked(it->second, end < new_size ? end : 0, owner);
-}
-
-bool Filesystem::EndAppend(ObjectId id, const void* owner) {
-  if (partial_rows.load(std::memory_order_relaxed) == 0) return false;
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  if (it == notes.end() || it->second.append_end == 0 || it->second.append_owner != owner) return false;
-  SetAppendEndLocked(it->second, 0, nullptr);
-  return true;
-}
-
-void Filesystem::ForgetAppendEnd(ObjectId id) {
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  if (it != notes.end()) SetAppendEndLocked(it->second, 0, nullptr);
-}
-
-int Filesystem::OpenHandles(ObjectId id) {
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  return it == notes.end() ? 0 : it->second.open_handles;
-}
-
-std::optional<Dataset> Filesystem::OpenFileDataset(ObjectId id) {
-  std::lock_guard lock(notes_mu);
-  auto it = notes.find(id);
-  if (it == notes.end() || it->second.open_handles == 0) return std::nullopt;
-  return it->second.open_dataset;
 }
 
 const fuse_lowlevel_ops& Operations() {
