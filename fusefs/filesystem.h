@@ -10,6 +10,13 @@
 // Open files carry a FileHandle in fuse_file_info::fh (the Dataset handle,
 // so reads and writes skip the lookup by id); open directories carry a
 // DirHandle (a snapshot of the listing, so readdir offsets are stable).
+//
+// The handlers live by concept, and Operations() wires them up in one
+// place (filesystem.cc, with init, destroy, forget and statfs): file_ops.h
+// (open, read, write, flush, release, fsync), dir_ops.h (lookup and
+// listings), attr_ops.h (getattr, setattr), namespace_ops.h (changes of
+// names), xattr_ops.h, sparse_ops.h (fallocate, lseek) and, for the
+// inodes of views, views/view_ops.h.
 #ifndef SLABFS_FUSEFS_FILESYSTEM_H_
 #define SLABFS_FUSEFS_FILESYSTEM_H_
 
@@ -134,9 +141,9 @@ struct DirHandle : Handle {
   bool read_once = false;      // a readdir from offset 0 after this relists
 };
 
-// The reply to a lookup or a creation: the object's attributes, with this
-// mount's timeouts.
-fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info);
+// Commits the container now (on a read-only mount, nothing: OK). For
+// fsync, fsyncdir, a close after writes and the unmount.
+Status Commit(Filesystem& fs);
 
 // Commits a change that the operation has already made (a namespace change,
 // an attribute, a truncate by path), so that it is durable when the

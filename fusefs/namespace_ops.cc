@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "fusefs/attr_ops.h"
 #include "fusefs/layout_edit.h"
 #include "fusefs/layout_ops.h"
 #include "fusefs/log.h"
