@@ -10,6 +10,13 @@
 // Open files carry a FileHandle in fuse_file_info::fh (the Dataset handle,
 // so reads and writes skip the lookup by id); open directories carry a
 // DirHandle (a snapshot of the listing, so readdir offsets are stable).
+//
+// The handlers live by concept, and Operations() wires them up in one
+// place (filesystem.cc, with init, destroy, forget and statfs): file_ops.h
+// (open, read, write, flush, release, fsync), dir_ops.h (lookup and
+// listings), attr_ops.h (getattr, setattr), namespace_ops.h (changes of
+// names), xattr_ops.h, sparse_ops.h (fallocate, lseek) and, for the
+// inodes of views, views/view_ops.h.
 #ifndef SLABFS_FUSEFS_FILESYSTEM_H_
 #define SLABFS_FUSEFS_FILESYSTEM_H_
 
@@ -19,14 +26,13 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "fusefs/attr_types.h"
 #include "fusefs/committer.h"
 #include "fusefs/file_attr.h"
+#include "fusefs/inode_table.h"
 #include "fusefs/invalidator.h"
 #include "fusefs/layout_keeper.h"
 #include "fusefs/views/png_view.h"
@@ -54,62 +60,21 @@ struct FsOptions {
   bool bulk = false;
 };
 
-// Per-object facts that only this mount knows. Guarded by
-// Filesystem::notes_mu.
-struct InodeNote {
-  timespec mtime{};
-  // Open file handles, and while there are any, the dataset they use: the
-  // kernel asks for the attributes of a file removed while open (fstat) by
-  // inode alone.
-  int open_handles = 0;
-  Dataset open_dataset;
-  // The end of the bytes written past the old end through this mount, while
-  // it lies inside the last row (the dataset itself grew by a whole row):
-  // the size reported until the row is complete or the handle that wrote
-  // it is closed, so that an O_APPEND writer's next write continues where
-  // the last one ended instead of after the fill. 0: none.
-  uint64_t append_end = 0;
-  const void* append_owner = nullptr;  // the FileHandle that wrote it
-};
-
 // The state every handler reaches through fuse_req_userdata().
 struct Filesystem {
   Filesystem(Container* c, const FsOptions& o);
 
-  // The time reported for an object: its last change through this mount,
-  // else the container file's mtime when mounted.
-  timespec MTime(ObjectId id);
-  void Touch(ObjectId id);                  // changed now
-  void SetMTime(ObjectId id, timespec t);   // utimensat
   // Raises the mount's readahead window (see readahead.h), once. Called by
   // open: the INIT reply resets the window, and a file takes its window
   // when it is opened.
   void TuneReadaheadOnce();
-  // Bookkeeping of open files (see InodeNote::open_dataset).
-  void AddOpenFile(const Dataset& ds);
-  void DropOpenFile(ObjectId id);
-  // The dataset of an open file with this id, if any.
-  std::optional<Dataset> OpenFileDataset(ObjectId id);
-  // How many handles of this mount have the file open.
-  int OpenHandles(ObjectId id);
-  // The st_size to report for a dataset of size_bytes (see
-  // InodeNote::append_end).
-  uint64_t ReportedSize(ObjectId id, uint64_t size_bytes);
-  // After a write of [.., end) that found the dataset at old_size bytes and
-  // left it at new_size (reported sizes as ReportedSize gives them).
-  void NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size, uint64_t new_size);
-  void ForgetAppendEnd(ObjectId id);
-  // Sets a note's partial row (0: none), keeping partial_rows counted.
-  void SetAppendEndLocked(InodeNote& note, uint64_t end, const void* owner);
-  // Closing the owner's handle ends its partial row; true if it had one
-  // (the kernel's cached size is then stale).
-  bool EndAppend(ObjectId id, const void* owner);
 
   Container& container;  // open for the life of the session
   fuse_session* session = nullptr;  // set by the daemon, for notifications
   const FsOptions options;
   const StatContext stat_ctx;
-  const timespec mount_time;
+  // Modification times, open handles and partial rows (inode_table.h).
+  InodeTable inodes;
   Committer committer;  // started by init, stopped by destroy
   // -o ro,follow: the refresh thread (follower.h); started by init,
   // stopped by destroy.
@@ -130,14 +95,6 @@ struct Filesystem {
   // Reads of plain file runs are answered by splicing them (set by init,
   // before any read; splice_reply.h).
   bool splice_replies = false;
-
-  // Lock order: notes_mu is a leaf. Nothing else is locked and no engine
-  // call is made while it is held.
-  std::mutex notes_mu;
-  std::unordered_map<ObjectId, InodeNote> notes;
-  // Notes with a partial row (append_end != 0): while there are none, writes
-  // and stats skip notes_mu.
-  std::atomic<int> partial_rows{0};
 };
 
 enum class HandleKind : unsigned char { kFile, kDir, kView };
@@ -159,7 +116,7 @@ struct FileHandle : Handle {
   // Held by a flush or release while it takes `written` and commits, so
   // that a close of one descriptor of a shared handle (dup, fork) returns
   // only after a commit that another close of it started is done. Lock
-  // order: commit_mu, then the engine's locks and Filesystem::notes_mu.
+  // order: commit_mu, then the engine's locks and the inode table's.
   std::mutex commit_mu;
   // Opened for writing: lost writes are reported to this handle's flush
   // and fsync (flush requests carry no open flags).
@@ -177,16 +134,16 @@ struct FileHandle : Handle {
 struct DirHandle : Handle {
   DirHandle() : Handle(HandleKind::kDir) {}
   // Guards the fields below. Lock order: DirHandle::mu, then the engine's
-  // own locks (readdir lists and stats while holding it) and
-  // Filesystem::notes_mu; nothing takes mu while holding those.
+  // own locks (readdir lists and stats while holding it) and the inode
+  // table's; nothing takes mu while holding those.
   std::mutex mu;
   std::vector<Entry> entries;  // the listing, sorted by name
   bool read_once = false;      // a readdir from offset 0 after this relists
 };
 
-// The reply to a lookup or a creation: the object's attributes, with this
-// mount's timeouts.
-fuse_entry_param EntryFor(Filesystem& fs, const ObjectInfo& info);
+// Commits the container now (on a read-only mount, nothing: OK). For
+// fsync, fsyncdir, a close after writes and the unmount.
+Status Commit(Filesystem& fs);
 
 // Commits a change that the operation has already made (a namespace change,
 // an attribute, a truncate by path), so that it is durable when the

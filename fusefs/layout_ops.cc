@@ -122,7 +122,7 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
   fs.layouts.SetStaged(ino, edit);
   const bool empty =
       info.allocated_chunks == 0 && (info.size_bytes == 0 || fs.layouts.TypedWhileEmpty(ino));
-  if (!empty && fs.OpenHandles(ino) > 0) {
+  if (!empty && fs.inodes.OpenHandles(ino) > 0) {
     Log().debug("{} {}: staged until the last close", op, Describe(fs, ino));
     return 0;
   }
@@ -184,7 +184,7 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
 }
 
 int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
-  if (!fs.layouts.HasWork(ino) || fs.OpenHandles(ino) > 1) return 0;
+  if (!fs.layouts.HasWork(ino) || fs.inodes.OpenHandles(ino) > 1) return 0;
   Dataset ds = handle;
   const LayoutEdit staged = fs.layouts.Staged(ino);
   if (!staged.empty()) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "fusefs/attr_ops.h"
 #include "fusefs/layout_edit.h"
 #include "fusefs/layout_ops.h"
 #include "fusefs/log.h"
@@ -31,8 +32,8 @@ DatasetOptions NewFileOptions() {
 Result<Dataset> CreateNewFile(Filesystem& fs, fuse_ino_t parent, const char* name) {
   SLABFS_ASSIGN_OR_RETURN(Dataset ds, fs.container.CreateDataset(parent, name, NewFileOptions()));
   fs.layouts.NoteCreated(parent, name, ds.id());
-  fs.Touch(parent);
-  fs.Touch(ds.id());
+  fs.inodes.Touch(parent);
+  fs.inodes.Touch(ds.id());
   return ds;
 }
 
@@ -74,7 +75,7 @@ int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const ch
   if (kept) fs.layouts.Remember(parent, name, std::move(*kept));
   fs.layouts.Forget(*id);
   fs.attr_types.Forget(*id);
-  fs.Touch(parent);
+  fs.inodes.Touch(parent);
   CommitChange(fs, op, DescribeChild(fs, parent, name));
   fuse_reply_err(req, 0);
   return 0;
@@ -120,12 +121,12 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
     fi->keep_cache = 1;
     fi->direct_io = 0;
     fi->fh = reinterpret_cast<uint64_t>(fh.get());
-    fs.AddOpenFile(fh->dataset);
+    fs.inodes.AddOpenFile(fh->dataset);
     fuse_entry_param e = EntryFor(fs, InfoOfNew(*ds));
     // -ENOENT: interrupted; the kernel will not release the handle. The
     // file exists, and the periodic commit keeps it.
     if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-      fs.DropOpenFile(ds->id());
+      fs.inodes.DropOpenFile(ds->id());
       fs.layouts.Closed(ds->id());
       return 0;
     }
@@ -140,8 +141,8 @@ void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/)
     if (NameTooLong(name)) return RefuseErrno("mkdir", DescribeChild(fs, parent, name), ENAMETOOLONG, kTooLong);
     auto id = fs.container.CreateGroup(parent, name);
     if (!id) return Refuse("mkdir", DescribeChild(fs, parent, name), id.error());
-    fs.Touch(parent);
-    fs.Touch(*id);  // made now, not when the mount started
+    fs.inodes.Touch(parent);
+    fs.inodes.Touch(*id);  // made now, not when the mount started
     auto info = fs.container.Stat(*id);
     if (!info) return Refuse("mkdir", DescribeChild(fs, parent, name), info.error());
     CommitChange(fs, "mkdir", DescribeChild(fs, parent, name));
@@ -199,8 +200,8 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
     Status s = fs.container.Rename(parent, name, newparent, newname, (flags & RENAME_NOREPLACE) != 0);
     if (!s.ok()) return Refuse("rename", what(), s);
     if (left) fs.layouts.Remember(parent, name, std::move(*left));
-    fs.Touch(parent);
-    if (newparent != parent) fs.Touch(newparent);
+    fs.inodes.Touch(parent);
+    if (newparent != parent) fs.inodes.Touch(newparent);
     CommitChange(fs, "rename", what());
     fuse_reply_err(req, 0);
     return 0;

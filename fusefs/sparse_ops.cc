@@ -40,7 +40,7 @@ Result<Dataset> DatasetOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* 
   if (FileHandle* fh = AsFile(fi)) return fh->dataset;
   auto ds = fs.container.OpenDataset(ino);
   if (!ds && ds.error().code() == Code::kNotFound) {
-    if (auto open = fs.OpenFileDataset(ino)) return *open;
+    if (auto open = fs.inodes.OpenFileDataset(ino)) return *open;
   }
   return ds;
 }
@@ -122,7 +122,7 @@ void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info
     auto ds = DatasetOf(fs, ino, fi);
     if (!ds) return Refuse(op, where(), ds.error());
     const DatasetInfo info = ds->info();
-    const SeekView view{.size_bytes = fs.ReportedSize(ino, info.size_bytes),
+    const SeekView view{.size_bytes = fs.inodes.ReportedSize(ino, info.size_bytes),
                         .num_elements = info.num_elements,
                         .item_size = ItemSize(info.dtype),
                         .zero_fill = std::ranges::all_of(info.fill, [](char b) { return b == 0; })};
@@ -205,8 +205,8 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
       Status s = ds->SetSizeBytes(rows * row_bytes);
       if (!s.ok()) return Refuse(op, where(), s);
       if (FileHandle* fh = AsFile(fi)) fh->written.store(true, std::memory_order_relaxed);
-      fs.ForgetAppendEnd(ino);
-      fs.Touch(ino);
+      fs.inodes.ForgetAppendEnd(ino);
+      fs.inodes.Touch(ino);
       fuse_reply_err(req, 0);
       return 0;
     }
@@ -224,7 +224,7 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
                                              : WriteFill(*ds, info.fill, run);
     // Even a failure may have changed part of the range.
     if (FileHandle* fh = AsFile(fi)) fh->written.store(true, std::memory_order_relaxed);
-    fs.Touch(ino);
+    fs.inodes.Touch(ino);
     const uint64_t changed_end = std::min(end, info.size_bytes);
     DropCachedRange(fs, ino, off, changed_end);
     if (!s.ok()) return Refuse(op, where(), s);

@@ -57,7 +57,7 @@ struct Resolved {
 // A picture's bytes and size come from encoding it (png_view.h).
 Status AttachIfPicture(Filesystem& fs, const Dataset& ds, ViewLayout& layout) {
   if (layout.kind != ViewKind::kPng) return Status::OK();
-  return AttachPicture(fs.pictures, fs.container, ds, fs.MTime(ds.id()), layout);
+  return AttachPicture(fs.pictures, fs.container, ds, fs.inodes.MTime(ds.id()), layout);
 }
 
 // The view behind `ino`, resolved against its dataset now.
@@ -81,7 +81,7 @@ struct stat StatOf(Filesystem& fs, fuse_ino_t ino, const ViewRef& ref, const Vie
   st.st_size = static_cast<off_t>(v.size_bytes);
   st.st_blksize = 1 << 20;
   st.st_blocks = static_cast<blkcnt_t>((v.size_bytes + 511) / 512);
-  const timespec t = fs.MTime(ref.dataset);
+  const timespec t = fs.inodes.MTime(ref.dataset);
   st.st_mtim = st.st_ctim = st.st_atim = t;
   return st;
 }
@@ -210,7 +210,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
       return Refuse("write", fmt::format("{} [{}, +{})", ref ? DescribeView(fs, *ref) : "a view", off, size), s);
     }
     h->written.store(true, std::memory_order_relaxed);
-    fs.Touch(h->dataset.id());
+    fs.inodes.Touch(h->dataset.id());
     // The dataset's own file may have these bytes cached: drop its pages
     // (the wait is bounded; see invalidator.h).
     fs.invalidator.Invalidate(h->dataset.id(), 0, 0, std::chrono::milliseconds(100));
