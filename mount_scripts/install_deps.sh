@@ -24,6 +24,7 @@ PACKAGES=(
   lintian  # checks the .deb that cpack builds (tests/integration/test_package_deb.py)
   python3-pip python3-setuptools python3-wheel  # pip install ./python (tests/integration/test_pip_install.py)
   pybind11-dev python3-pybind11 python3-dev python3-xarray python3-distributed  # the Python binding, Dask, xarray
+  pyflakes3 python3-mypy  # the pylint stage of tests/run.sh: lint and type checks of python/slabfs
 )
 
 missing=()

@@ -1,9 +1,13 @@
 """The arguments of Group.create_dataset, checked and turned into the
 engine's dataset options (dtype, shape, max shape, chunks, fill, filter
 pipeline, sparse, index kind)."""
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
 __all__ = ["DTYPES", "SCALAR_ATTR", "normalize_dtype", "dataset_options", "parse_filters"]
 
@@ -20,12 +24,12 @@ SCALAR_ATTR = "_SLAB_SCALAR"
 DEFAULT_GZIP_LEVEL = 4
 
 
-def numpy_dtype(name):
+def numpy_dtype(name: str) -> np.dtype[Any]:
     """The numpy dtype of an engine dtype name ("f4" -> dtype('<f4'))."""
     return _NUMPY[name]
 
 
-def normalize_dtype(dtype):
+def normalize_dtype(dtype: DTypeLike) -> str:
     """The engine name of a numpy dtype ("f4"), for any byte order. Other
     types (bool, float16, complex, strings, objects) are TypeError."""
     dt = np.dtype(dtype)
@@ -36,7 +40,7 @@ def normalize_dtype(dtype):
     return name
 
 
-def _dims(value, what):
+def _dims(value: Any, what: str) -> tuple[int, ...]:
     if isinstance(value, numbers.Integral):
         value = (value,)
     try:
@@ -53,7 +57,7 @@ def _dims(value, what):
     return tuple(out)
 
 
-def filters_string(compression, compression_opts, shuffle, fletcher32):
+def filters_string(compression: Any, compression_opts: Any, shuffle: bool, fletcher32: bool) -> str:
     """The engine's filter pipeline for h5py's compression arguments."""
     if isinstance(compression, numbers.Integral) and not isinstance(compression, bool):
         # h5py's shorthand: compression=N is gzip level N; a second level
@@ -69,7 +73,7 @@ def filters_string(compression, compression_opts, shuffle, fletcher32):
             raise ValueError("compression_opts needs compression='gzip'")
     elif compression in ("gzip", "deflate", "zlib"):
         level = DEFAULT_GZIP_LEVEL if compression_opts is None else compression_opts
-        if not isinstance(level, numbers.Integral) or not 1 <= level <= 9:
+        if not isinstance(level, numbers.Integral) or not 1 <= int(level) <= 9:
             raise ValueError(f"gzip level must be an integer from 1 to 9, not {level!r}")
         parts.append(f"deflate={int(level)}")
     else:
@@ -80,7 +84,7 @@ def filters_string(compression, compression_opts, shuffle, fletcher32):
     return ",".join(parts)
 
 
-def parse_filters(filters):
+def parse_filters(filters: str | None) -> tuple[str | None, int | None, bool, bool]:
     """(compression, compression_opts, shuffle, fletcher32) of a pipeline
     such as "shuffle,deflate=6,checksum"."""
     compression = opts = None
@@ -96,9 +100,11 @@ def parse_filters(filters):
     return compression, opts, shuffle, fletcher32
 
 
-def dataset_options(shape=None, dtype=None, data=None, chunks=None, maxshape=None,
-                    compression=None, compression_opts=None, shuffle=False, fletcher32=False,
-                    fillvalue=None, sparse=False, index="auto", scaleoffset=None):
+def dataset_options(shape: Any = None, dtype: DTypeLike = None, data: Any = None, chunks: Any = None,
+                    maxshape: Any = None, compression: Any = None, compression_opts: Any = None,
+                    shuffle: bool = False, fletcher32: bool = False, fillvalue: Any = None, sparse: bool = False,
+                    index: str | None = "auto",
+                    scaleoffset: Any = None) -> tuple[dict[str, Any], NDArray[Any] | None, bool]:
     """Checks create_dataset's arguments. Returns (options, data, scalar):
     options are the keyword arguments of the engine's create_dataset, data a
     numpy array of the dataset's shape and dtype (or None), and scalar
@@ -152,11 +158,10 @@ def dataset_options(shape=None, dtype=None, data=None, chunks=None, maxshape=Non
     # A dimension fixed at length 0 can grow in slabfs (the engine needs a
     # positive maximum), as `slab import` makes such an HDF5 dimension.
     maxshape = tuple(None if m == 0 else m for m in maxshape)
-    if chunks is None or chunks is True:
-        chunk_dims = ()
-    elif chunks is False:
+    chunk_dims: tuple[int, ...] = ()  # chunks None or True: the engine chooses
+    if chunks is False:
         raise ValueError("slabfs datasets are always chunked: give chunks=None (automatic) or a tuple")
-    else:
+    if chunks is not None and chunks is not True:
         chunk_dims = _dims(chunks, "chunks")
         if len(chunk_dims) != len(shape):
             raise ValueError(f"chunks {chunk_dims} and shape {shape} differ in rank")

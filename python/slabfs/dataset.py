@@ -1,16 +1,24 @@
 """slabfs.Dataset: an n-dimensional chunked array in a container, read and
 written with numpy indexing."""
+from __future__ import annotations
+
 import itertools
-import os
 import uuid
 import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
-from .attrs import AttributeManager
+from . import _slabfs
+from .base import Node
 from .creation import SCALAR_ATTR, numpy_dtype, parse_filters
 from .errors import ArrayError, BroadcastError, MaxShapeError, RankError
-from .selection import select
+from .selection import Selection, select
+
+if TYPE_CHECKING:
+    from .files import File  # for annotations only: a layer above this one
 
 __all__ = ["Dataset"]
 
@@ -19,7 +27,7 @@ __all__ = ["Dataset"]
 _WRITE_BLOCK_BYTES = 64 << 20
 
 
-class Dataset:
+class Dataset(Node):
     """A dataset of a slabfs container, like an h5py Dataset.
 
     Read and write with numpy basic indexing -- ``ds[10:20, ::2]``,
@@ -49,150 +57,126 @@ class Dataset:
     its last commit -- what Dask's process schedulers need.
     """
 
-    def __init__(self, file, handle):
-        self._file = file
+    def __init__(self, file: File, handle: _slabfs.DatasetHandle) -> None:
+        super().__init__(file, handle.id)
         self._h = handle
-        self._id = handle.id
-        self._scalar_known = None
+        self._scalar_known: bool | None = None
 
     @property
-    def _scalar(self):
+    def _scalar(self) -> bool:
         """Whether this is a scalar: a fixed shape (1) with SCALAR_ATTR."""
         if self._scalar_known is None:
             i = self._info()
             self._scalar_known = (tuple(i["shape"]) == (1,) and tuple(i["maxshape"]) == (1,)
-                                  and SCALAR_ATTR in self._file._c.attr_names(self._id))
+                                  and SCALAR_ATTR in self._c.attr_names(self._id))
         return self._scalar_known
 
     # ------------------------------------------------------------ description
-    def _info(self):
+    def _info(self) -> _slabfs.DatasetInfo:
         return self._h.info()
 
     @property
-    def id(self):
-        """The object id: stable across renames, never reused."""
-        return self._id
-
-    @property
-    def file(self):
-        return self._file
-
-    @property
-    def name(self):
-        """The path of the dataset in its container ("/a/b")."""
-        return self._file._c.path_of(self._id)
-
-    @property
-    def parent(self):
-        from .group import Group
-        return Group(self._file, self._file._c.resolve(os.path.dirname(self.name) or "/"))
-
-    @property
-    def attrs(self):
-        return AttributeManager(self)
-
-    @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return () if self._scalar else self._info()["shape"]
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
         return numpy_dtype(self._info()["dtype"])
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
     @property
-    def size(self):
+    def size(self) -> int:
         n = 1
         for d in self.shape:
             n *= d
         return n
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
     @property
-    def chunks(self):
+    def chunks(self) -> tuple[int, ...] | None:
         """The chunk shape; None for a scalar (one element, as h5py's contiguous one)."""
         return None if self._scalar else self._info()["chunks"]
 
     @property
-    def maxshape(self):
+    def maxshape(self) -> tuple[int | None, ...]:
         """The maximum shape; None for an unlimited dimension."""
         return () if self._scalar else self._info()["maxshape"]
 
     @property
-    def fillvalue(self):
+    def fillvalue(self) -> np.generic:
         i = self._info()
         return np.frombuffer(i["fill"], dtype=numpy_dtype(i["dtype"]))[0]
 
     @property
-    def filters(self):
+    def filters(self) -> str:
         """The filter pipeline as slabfs spells it ("shuffle,deflate=6,checksum"), "" for none."""
         return self._info()["filters"]
 
     @property
-    def compression(self):
+    def compression(self) -> str | None:
         return parse_filters(self.filters)[0]
 
     @property
-    def compression_opts(self):
+    def compression_opts(self) -> int | None:
         return parse_filters(self.filters)[1]
 
     @property
-    def shuffle(self):
+    def shuffle(self) -> bool:
         return parse_filters(self.filters)[2]
 
     @property
-    def fletcher32(self):
+    def fletcher32(self) -> bool:
         """Whether chunks carry a checksum (slabfs's is CRC-32C, verified on every read)."""
         return parse_filters(self.filters)[3]
 
     @property
-    def scaleoffset(self):
+    def scaleoffset(self) -> None:
         return None
 
     @property
-    def sparse(self):
+    def sparse(self) -> bool:
         return self._info()["sparse"]
 
     @property
-    def index_kind(self):
+    def index_kind(self) -> str:
         """The chunk index: "single", "compact", "fixed", "extensible" or "btree"."""
         return self._info()["index"]
 
     @property
-    def stored_bytes(self):
+    def stored_bytes(self) -> int:
         """Bytes of chunk data stored in the container (h5py: id.get_storage_size())."""
         return self._info()["stored_bytes"]
 
-    def info(self):
+    def info(self) -> _slabfs.DatasetInfo:
         """Everything the engine says about the dataset, as a dict;
         ``defined_elements`` counts the defined elements of a sparse
         dataset and the elements of a dense one's stored chunks, as
         ``slab info`` does (count_defined)."""
-        i = dict(self._info())
+        i = self._info().copy()
         if not i["sparse"]:
             i["defined_elements"] = self._h.count_defined()
         return i
 
     # ------------------------------------------------------------ reading
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         i = self._info()
         if self._scalar:
             return self._read_scalar(key, numpy_dtype(i["dtype"]))
         return self._read(select(i["shape"], key), numpy_dtype(i["dtype"]))
 
-    def _read_scalar(self, key, dt):
+    def _read_scalar(self, key: Any, dt: np.dtype[Any]) -> Any:
         whole = _scalar_key(key)
         buf = np.empty(1, dt)
         self._h.read([0], [1], [1], buf)
         return buf[0] if whole == "value" else buf.reshape(())
 
-    def _read(self, sel, dt):
+    def _read(self, sel: Selection, dt: np.dtype[Any]) -> Any:
         buf = np.empty(sel.mshape, dt)
         if buf.size:
             if sel.fancy_axis is None:
@@ -208,35 +192,35 @@ class Dataset:
         out = sel.to_numpy_order(buf.reshape(sel.natural_shape()))
         return out[()] if out.ndim == 0 else out
 
-    def astype(self, dtype):
+    def astype(self, dtype: DTypeLike) -> AstypeWrapper:
         """A view that reads this dataset converted to `dtype`, as h5py's
         ``ds.astype('f8')[0:10]``: slicing it reads and converts; a type
         numpy cannot convert the elements to is TypeError."""
         return AstypeWrapper(self, dtype)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> NDArray[Any]:
         arr = self[()]
         arr = np.asarray(arr)
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
-    def __len__(self):
+    def __len__(self) -> int:
         shape = self.shape
         if not shape:
             raise TypeError("a scalar dataset has no len()")
         return shape[0]
 
-    def len(self):
+    def len(self) -> int:
         """len(ds), as h5py's Dataset.len()."""
         return len(self)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         shape = self.shape
         if not shape:
             raise TypeError("a scalar dataset cannot be iterated over")
         for i in range(shape[0]):
             yield self[i]
 
-    def iter_chunks(self, sel=None):
+    def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
         """The parts of ``sel`` (a box: slices with step 1; default all)
         that each chunk holds, as tuples of slices in C order of the
         chunks, as h5py's iter_chunks."""
@@ -248,9 +232,10 @@ class Dataset:
             raise ValueError("iter_chunks takes a box: slices with step 1")
         if not s.nselect:
             return
-        ranges = []
+        ranges: list[list[slice]] = []
         for a, c, ch in zip(s.start, s.count, chunks):
-            parts, pos, end = [], a, a + c
+            parts: list[slice] = []
+            pos, end = a, a + c
             while pos < end:
                 nxt = min(end, (pos // ch + 1) * ch)
                 parts.append(slice(pos, nxt, 1))
@@ -258,7 +243,7 @@ class Dataset:
             ranges.append(parts)
         yield from itertools.product(*ranges)
 
-    def read_direct(self, dest, source_sel=None, dest_sel=None):
+    def read_direct(self, dest: NDArray[Any], source_sel: Any = None, dest_sel: Any = None) -> None:
         """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's
         signature; a selection is a numpy index such as ``np.s_[0:10, ::2]``).
         ``dest`` is a C-contiguous numpy array, written in place: when it has
@@ -279,7 +264,7 @@ class Dataset:
             _assign(dest, () if dest_sel is None else dest_sel, self._read(src, numpy_dtype(i["dtype"])))
 
     # ------------------------------------------------------------ writing
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: Any) -> None:
         i = self._info()
         dt = numpy_dtype(i["dtype"])
         if self._scalar:
@@ -288,7 +273,6 @@ class Dataset:
             if val.size != 1:
                 raise BroadcastError(f"cannot write a value of shape {val.shape} to a scalar dataset")
             self._h.write([0], [1], [1], np.ascontiguousarray(val.reshape(1)))
-            self._file._changed()
             return
         sel = select(i["shape"], key)
         val = np.asarray(value, dtype=dt)
@@ -312,9 +296,8 @@ class Dataset:
             vbuf = np.ascontiguousarray(np.take(v, rev.size - 1 - first, axis=ax))
             for fs, fst, fc, ms, mc in _fancy_runs(sel):
                 self._h.write(fs, fst, fc, vbuf, ms, [1] * len(ms), mc)
-        self._file._changed()
 
-    def _write_blocks(self, sel, v):
+    def _write_blocks(self, sel: Selection, v: NDArray[Any]) -> None:
         if v.size == 0:
             return
         if v.flags.c_contiguous:
@@ -330,7 +313,7 @@ class Dataset:
             count[0] = b - a
             self._h.write(start, sel.stride, count, np.ascontiguousarray(v[a:b]))
 
-    def write_direct(self, source, source_sel=None, dest_sel=None):
+    def write_direct(self, source: Any, source_sel: Any = None, dest_sel: Any = None) -> None:
         """Writes ``source[source_sel]`` to ``self[dest_sel]`` (h5py's
         signature). A C-contiguous source of the dataset's dtype, with both
         selections of the dataset's rank and the same extents, is written by
@@ -346,11 +329,10 @@ class Dataset:
         if source.dtype == dt and source.flags.c_contiguous and _direct(dst, src):
             if dst.nselect:
                 self._h.write(dst.start, dst.stride, dst.count, source, src.start, src.stride, src.count)
-            self._file._changed()
         else:
             self[() if dest_sel is None else dest_sel] = source[() if source_sel is None else source_sel]
 
-    def resize(self, size, axis=None):
+    def resize(self, size: int | Sequence[int], axis: int | None = None) -> None:
         """Changes the shape within maxshape: ``resize((n, m))``, or
         ``resize(n, axis=0)`` for one axis. New elements read as the fill
         value; elements cut off are forgotten (they read as fill if the
@@ -358,9 +340,9 @@ class Dataset:
         scalar dataset."""
         if self._scalar:
             raise TypeError("a scalar dataset cannot be resized")
-        shape = list(self.shape)
+        shape: list[Any] = list(self.shape)
         if axis is None:
-            new = [size] if isinstance(size, (int, np.integer)) else list(size)
+            new: list[Any] = [size] if isinstance(size, (int, np.integer)) else list(size)
             if len(new) != len(shape):
                 raise RankError(f"new shape {tuple(new)} has rank {len(new)}, the dataset {len(shape)}")
         else:
@@ -378,15 +360,13 @@ class Dataset:
             if past:
                 raise MaxShapeError(str(e)) from None
             raise
-        self._file._changed()
 
-    def clear(self):
+    def clear(self) -> None:
         """Resets every element to the fill value and frees all chunks."""
         self._h.clear()
-        self._file._changed()
 
     # ------------------------------------------------------------ defined elements
-    def erase(self, sel=()):
+    def erase(self, sel: Any = ()) -> None:
         """Makes the selected elements undefined: they read as the fill value
         and (in a sparse dataset) take no space; whole chunks inside the
         selection are freed. A dense dataset stores the fill value in partly
@@ -396,9 +376,8 @@ class Dataset:
             raise TypeError("erase takes a hyperslab, not an index array")
         if s.nselect:
             self._h.erase(s.start, s.stride, s.count)
-        self._file._changed()
 
-    def defined(self, sel=()):
+    def defined(self, sel: Any = ()) -> list[tuple[slice, ...]]:
         """The defined elements inside a box ``sel`` (steps of 1), as a list
         of disjoint boxes in C order, each a tuple of slices (so
         ``ds[box]`` reads it): for a sparse dataset the elements written and
@@ -411,7 +390,7 @@ class Dataset:
         return [tuple(slice(a, a + c) for a, c in zip(start, count))
                 for start, count in self._h.defined(s.start, s.count)]
 
-    def defined_mask(self, sel=()):
+    def defined_mask(self, sel: Any = ()) -> Any:
         """A boolean array shaped like ``ds[sel]``: True where the element is
         defined (see defined()). Any basic index works; the work follows the
         stored chunks inside the selection's bounding box."""
@@ -429,53 +408,40 @@ class Dataset:
         out = mask.reshape(s.out_shape)
         return out[()] if out.ndim == 0 else out
 
-    def count_defined(self):
+    def count_defined(self) -> int:
         """How many elements are defined (see defined())."""
         return self._h.count_defined()
 
     # ------------------------------------------------------------ following a writer
-    def refresh(self):
+    def refresh(self) -> _slabfs.RefreshInfo:
         """Moves the whole file to its newest commit (File.refresh); this
         handle then sees the new shape and contents."""
         return self._file.refresh()
 
-    def flush(self):
+    def flush(self) -> None:
         """Commits the file (File.flush)."""
         self._file.flush()
 
     # ------------------------------------------------------------ Python protocols
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str, str], Node], tuple[str, str]]:
         f = self._file
-        if not f._c.read_only and f._c.dirty:
+        if not self._c.read_only and self._c.dirty:
             warnings.warn(f"slabfs: pickling {self.name} of {f.filename} with uncommitted changes: "
                           "another process that unpickles it reads the last commit (call flush() first)",
                           RuntimeWarning, stacklevel=2)
-        from .reopen import reopen_dataset
-        return reopen_dataset, (f._realpath, self.name)
+        # The File knows how to come back in another process (slabfs.reopen).
+        return f._reduce_dataset(self.name)
 
-    def __dask_tokenize__(self):
+    def __dask_tokenize__(self) -> object:
         f = self._file
-        if not f._c.read_only:
+        if not self._c.read_only:
             # Its contents change under the same name: never reuse a result.
             return uuid.uuid4().hex
         i = self._info()
-        return ("slabfs.Dataset", f._realpath, self._id, f._c.space()["generation"], i["shape"], i["dtype"])
+        return ("slabfs.Dataset", f._realpath, self._id, self._c.space()["generation"], i["shape"], i["dtype"])
 
-    def __eq__(self, other):
-        # Against anything else, let the other side decide (as h5py): a
-        # numpy scalar compares element by element through __array__.
-        if not isinstance(other, Dataset):
-            return NotImplemented
-        return other._file._c is self._file._c and other._id == self._id
-
-    def __hash__(self):
-        return hash((id(self._file._c), self._id))
-
-    def __bool__(self):
-        return not self._file._c.closed
-
-    def __repr__(self):
-        if self._file._c.closed:
+    def __repr__(self) -> str:
+        if self._c.closed:
             return "<Closed slabfs dataset>"
         i = self._info()
         return f'<slabfs Dataset "{self.name}": shape {self.shape}, type "<{i["dtype"]}">'
@@ -484,7 +450,7 @@ class Dataset:
 class AstypeWrapper:
     """Dataset.astype(dtype): reads convert to dtype (h5py's AstypeWrapper)."""
 
-    def __init__(self, dataset, dtype):
+    def __init__(self, dataset: Dataset, dtype: DTypeLike) -> None:
         self._dataset = dataset
         self._dtype = np.dtype(dtype)
         if self._dtype.kind not in "biuf":
@@ -492,22 +458,22 @@ class AstypeWrapper:
                             "between numeric types only")
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
         return self._dtype
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         # A numpy scalar stays one (ds.astype("f4")[()] of a scalar dataset).
         return _convert(self._dataset[key], self._dtype)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._dataset)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> NDArray[Any]:
         arr = self[()]
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
-def _convert(values, dt):
+def _convert(values: Any, dt: np.dtype[Any]) -> Any:
     """`values` (an array or numpy scalar) as dtype `dt`, as HDF5 converts:
     integers out of the target's range saturate at its ends instead of
     wrapping (h5py's astype('u1') of 300 is 255)."""
@@ -525,7 +491,7 @@ def _convert(values, dt):
     return out if isinstance(was, np.generic) else np.asarray(out)
 
 
-def _scalar_key(key):
+def _scalar_key(key: Any) -> str:
     """What a key of a scalar dataset reads: "value" for () (a numpy
     scalar), "array" for ... (a 0-d array); anything else is ValueError, as
     in h5py."""
@@ -536,7 +502,7 @@ def _scalar_key(key):
     raise ValueError(f"a scalar dataset is read and written with [()] or [...], not [{key!r}]")
 
 
-def _broadcast(val, shape):
+def _broadcast(val: NDArray[Any], shape: Sequence[int]) -> NDArray[Any]:
     try:
         return np.broadcast_to(val, shape)
     except ValueError:
@@ -544,11 +510,12 @@ def _broadcast(val, shape):
                              f"{tuple(shape)}") from None
 
 
-def _fancy_runs(sel):
+def _fancy_runs(sel: Selection) -> Iterator[tuple[list[int], list[int], list[int], list[int], list[int]]]:
     """(file start, stride, count, memory start, memory count) of each
     hyperslab that transfers an index-array selection, the memory side being
     the (unique indices)-shaped buffer."""
     ax = sel.fancy_axis
+    assert ax is not None  # the callers' case: an index array
     for pos, start, stride, count in sel.runs():
         fs, fst, fc = list(sel.start), list(sel.stride), list(sel.count)
         fs[ax], fst[ax], fc[ax] = start, stride, count
@@ -557,14 +524,14 @@ def _fancy_runs(sel):
         yield fs, fst, fc, ms, mc
 
 
-def _direct(file_sel, mem_sel):
+def _direct(file_sel: Selection, mem_sel: Selection) -> bool:
     """Whether two selections can be one engine transfer with a memory space."""
     return (file_sel.fancy_axis is None and mem_sel.fancy_axis is None
             and not file_sel.flip and not mem_sel.flip
             and len(file_sel.count) == len(mem_sel.count) and file_sel.count == mem_sel.count)
 
 
-def _check_direct(arr, dt, writeable):
+def _check_direct(arr: object, dt: np.dtype[Any] | None, writeable: bool) -> None:
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"read_direct needs a numpy array, not {type(arr).__name__}")
     if dt is not None and arr.dtype != dt:
@@ -575,7 +542,7 @@ def _check_direct(arr, dt, writeable):
         raise ValueError("the destination array is read-only")
 
 
-def _assign(dest, key, values):
+def _assign(dest: NDArray[Any], key: Any, values: Any) -> None:
     """dest[key] = values, a BroadcastError when the shapes do not fit."""
     try:
         dest[key] = values

@@ -35,5 +35,5 @@ class CopySourceError(KeyError, RuntimeError):
     """Group.copy of a name that does not exist: KeyError as slabfs says for
     any missing name, RuntimeError as h5py says."""
 
-    def __str__(self):
+    def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""

@@ -1,10 +1,17 @@
 """slabfs.File: a container file opened like an h5py File."""
+from __future__ import annotations
+
 import errno
 import os
 import secrets
+from collections.abc import Callable
+from typing import Any, Literal
 
 from . import _slabfs
-from .group import ROOT_ID, Group
+from .base import ROOT_ID
+from .dataset import Dataset
+from .group import Group
+from .reopen import register_writer, shared_reader
 
 __all__ = ["File"]
 
@@ -44,9 +51,11 @@ class File(Group):
     OSError(EIO) for a damaged or foreign file.
     """
 
-    def __init__(self, name, mode="r", driver=None, libver=None, userblock_size=None, swmr=False,
-                 rdcc_nslots=None, rdcc_nbytes=None, rdcc_w0=None, track_order=None, locking=None, *,
-                 cache_bytes=64 << 20, cache_max_bytes=0, holder="python"):
+    def __init__(self, name: str | bytes | os.PathLike[str] | os.PathLike[bytes], mode: str = "r",
+                 driver: str | None = None, libver: Any = None, userblock_size: int | None = None,
+                 swmr: bool = False, rdcc_nslots: int | None = None, rdcc_nbytes: int | None = None,
+                 rdcc_w0: float | None = None, track_order: bool | None = None, locking: Any = None, *,
+                 cache_bytes: int = 64 << 20, cache_max_bytes: int = 0, holder: str = "python") -> None:
         # h5py's tuning of HDF5 (format versions, its per-dataset chunk
         # caches, creation order, file locking) has nothing to set here.
         del swmr, libver, rdcc_nslots, rdcc_nbytes, rdcc_w0, track_order, locking
@@ -60,7 +69,7 @@ class File(Group):
         if os.path.isdir(path):
             raise IsADirectoryError(errno.EISDIR, "a container is a file, not a directory", path)
 
-        def open_(read_only, create):
+        def open_(read_only: bool, create: bool) -> _slabfs.Container:
             return _slabfs.Container.open(path, read_only, create, int(cache_bytes), int(cache_max_bytes),
                                           holder)
 
@@ -83,34 +92,25 @@ class File(Group):
         self._container = c
         self._filename = path
         self._realpath = os.path.realpath(path)
-        self._mutations = 0
         super().__init__(self, ROOT_ID)
         if not c.read_only:
-            from .reopen import register_writer
-            register_writer(self)
+            register_writer(self._realpath, self)
 
     @property
-    def _c(self):
-        return self._container
-
-    @property
-    def filename(self):
+    def filename(self) -> str:
         """The path the file was opened with."""
         return self._filename
 
     @property
-    def mode(self):
+    def mode(self) -> Literal["r", "r+"]:
         """'r' for a read-only file, 'r+' for a writable one (as h5py)."""
         return "r" if self._container.read_only else "r+"
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._container.closed
 
-    def _changed(self):
-        self._mutations += 1
-
-    def flush(self):
+    def flush(self) -> None:
         """Commits: every change so far becomes durable and visible to
         readers that open or refresh afterwards, atomically. A no-op when
         nothing changed or the file is read-only."""
@@ -119,7 +119,7 @@ class File(Group):
 
     commit = flush
 
-    def refresh(self):
+    def refresh(self) -> _slabfs.RefreshInfo:
         """Moves a read-only file to the newest commit: existing Dataset
         objects see new shapes and contents, names and attributes are those
         of the new commit. Returns a dict (generation, changed,
@@ -127,38 +127,53 @@ class File(Group):
         own newest state."""
         return self._container.refresh()
 
-    def close(self):
+    def close(self) -> None:
         """Commits (when writable) and closes. Every Group and Dataset of the
         file is unusable afterwards (ValueError). Closing twice is fine."""
         self._container.close(True)
 
-    def discard(self):
+    def discard(self) -> None:
         """Closes without committing: changes since the last commit are
         dropped, and the file stays as that commit left it."""
         self._container.close(False)
 
-    def cache_stats(self):
+    def cache_stats(self) -> _slabfs.CacheStats:
         """The chunk cache's counters (hits, misses, bytes read and written, ...)."""
         return self._container.cache_stats()
 
-    def space(self):
+    def space(self) -> _slabfs.SpaceInfo:
         """File size, free space inside it, objects and commits so far."""
         return self._container.space()
 
-    def __enter__(self):
+    def __enter__(self) -> File:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def __repr__(self):
+    def _reduce_dataset(self, name: str) -> tuple[Callable[[str, str], Group | Dataset], tuple[str, str]]:
+        """How dataset `name` of this file pickles: by (container path,
+        dataset path), reopened by _reopen_dataset."""
+        return _reopen_dataset, (self._realpath, name)
+
+    def __repr__(self) -> str:
         if self._container.closed:
             return "<Closed slabfs file>"
         return f'<slabfs File "{os.path.basename(self._filename)}" (mode {self.mode})>'
 
 
-def _replace(path, open_):
+def _reopen_dataset(path: str, name: str) -> Group | Dataset:
+    """Unpickles a Dataset: dataset `name` of the container at `path`, from
+    this process's File for that container (slabfs.reopen.shared_reader)."""
+    return shared_reader(path, _open_read_only)[name]
+
+
+def _open_read_only(path: str) -> File:
+    return File(path, "r")
+
+
+def _replace(path: str, open_: Callable[[bool, bool], _slabfs.Container]) -> _slabfs.Container:
     """mode 'w': a new empty container at `path`. An existing container is
     replaced only if no one writes to it (its lock is taken first, so a
     mounted container is OSError(EBUSY), not pulled from under the mount);

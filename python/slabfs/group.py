@@ -1,21 +1,27 @@
 """slabfs.Group: a group of a container as a mapping of names to groups
 and datasets, like an h5py Group."""
-from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
+from __future__ import annotations
+
 import posixpath
+from collections.abc import Callable, ItemsView, Iterator, KeysView, MutableMapping, Sequence, ValuesView
+from typing import Any, TypeVar, Union
 
 import numpy as np
+from numpy.typing import DTypeLike
 
-from .attrs import AttributeManager, encode
+from . import _slabfs
+from .attrs import encode
+from .base import ROOT_ID, Node
 from .creation import SCALAR_ATTR, dataset_options, normalize_dtype
 from .dataset import Dataset
 from .errors import CopyExistsError, CopySourceError
 
 __all__ = ["Group"]
 
-ROOT_ID = 1
+T = TypeVar("T")
 
 
-class Group(MutableMapping):
+class Group(Node, MutableMapping[str, Union["Group", Dataset]]):
     """A group: a mapping from names to groups and datasets.
 
     ``g['a/b']`` (relative, or absolute from the root with a leading '/'),
@@ -29,43 +35,8 @@ class Group(MutableMapping):
     A missing name is KeyError; creating a name that exists ValueError;
     a change to a read-only file OSError(EROFS)."""
 
-    def __init__(self, file, oid):
-        self._file = file
-        self._id = oid
-
-    @property
-    def _c(self):
-        return self._file._c
-
-    # ------------------------------------------------------------ identity
-    @property
-    def id(self):
-        """The object id (the root group's is 1): stable across renames."""
-        return self._id
-
-    @property
-    def file(self):
-        return self._file
-
-    @property
-    def name(self):
-        """The path of the group in its container ("/" for the root)."""
-        return self._c.path_of(self._id)
-
-    @property
-    def parent(self):
-        """The group holding this one; the root's parent is the root (a
-        Group, also for a File, as in h5py)."""
-        if self._id == ROOT_ID:
-            return Group(self._file, ROOT_ID)
-        return Group(self._file, self._c.resolve(posixpath.dirname(self.name) or "/"))
-
-    @property
-    def attrs(self):
-        return AttributeManager(self)
-
     # ------------------------------------------------------------ names
-    def _lookup(self, name):
+    def _lookup(self, name: object) -> int:
         """The id a name (relative to this group, or absolute) refers to."""
         if isinstance(name, bytes):
             name = name.decode("utf-8")
@@ -78,12 +49,16 @@ class Group(MutableMapping):
             oid = self._c.lookup(oid, part)
         return oid
 
-    def _object(self, oid):
+    def _group(self, oid: int) -> Group:
+        """The group with object id `oid` in this group's file."""
+        return Group(self._file, oid)
+
+    def _object(self, oid: int) -> Group | Dataset:
         if self._c.stat(oid)["kind"] == "group":
             return Group(self._file, oid)
         return Dataset(self._file, self._c.open_dataset(oid))
 
-    def _split(self, name):
+    def _split(self, name: object) -> tuple[int, str]:
         """(parent id, last name) of a path to create or remove; the parent
         must exist."""
         if isinstance(name, bytes):
@@ -97,10 +72,10 @@ class Group(MutableMapping):
             head = "/"
         return (self._lookup(head) if head else self._id), last
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str | bytes) -> Group | Dataset:
         return self._object(self._lookup(name))
 
-    def get(self, name, default=None, getclass=False):
+    def get(self, name: str | bytes, default: Any = None, getclass: bool = False) -> Any:
         """The member `name`, or `default` if there is none; with getclass,
         its class (Group or Dataset) instead."""
         try:
@@ -111,7 +86,7 @@ class Group(MutableMapping):
             return Group if self._c.stat(oid)["kind"] == "group" else Dataset
         return self._object(oid)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         # h5py: the empty name is no member (it is not this group either).
         if name in ("", b""):
             return False
@@ -121,57 +96,55 @@ class Group(MutableMapping):
         except (KeyError, ValueError, TypeError):
             return False
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         for name, _, _ in self._c.list(self._id):
             yield name
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._c.stat(self._id)["num_children"]
 
-    def __reversed__(self):
+    def __reversed__(self) -> Iterator[str]:
         return reversed(list(self))
 
-    def keys(self):
+    def keys(self) -> _Keys:
         return _Keys(self)
 
-    def values(self):
+    def values(self) -> _Values:
         return _Values(self)
 
-    def items(self):
+    def items(self) -> _Items:
         return _Items(self)
 
-    def __setitem__(self, name, value):
+    def __setitem__(self, name: str | bytes, value: Any) -> None:
         """``g[name] = array`` creates a dataset holding the array."""
         if isinstance(value, (Group, Dataset)):
             raise TypeError("slabfs has no hard or soft links: copy the data, or move() the object")
         self.create_dataset(name, data=value)
 
-    def __delitem__(self, name):
+    def __delitem__(self, name: str | bytes) -> None:
         """Removes a dataset, or a group with everything in it (as h5py does)."""
         parent, last = self._split(name)
         oid = self._c.lookup(parent, last)
         if self._c.stat(oid)["kind"] == "group":
             self._remove_children(oid)
         self._c.remove(parent, last)
-        self._file._changed()
 
-    def _remove_children(self, oid):
+    def _remove_children(self, oid: int) -> None:
         for child, cid, kind in self._c.list(oid):
             if kind == "group":
                 self._remove_children(cid)
             self._c.remove(oid, child)
 
     # ------------------------------------------------------------ creating
-    def create_group(self, name, track_order=None):
+    def create_group(self, name: str | bytes, track_order: bool | None = None) -> Group:
         """Creates group `name` (with any missing groups on its path) and
         returns it. ValueError if the name exists."""
         del track_order  # names are always listed sorted
         parent, last = self._split_creating(name)
         oid = self._c.create_group(parent, last)
-        self._file._changed()
         return Group(self._file, oid)
 
-    def require_group(self, name):
+    def require_group(self, name: str | bytes) -> Group:
         """The group `name`, created (with its path) if missing. TypeError if
         a dataset has that name."""
         oid = self._lookup_or_none(name)
@@ -181,13 +154,13 @@ class Group(MutableMapping):
             raise TypeError(f"incompatible object (Dataset) already exists at {name!r}")
         return Group(self._file, oid)
 
-    def _lookup_or_none(self, name):
+    def _lookup_or_none(self, name: object) -> int | None:
         try:
             return self._lookup(name)
         except KeyError:
             return None
 
-    def _split_creating(self, name):
+    def _split_creating(self, name: object) -> tuple[int, str]:
         """(parent id, last name) for a new member, creating the groups on
         its path that are missing."""
         if isinstance(name, bytes):
@@ -201,11 +174,16 @@ class Group(MutableMapping):
             head = "/"
         return (self.require_group(head).id if head else self._id), last
 
-    def create_dataset(self, name, shape=None, dtype=None, data=None, *, chunks=None, maxshape=None,
-                       compression=None, compression_opts=None, shuffle=False, fletcher32=False,
-                       fillvalue=None, sparse=False, index="auto", scaleoffset=None, track_times=None,
-                       track_order=None, external=None, efile_prefix=None, virtual_prefix=None,
-                       allow_unknown_filter=False):
+    def create_dataset(self, name: str | bytes, shape: int | Sequence[int] | None = None,
+                       dtype: DTypeLike = None, data: Any = None, *,
+                       chunks: bool | int | Sequence[int] | None = None,
+                       maxshape: int | Sequence[int | None] | None = None,
+                       compression: str | int | None = None, compression_opts: int | None = None,
+                       shuffle: bool = False, fletcher32: bool = False, fillvalue: Any = None,
+                       sparse: bool = False, index: str = "auto", scaleoffset: Any = None,
+                       track_times: bool | None = None, track_order: bool | None = None, external: Any = None,
+                       efile_prefix: Any = None, virtual_prefix: Any = None,
+                       allow_unknown_filter: bool = False) -> Dataset:
         """Creates dataset `name` and returns it (h5py's arguments).
 
         shape     -- tuple (or int); from `data` if omitted
@@ -239,7 +217,6 @@ class Group(MutableMapping):
                                                 index, scaleoffset)
         parent, last = self._split_creating(name)
         handle = self._c.create_dataset(parent, last, **options)
-        self._file._changed()
         try:
             if scalar:
                 self._c.set_attr(handle.id, SCALAR_ATTR, *encode(np.int64(1)))
@@ -252,7 +229,8 @@ class Group(MutableMapping):
             raise
         return ds
 
-    def require_dataset(self, name, shape, dtype, exact=False, **kwds):
+    def require_dataset(self, name: str | bytes, shape: int | Sequence[int], dtype: DTypeLike,
+                        exact: bool = False, **kwds: Any) -> Dataset:
         """The dataset `name` if it exists with this shape and a dtype that
         `dtype` converts to losslessly (exactly `dtype` with exact=True);
         otherwise created. TypeError if what exists does not fit."""
@@ -273,18 +251,19 @@ class Group(MutableMapping):
             raise TypeError(f"datatypes cannot be safely cast (existing {have} vs new {want})")
         return obj
 
-    def create_dataset_like(self, name, other, **kwds):
+    def create_dataset_like(self, name: str | bytes, other: Dataset, **kwds: Any) -> Dataset:
         """Creates a dataset with the shape, dtype, chunks, maxshape, fill
         value, filters and sparseness of `other`; keywords override."""
-        args = dict(shape=other.shape, dtype=other.dtype, chunks=other.chunks, maxshape=other.maxshape,
+        args: dict[str, Any] = dict(shape=other.shape, dtype=other.dtype, chunks=other.chunks, maxshape=other.maxshape,
                     fillvalue=other.fillvalue, compression=other.compression,
                     compression_opts=other.compression_opts, shuffle=other.shuffle,
                     fletcher32=other.fletcher32, sparse=getattr(other, "sparse", False))
         args.update(kwds)
         return self.create_dataset(name, **args)
 
-    def copy(self, source, dest, name=None, shallow=False, expand_soft=False, expand_external=False,
-             expand_refs=False, without_attrs=False):
+    def copy(self, source: str | bytes | Group | Dataset, dest: str | bytes | Group, name: str | bytes | None = None,
+             shallow: bool = False, expand_soft: bool = False, expand_external: bool = False,
+             expand_refs: bool = False, without_attrs: bool = False) -> None:
         """Copies a group (with everything in it) or a dataset, as h5py's
         Group.copy; the source and destination may be in different files.
 
@@ -337,14 +316,14 @@ class Group(MutableMapping):
             raise CopyExistsError(f"cannot copy to {dest_path!r} in {target.name}: it exists")
         # The whole source is listed before anything is made, so a copy into
         # the source itself does not copy the copy.
-        plan = [("", src)]
+        plan: list[tuple[str, Group | Dataset]] = [("", src)]
         if isinstance(src, Group):
             if shallow:
                 plan += [(n, src[n]) for n in src]
             else:
                 src.visititems(lambda n, o: plan.append((n, o)))
         parent, last = target._split_creating(dest_path)
-        made = {}
+        made: dict[str, int] = {}
         for rel, obj in plan:
             if rel:
                 p_id, leaf = made[posixpath.dirname(rel)], posixpath.basename(rel)
@@ -355,29 +334,28 @@ class Group(MutableMapping):
             else:
                 made[rel] = _copy_dataset(obj, target._c, p_id, leaf)
             _copy_attrs(obj, target._c, made[rel], without_attrs)
-        target._file._changed()
 
-    def move(self, source, dest):
+    def move(self, source: str | bytes, dest: str | bytes) -> None:
         """Moves or renames `source` to `dest` (paths relative to this group).
         ValueError if `dest` exists."""
         sp, sn = self._split(source)
         dp, dn = self._split_creating(dest)
         self._c.rename(sp, sn, dp, dn, True)
-        self._file._changed()
 
     # ------------------------------------------------------------ walking
-    def visit(self, func):
+    def visit(self, func: Callable[[str], T | None]) -> T | None:
         """Calls func(name) for every object below this group (names relative
         to it, parents before children, sorted); stops and returns the first
         value that is not None."""
         return self.visititems(lambda name, obj: func(name))
 
-    def visititems(self, func):
+    def visititems(self, func: Callable[[str, Group | Dataset], T | None]) -> T | None:
         """Calls func(name, object) for every object below this group, as
         visit() does."""
-        def walk(oid, prefix):
+        def walk(oid: int, prefix: str) -> T | None:
             for child, cid, kind in self._c.list(oid):
                 name = prefix + child
+                obj: Group | Dataset
                 obj = Group(self._file, cid) if kind == "group" else Dataset(self._file, self._c.open_dataset(cid))
                 r = func(name, obj)
                 if r is not None:
@@ -390,41 +368,36 @@ class Group(MutableMapping):
         return walk(self._id, "")
 
     # ------------------------------------------------------------ Python protocols
-    def __eq__(self, other):
-        if not isinstance(other, Group):
-            return NotImplemented
-        return other._file._c is self._file._c and other._id == self._id
-
-    def __hash__(self):
-        return hash((id(self._file._c), self._id))
-
-    def __bool__(self):
-        return not self._c.closed
-
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         raise TypeError("slabfs groups and files do not pickle: pickle a Dataset, or reopen with "
                         "slabfs.File(path, 'r')")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._c.closed:
             return "<Closed slabfs group>"
         return f'<slabfs Group "{self.name}" ({len(self)} members)>'
 
 
-class _Keys(KeysView):
+class _Keys(KeysView[str]):
     """Group.keys(): a view of the member names that follows the group."""
 
-    def __reversed__(self):
+    _mapping: Group
+
+    def __reversed__(self) -> Iterator[str]:
         return reversed(list(self._mapping))
 
 
-class _Values(ValuesView):
-    def __reversed__(self):
+class _Values(ValuesView[Union[Group, Dataset]]):
+    _mapping: Group
+
+    def __reversed__(self) -> Iterator[Group | Dataset]:
         return (self._mapping[k] for k in reversed(list(self._mapping)))
 
 
-class _Items(ItemsView):
-    def __reversed__(self):
+class _Items(ItemsView[str, Union[Group, Dataset]]):
+    _mapping: Group
+
+    def __reversed__(self) -> Iterator[tuple[str, Group | Dataset]]:
         return ((k, self._mapping[k]) for k in reversed(list(self._mapping)))
 
 
@@ -432,7 +405,7 @@ class _Items(ItemsView):
 _COPY_BLOCK_BYTES = 64 << 20
 
 
-def _copy_dataset(src, dest_c, parent, name):
+def _copy_dataset(src: Dataset, dest_c: _slabfs.Container, parent: int, name: str) -> int:
     """Creates a copy of Dataset `src` as `name` in group `parent` of
     container `dest_c`; returns its id. The stored chunks (the defined
     elements of a sparse dataset) are copied a block at a time."""
@@ -455,10 +428,10 @@ def _copy_dataset(src, dest_c, parent, name):
     return handle.id
 
 
-def _copy_attrs(src, dest_c, oid, without_attrs):
+def _copy_attrs(src: Node, dest_c: _slabfs.Container, oid: int, without_attrs: bool) -> None:
     """Copies the attributes of `src` to object `oid` of `dest_c`: all of
     them, or with without_attrs only the marker that makes a scalar."""
-    c = src.file._c
+    c = src._c
     for n in c.attr_names(src.id):
         if without_attrs and n != SCALAR_ATTR:
             continue

@@ -13,11 +13,19 @@ out of range is IndexError), slices with any non-zero step, ``...``,
 which becomes one hyperslab per run of indices (an evenly spaced set is one
 strided hyperslab).
 """
+from __future__ import annotations
+
 import operator
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = ["Selection", "select"]
+
+# fancy_index and fancy_unique of a selection without an index array (never read).
+_NO_INDEX: NDArray[Any] = np.empty(0, dtype=np.int64)
 
 
 class Selection:
@@ -36,41 +44,41 @@ class Selection:
     __slots__ = ("shape", "start", "stride", "count", "flip", "out_shape",
                  "fancy_axis", "fancy_index", "fancy_unique", "fancy_pos", "fancy_front")
 
-    def __init__(self, shape):
+    def __init__(self, shape: Sequence[int]) -> None:
         self.shape = tuple(shape)
-        self.start = []
-        self.stride = []
-        self.count = []
-        self.flip = []
-        self.out_shape = []
-        self.fancy_axis = None
-        self.fancy_index = None
-        self.fancy_unique = None
-        self.fancy_pos = None
+        self.start: list[int] = []
+        self.stride: list[int] = []
+        self.count: list[int] = []
+        self.flip: list[int] = []
+        self.out_shape: tuple[int, ...] = ()
+        self.fancy_axis: int | None = None
+        self.fancy_index = _NO_INDEX
+        self.fancy_unique = _NO_INDEX
+        self.fancy_pos = 0
         self.fancy_front = False
 
     @property
-    def mshape(self):
+    def mshape(self) -> tuple[int, ...]:
         return tuple(self.count)
 
     @property
-    def nselect(self):
+    def nselect(self) -> int:
         n = 1
         for c in self.count:
             n *= c
         return n
 
     @property
-    def is_box(self):
+    def is_box(self) -> bool:
         """Whether the selection is a plain box (steps of 1, no index array)."""
         return self.fancy_axis is None and all(s == 1 or c <= 1 for s, c in zip(self.stride, self.count))
 
-    def flip_key(self):
+    def flip_key(self) -> tuple[slice, ...]:
         """The slices that reverse the flipped axes of an ``mshape`` array."""
         return tuple(slice(None, None, -1) if d in self.flip else slice(None)
                      for d in range(len(self.count)))
 
-    def natural_shape(self):
+    def natural_shape(self) -> tuple[int, ...]:
         """out_shape with the index array's axis at fancy_pos."""
         if not self.fancy_front:
             return self.out_shape
@@ -78,15 +86,15 @@ class Selection:
         rest.insert(self.fancy_pos, self.out_shape[0])
         return tuple(rest)
 
-    def to_numpy_order(self, arr):
+    def to_numpy_order(self, arr: NDArray[Any]) -> NDArray[Any]:
         """An array of natural_shape() in the axis order numpy gives."""
         return np.moveaxis(arr, self.fancy_pos, 0) if self.fancy_front else arr
 
-    def from_numpy_order(self, arr):
+    def from_numpy_order(self, arr: NDArray[Any]) -> NDArray[Any]:
         """The inverse of to_numpy_order."""
         return np.moveaxis(arr, 0, self.fancy_pos) if self.fancy_front else arr
 
-    def runs(self):
+    def runs(self) -> list[tuple[int, int, int, int]]:
         """For an index array: the hyperslabs along the fancy axis that
         transfer ``fancy_unique``, as (position in fancy_unique, start,
         stride, count). An evenly spaced set is one run."""
@@ -102,11 +110,11 @@ class Selection:
         return [(a, int(uniq[a]), 1, b - a) for a, b in zip(edges[:-1], edges[1:])]
 
 
-def _is_index_array(k):
+def _is_index_array(k: object) -> bool:
     return isinstance(k, (list, np.ndarray)) and not isinstance(k, np.generic)
 
 
-def _fancy(k, n, axis):
+def _fancy(k: Any, n: int, axis: int) -> NDArray[Any]:
     arr = np.asarray(k)
     if arr.dtype == bool:
         if arr.ndim != 1:
@@ -128,7 +136,7 @@ def _fancy(k, n, axis):
     return np.where(arr < 0, arr + n, arr)
 
 
-def select(shape, key):
+def select(shape: Sequence[int], key: Any) -> Selection:
     """Resolves ``key`` against ``shape``; raises IndexError or TypeError as
     numpy would for a bad key."""
     if not isinstance(key, tuple):
@@ -155,10 +163,11 @@ def select(shape, key):
 
     sel = Selection(shape)
     dim = 0
-    advanced = []  # positions in items of integers and the index array
+    advanced: list[int] = []  # positions in items of integers and the index array
+    shape_out: list[int] = []  # the result's shape, in key order
     for pos, k in items:
         if k is None:
-            sel.out_shape.append(1)
+            shape_out.append(1)
             continue
         n = shape[dim]
         if isinstance(k, slice):
@@ -176,7 +185,7 @@ def select(shape, key):
             sel.start.append(first)
             sel.stride.append(stride if c > 1 else 1)
             sel.count.append(c)
-            sel.out_shape.append(c)
+            shape_out.append(c)
         elif isinstance(k, (bool, np.bool_)):
             raise TypeError("a boolean scalar is not a valid dataset index")
         elif isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iu":
@@ -195,12 +204,12 @@ def select(shape, key):
             sel.fancy_axis = dim
             sel.fancy_index = idx
             sel.fancy_unique = np.unique(idx)
-            sel.fancy_pos = len(sel.out_shape)
+            sel.fancy_pos = len(shape_out)
             advanced.append(pos)
             sel.start.append(0)
             sel.stride.append(1)
             sel.count.append(int(sel.fancy_unique.size))
-            sel.out_shape.append(int(idx.size))
+            shape_out.append(int(idx.size))
         else:
             try:
                 i = operator.index(k)
@@ -214,7 +223,7 @@ def select(shape, key):
             sel.count.append(1)
             advanced.append(pos)
         dim += 1
-    out = tuple(sel.out_shape)
+    out = tuple(shape_out)
     if sel.fancy_axis is not None and advanced[-1] - advanced[0] + 1 != len(advanced):
         # numpy: advanced indices (integers count, next to an array) that are
         # apart in the key put their axis first.

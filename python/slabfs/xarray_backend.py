@@ -21,10 +21,15 @@ CF decoding (``mask_and_scale``, ``decode_times``, ...) is xarray's: a
 The entry point is registered in the ``xarray.backends`` group of the
 package's dist-info; ``engine=SlabfsBackendEntrypoint`` works as well.
 """
+from __future__ import annotations
+
 import json
 import os
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from xarray import Dataset as XDataset
 from xarray import Variable
 from xarray import conventions
@@ -52,25 +57,26 @@ class SlabfsBackendArray(BackendArray):
 
     __slots__ = ("dataset", "shape", "dtype")
 
-    def __init__(self, dataset, shape=None):
+    def __init__(self, dataset: Dataset, shape: tuple[int, ...] | None = None) -> None:
         self.dataset = dataset
         self.shape = tuple(shape) if shape is not None else dataset.shape
         self.dtype = dataset.dtype
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER_1VECTOR,
                                                   self._getitem)
 
-    def _getitem(self, key):
+    def _getitem(self, key: tuple[Any, ...]) -> NDArray[Any]:
         if self.shape == self.dataset.shape:
             return np.asarray(self.dataset[key])
         return self._padded(key)
 
-    def _padded(self, key):
+    def _padded(self, key: tuple[Any, ...]) -> NDArray[Any]:
         # One index array per axis (an integer drops its axis at the end);
         # the part inside the dataset is read as a box and placed, the rest
         # is the fill value.
-        picks, drop = [], []
+        picks: list[NDArray[Any]] = []
+        drop: list[int] = []
         for axis, (k, n) in enumerate(zip(key, self.shape)):
             if isinstance(k, (int, np.integer)):
                 picks.append(np.array([k % n if k < 0 else k]))
@@ -91,27 +97,28 @@ class _FileCloser:
     """Closes the File an xarray Dataset was opened from. Pickles as a no-op:
     an unpickled copy must not close the file its process shares."""
 
-    def __init__(self, f):
+    def __init__(self, f: File) -> None:
         self._file = f
 
-    def __call__(self):
+    def __call__(self) -> None:
         self._file.close()
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
         return _noop, ()
 
 
-def _noop():
+def _noop() -> None:
     return None
 
 
-def dimension_names(dataset, used, lengths=None):
+def dimension_names(dataset: Dataset, used: dict[str, int],
+                    lengths: dict[str, list[tuple[int, bool, str]]] | None = None) -> list[str]:
     """The dimension names of a slabfs dataset; `used` maps names to lengths
     already taken in the group (and is updated). With `lengths`, a dict that
     collects (length, can grow) per name and axis, a named dimension whose
     length differs is left for the caller to settle (record variables)."""
     shape = dataset.shape
-    names = None
+    names: Any = None
     if DIMENSIONS_ATTR in dataset.attrs:
         raw = dataset.attrs[DIMENSIONS_ATTR]
         try:
@@ -131,7 +138,8 @@ def dimension_names(dataset, used, lengths=None):
             names.append(name)
     for axis, (name, n) in enumerate(zip(names, shape)):
         if lengths is not None:
-            grows = dataset.maxshape[axis] is None or dataset.maxshape[axis] > n
+            m = dataset.maxshape[axis]
+            grows = m is None or m > n
             lengths.setdefault(name, []).append((n, grows, dataset.name))
             used[name] = max(used.get(name, n), n)
             continue
@@ -142,7 +150,7 @@ def dimension_names(dataset, used, lengths=None):
     return names
 
 
-def _settle_lengths(lengths):
+def _settle_lengths(lengths: dict[str, list[tuple[int, bool, str]]]) -> dict[str, int]:
     """Each named dimension's length: the longest, when every dataset that
     is shorter can grow along it (netCDF record variables of unequal length
     along the unlimited dimension); else ValueError, as for unrelated
@@ -158,7 +166,7 @@ def _settle_lengths(lengths):
     return out
 
 
-def _variable(ds, dims, shape=None):
+def _variable(ds: Dataset, dims: list[str], shape: tuple[int, ...] | None = None) -> Variable:
     attrs = {k: v for k, v in ds.attrs.items() if k != DIMENSIONS_ATTR}
     info = ds.info()
     encoding = {
@@ -178,29 +186,30 @@ def _variable(ds, dims, shape=None):
     return Variable(dims, data, attrs, encoding)
 
 
-def is_scalar(ds):
+def is_scalar(ds: Dataset) -> bool:
     """Whether a dataset is a scalar (shape (): a fixed shape (1) marked
     _SLAB_SCALAR in the container, as `slab import` makes an HDF5, netCDF
     or Zarr scalar; docs/interop.md)."""
     return ds.shape == ()
 
 
-def _scalar_variable(ds):
+def _scalar_variable(ds: Dataset) -> Variable:
     attrs = {k: v for k, v in ds.attrs.items() if k != DIMENSIONS_ATTR}
     return Variable((), ds[()], attrs, {"dtype": ds.dtype, "source": ds.file.filename,
                                         "slabfs_path": ds.name})
 
 
-def group_variables(group, drop_variables=()):
+def group_variables(group: Group, drop_variables: Iterable[str] = ()) -> dict[str, Variable]:
     """The datasets directly in `group` as xarray Variables, by name; a
     dataset marked as a scalar is a 0-d variable."""
+    drop = set(drop_variables)
     datasets = [(name, obj) for name, obj in group.items()
-                if isinstance(obj, Dataset) and name not in drop_variables]
+                if isinstance(obj, Dataset) and name not in drop]
     scalars = {name: _scalar_variable(ds) for name, ds in datasets if is_scalar(ds)}
     datasets = [(name, ds) for name, ds in datasets if name not in scalars]
-    used = {}
-    dims = {}
-    lengths = {}
+    used: dict[str, int] = {}
+    dims: dict[str, list[str]] = {}
+    lengths: dict[str, list[tuple[int, bool, str]]] = {}
     # Named dimensions first, so that a default name never takes one.
     named = [(name, ds) for name, ds in datasets if DIMENSIONS_ATTR in ds.attrs]
     for name, ds in named:
@@ -229,11 +238,14 @@ class SlabfsBackendEntrypoint(BackendEntrypoint):
                                "decode_times", "concat_characters", "decode_coords", "use_cftime",
                                "decode_timedelta", "cache_bytes")
 
-    def open_dataset(self, filename_or_obj, *, drop_variables=None, group=None, mask_and_scale=True,
-                     decode_times=True, concat_characters=True, decode_coords=True, use_cftime=None,
-                     decode_timedelta=None, cache_bytes=64 << 20):
+    def open_dataset(self, filename_or_obj: Any, *, drop_variables: str | Iterable[str] | None = None,
+                     group: str | None = None, mask_and_scale: bool = True, decode_times: bool = True,
+                     concat_characters: bool = True, decode_coords: bool = True, use_cftime: bool | None = None,
+                     decode_timedelta: bool | None = None, cache_bytes: int = 64 << 20) -> XDataset:
+        close: _FileCloser | None
+        base: Group
         if isinstance(filename_or_obj, Group):
-            f, close = filename_or_obj.file, None
+            close = None
             base = filename_or_obj
         else:
             f = File(filename_or_obj, "r", cache_bytes=cache_bytes)
@@ -258,7 +270,7 @@ class SlabfsBackendEntrypoint(BackendEntrypoint):
             ds.set_close(close)
         return ds
 
-    def guess_can_open(self, filename_or_obj):
+    def guess_can_open(self, filename_or_obj: Any) -> bool:
         if isinstance(filename_or_obj, Group):
             return True
         try:

@@ -248,11 +248,12 @@ def test_install_script_installs_where_mount_finds_it(tmp_path):
         assert ".symtab" not in sections and ".debug_info" not in sections, prog
     assert subprocess.run([str(prefix / "bin" / "slabfs"), "--version"], capture_output=True).returncode == 0
     # The Python package, where it is built: importable from PREFIX/lib/python3.X/dist-packages,
-    # with the xarray entry point beside it.
+    # typed (py.typed, _slabfs.pyi), with the xarray entry point beside it.
     packages = list(prefix.glob("lib/python3*/*-packages/slabfs/__init__.py"))
     if list(pathlib.Path(bin_path("slabfs")).parent.parent.glob("python/slabfs/_slabfs*.so")):
         assert len(packages) == 1, packages
         site = packages[0].parent.parent
+        assert (site / "slabfs" / "py.typed").exists() and (site / "slabfs" / "_slabfs.pyi").exists()
         assert list(site.glob("slabfs-*.dist-info/entry_points.txt"))
         code = "import slabfs, sys; sys.exit(0 if slabfs.__file__.startswith(sys.argv[1]) else 1)"
         env = dict(os.environ, PYTHONPATH=str(site))

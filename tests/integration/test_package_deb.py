@@ -100,6 +100,8 @@ def test_contents(deb):
             f"/usr/lib/{ma}/pkgconfig/slabfs.pc",
             "/usr/lib/python3/dist-packages/slabfs/__init__.py",
             "/usr/lib/python3/dist-packages/slabfs/xarray_backend.py",
+            "/usr/lib/python3/dist-packages/slabfs/py.typed",  # PEP 561: typed, with _slabfs.pyi
+            "/usr/lib/python3/dist-packages/slabfs/_slabfs.pyi",
             f"/usr/lib/python3/dist-packages/slabfs-{VERSION}.dist-info/entry_points.txt"]
     for p in want:
         assert p in paths, p

@@ -28,6 +28,7 @@ def test_pip_install_builds_and_installs_the_package(tmp_path):
                          "--no-deps", "--target", str(target), str(ROOT / "python")],
                         capture_output=True, text=True, env=env, timeout=1200)
     assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert (target / "slabfs" / "py.typed").exists() and (target / "slabfs" / "_slabfs.pyi").exists()
     code = textwrap.dedent("""\
         import sys, importlib.metadata as md, numpy as np, slabfs
         assert slabfs.__file__.startswith(sys.argv[1]), slabfs.__file__
