@@ -4,7 +4,7 @@
 # integration tests, a short fuzzing run and the ThreadSanitizer stage. Exits
 # non-zero on any failure, and prints how long each stage took.
 #
-#   tests/run.sh              # everything (the stages pylint, build, ctest, fuzz, tsan)
+#   tests/run.sh              # everything (the stages pycheck, build, ctest, fuzz, tsan)
 #   tests/run.sh -R engine    # only ctest tests matching a regex (build + ctest)
 #   SLABFS_STAGES="build ctest" tests/run.sh   # only these stages
 #   SLABFS_SANITIZE=address tests/run.sh   # an ASan+UBSan build in build-asan/ (build + ctest)
@@ -27,7 +27,7 @@ JOBS=${SLABFS_JOBS:-$(nproc)}
 
 # The stages: all five for a whole run; with ctest arguments or a sanitizer
 # build, build and ctest only.
-STAGES=${SLABFS_STAGES:-pylint build ctest fuzz tsan}
+STAGES=${SLABFS_STAGES:-pycheck build ctest fuzz tsan}
 if [ $# -gt 0 ] || [ -n "${SLABFS_SANITIZE:-}" ]; then STAGES=${SLABFS_STAGES:-build ctest}; fi
 [ "${SLABFS_FUZZ_SECONDS:-10}" = 0 ] && STAGES=${STAGES//fuzz/}
 [ "${SLABFS_TSAN:-1}" = 0 ] && STAGES=${STAGES//tsan/}
@@ -53,7 +53,7 @@ trap report EXIT
 # stub python/slabfs/_slabfs.pyi types the extension module). It needs no
 # build; mypy keeps its cache in the build directory (a few seconds, about
 # ten from a cold cache).
-stage_pylint() {
+stage_pycheck() {
   local cache
   cache="$(mkdir -p "$BUILD_DIR" && cd "$BUILD_DIR" && pwd)/mypy-cache"
   pyflakes3 python/slabfs python/tests python/setup.py bench tests/pytest_plugins
@@ -117,7 +117,7 @@ stage_tsan() {
     tests/integration/test_mount_splice.py
 }
 
-want pylint && timed pylint stage_pylint
+want pycheck && timed pycheck stage_pycheck
 want build && timed build stage_build
 want ctest && timed ctest stage_ctest "$@"
 want fuzz && timed fuzz stage_fuzz
