@@ -268,9 +268,12 @@ class DatasetState {
   // above; clang cannot follow c_ to the container's mutex).
   void AssertCommitExclusive() const;
 
+  // Only so that ContainerImpl's mutexes can name rw_ in ACQUIRED_BEFORE.
+  friend class ContainerImpl;
+
   ContainerImpl* const c_;
   const ObjectId id_;
-  mutable SharedMutex rw_{LockRank::kDataset};
+  mutable SharedMutex rw_ ACQUIRED_BEFORE(ChunkCache::Entry::merge_mu){LockRank::kDataset};
   // The key of this state's chunks in the cache (CacheKey::dataset): unique
   // per state, and it moves with the contents in ExchangeContentsLocked.
   uint64_t cache_id_ GUARDED_BY(rw_);
@@ -490,8 +493,8 @@ class ContainerImpl {
 
   // The order: engine/util/lock_order.h. Changing the tree or sb_ takes
   // both (commit_mu_ shared or exclusive, then ns_mu_ exclusively).
-  mutable SharedMutex commit_mu_{LockRank::kContainerCommit};
-  mutable SharedMutex ns_mu_ ACQUIRED_AFTER(commit_mu_){LockRank::kContainerNamespace};
+  mutable SharedMutex commit_mu_ ACQUIRED_BEFORE(DatasetState::rw_){LockRank::kContainerCommit};
+  mutable SharedMutex ns_mu_ ACQUIRED_AFTER(commit_mu_) ACQUIRED_BEFORE(DatasetState::rw_){LockRank::kContainerNamespace};
   // The free lists commits write.
   FreeListLog free_log_ GUARDED_BY(commit_mu_);
   // FreeListLog::bytes() is an atomic, for any thread.
@@ -506,7 +509,7 @@ class ContainerImpl {
   uint64_t sb_next_id_ GUARDED_BY(ns_mu_) = 0;  // next object id
   std::atomic<bool> ns_dirty_{false};  // set under ns_mu_
   std::atomic<bool> data_dirty_{false};
-  Mutex dirty_ds_mu_ ACQUIRED_AFTER(ns_mu_){LockRank::kDirtyDatasets};
+  Mutex dirty_ds_mu_ ACQUIRED_AFTER(ns_mu_, DatasetState::rw_){LockRank::kDirtyDatasets};
   std::unordered_set<ObjectId> dirty_ds_ GUARDED_BY(dirty_ds_mu_);  // see NoteDirty
 };
 
