@@ -153,7 +153,7 @@ ObjectId Dataset::id() const { return state_ ? state_->id() : 0; }
 DatasetInfo Dataset::info() const { return state_ ? state_->Info() : DatasetInfo{}; }
 size_t Dataset::item_size() const { return state_ ? state_->item_size() : 0; }
 uint64_t Dataset::num_elements() const { return state_ ? state_->num_elements() : 0; }
-uint64_t Dataset::size_bytes() const { return state_ ? state_->num_elements() * state_->item_size() : 0; }
+uint64_t Dataset::size_bytes() const { return state_ ? state_->size_bytes() : 0; }
 
 Status Dataset::Read(const Slab& sel, void* buf, const MemSpace* mem) const {
   return state_ ? state_->Read(sel, buf, mem) : NoState();

@@ -121,29 +121,25 @@ Status ContainerImpl::Format(File* file) {
 
 Result<std::unique_ptr<ContainerImpl>> ContainerImpl::Open(std::unique_ptr<File> file, const OpenOptions& o) {
   std::unique_ptr<ContainerImpl> c(new ContainerImpl(std::move(file), o));
+  // A container that did not open is destroyed without a commit.
+  auto fail = [&c](const Status& s) {
+    c->Discard();
+    return Err(s);
+  };
   if (!o.read_only) {
     // Waits for a daemon that is finishing its last commit after an
     // unmount (writer_lock.h); Busy naming any other holder.
     Status s = AcquireWriterLock(c->file_.get());
-    if (!s.ok()) {
-      c->closed_ = true;
-      return Err(s);
-    }
+    if (!s.ok()) return fail(s);
   } else {
     // A reader opened after an unmount sees the daemon's last commit.
     WaitForUnmountingWriter(c->file_.get());
   }
   Status s = c->Load();
-  if (!s.ok()) {
-    c->closed_ = true;
-    return Err(s);
-  }
+  if (!s.ok()) return fail(s);
   if (!o.read_only) {
     s = c->WriteLockRecord();
-    if (!s.ok()) {
-      c->closed_ = true;
-      return Err(s);
-    }
+    if (!s.ok()) return fail(s);
   }
   return c;
 }
@@ -156,15 +152,15 @@ Status ContainerImpl::WriteLockRecord() {
 }
 
 Status ContainerImpl::Close() {
+  WriterLock cl(commit_mu_);
   if (closed_) return Status::OK();
   Status s;
   if (!read_only_) {
-    std::unique_lock cl(commit_mu_);
     {
-      std::unique_lock ns(ns_mu_);
+      WriterLock ns(ns_mu_);
       // Handles cannot outlive the container: reclaim every removed dataset.
       for (auto& ds : detached_) {
-        Status r = ds->Reclaim();
+        Status r = ds->ReclaimDetached();
         if (!r.ok()) LogWarn("reclaiming " + ds->what() + ": " + r.ToString());
       }
       detached_.clear();
@@ -178,7 +174,7 @@ Status ContainerImpl::Close() {
 void ContainerImpl::Discard() {
   // Nothing is written: the file holds the last commit, and chunks written
   // since then went only to extents that commit does not reference.
-  std::unique_lock cl(commit_mu_);
+  WriterLock cl(commit_mu_);
   closed_ = true;
 }
 
@@ -298,7 +294,7 @@ void ContainerImpl::DetachLocked(Node* n) {
 
 Result<ObjectId> ContainerImpl::Lookup(ObjectId parent, std::string_view name) {
   SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   auto it = p->children.find(name);
   if (it == p->children.end())
@@ -308,7 +304,7 @@ Result<ObjectId> ContainerImpl::Lookup(ObjectId parent, std::string_view name) {
 
 Result<ObjectId> ContainerImpl::Resolve(std::string_view path) {
   SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   Node* n = root_;
   std::string walked;
   for (const auto& part : parts) {
@@ -323,21 +319,21 @@ Result<ObjectId> ContainerImpl::Resolve(std::string_view path) {
 }
 
 Result<ObjectInfo> ContainerImpl::Stat(ObjectId id) {
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   ObjectInfo info;
   info.id = n->id;
   info.kind = n->kind;
   info.num_children = n->children.size();
   if (n->ds) {
-    info.size_bytes = n->ds->num_elements() * n->ds->item_size();
+    info.size_bytes = n->ds->size_bytes();
     info.stored_bytes = n->ds->stored_bytes();
   }
   return info;
 }
 
 Result<std::vector<Entry>> ContainerImpl::List(ObjectId group) {
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * g, GetGroup(group));
   std::vector<Entry> out;
   out.reserve(g->children.size());
@@ -346,7 +342,7 @@ Result<std::vector<Entry>> ContainerImpl::List(ObjectId group) {
 }
 
 Result<std::string> ContainerImpl::PathOf(ObjectId id) {
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   return PathOfLocked(n);
 }
@@ -354,8 +350,8 @@ Result<std::string> ContainerImpl::PathOf(ObjectId id) {
 Result<ObjectId> ContainerImpl::CreateGroup(ObjectId parent, std::string_view name) {
   SLABFS_RETURN_IF_ERROR_R(CheckWritable());
   SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
-  std::shared_lock cl(commit_mu_);
-  std::unique_lock ns(ns_mu_);
+  ReaderLock cl(commit_mu_);
+  WriterLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   SLABFS_RETURN_IF_ERROR_R(CheckNewChildLocked(p, name));
   return NewNodeLocked(ObjectKind::kGroup, p, std::string(name))->id;
@@ -434,8 +430,8 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
   SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
   SLABFS_ASSIGN_OR_RETURN(DatasetRecord rec, MakeDatasetRecord(o));
 
-  std::shared_lock cl(commit_mu_);
-  std::unique_lock ns(ns_mu_);
+  ReaderLock cl(commit_mu_);
+  WriterLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   SLABFS_RETURN_IF_ERROR_R(CheckNewChildLocked(p, name));
   SLABFS_ASSIGN_OR_RETURN(auto state, NewDatasetState(sb_next_id_, std::move(rec)));
@@ -446,7 +442,7 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::CreateDataset(ObjectId pare
 }
 
 Result<std::shared_ptr<DatasetState>> ContainerImpl::OpenDataset(ObjectId id) {
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   if (!n->ds) return Err(Status::NotADataset(PathOfLocked(n) + " is a group, not a dataset"));
   n->ds->set_path(PathOfLocked(n));
@@ -456,8 +452,8 @@ Result<std::shared_ptr<DatasetState>> ContainerImpl::OpenDataset(ObjectId id) {
 Status ContainerImpl::Remove(ObjectId parent, std::string_view name) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
   SLABFS_RETURN_IF_ERROR(ValidateName(name));
-  std::shared_lock cl(commit_mu_);
-  std::unique_lock ns(ns_mu_);
+  ReaderLock cl(commit_mu_);
+  WriterLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   auto it = p->children.find(name);
   if (it == p->children.end())
@@ -473,8 +469,8 @@ Status ContainerImpl::Rename(ObjectId from_parent, std::string_view from_name, O
   SLABFS_RETURN_IF_ERROR(CheckWritable());
   SLABFS_RETURN_IF_ERROR(ValidateName(from_name));
   SLABFS_RETURN_IF_ERROR(ValidateName(to_name));
-  std::shared_lock cl(commit_mu_);
-  std::unique_lock ns(ns_mu_);
+  ReaderLock cl(commit_mu_);
+  WriterLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * src_parent, GetGroup(from_parent));
   SLABFS_ASSIGN_OR_RETURN(Node * dst_parent, GetGroup(to_parent));
   auto it = src_parent->children.find(from_name);
@@ -517,7 +513,7 @@ Status ContainerImpl::Rename(ObjectId from_parent, std::string_view from_name, O
 // ------------------------------------------------------------- attributes
 
 Result<std::vector<std::string>> ContainerImpl::ListAttributes(ObjectId id) {
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   std::vector<std::string> out;
   for (const auto& a : n->attrs) out.push_back(a.name);
@@ -525,7 +521,7 @@ Result<std::vector<std::string>> ContainerImpl::ListAttributes(ObjectId id) {
 }
 
 Result<Attribute> ContainerImpl::GetAttribute(ObjectId id, std::string_view name) {
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   for (const auto& a : n->attrs)
     if (a.name == name) return a.value;
@@ -547,8 +543,8 @@ Status ContainerImpl::SetAttribute(ObjectId id, std::string_view name, const Att
   } else if (value.kind != Attribute::Kind::kString) {
     return Status::InvalidArgument("attribute '" + std::string(name) + "': unknown kind");
   }
-  std::shared_lock cl(commit_mu_);
-  std::unique_lock ns(ns_mu_);
+  ReaderLock cl(commit_mu_);
+  WriterLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   auto it = std::lower_bound(n->attrs.begin(), n->attrs.end(), name,
                              [](const AttributeRecord& a, std::string_view k) { return a.name < k; });
@@ -570,8 +566,8 @@ Status ContainerImpl::SetAttribute(ObjectId id, std::string_view name, const Att
 
 Status ContainerImpl::DeleteAttribute(ObjectId id, std::string_view name) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(commit_mu_);
-  std::unique_lock ns(ns_mu_);
+  ReaderLock cl(commit_mu_);
+  WriterLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * n, GetNode(id));
   auto it = std::lower_bound(n->attrs.begin(), n->attrs.end(), name,
                              [](const AttributeRecord& a, std::string_view k) { return a.name < k; });
@@ -589,12 +585,12 @@ SpaceInfo ContainerImpl::space() {
   if (auto size = file_->Size()) s.file_bytes = *size;
   s.free_bytes = alloc_.free_bytes();
   s.held_bytes = alloc_.held_bytes();
-  s.free_list_bytes = free_log_.bytes();
+  s.free_list_bytes = free_list_bytes();
   if (auto d = DiskSpaceOf(path())) {
     s.disk_free_bytes = d->free_bytes;
     s.disk_total_bytes = d->total_bytes;
   }
-  std::shared_lock ns(ns_mu_);
+  ReaderLock ns(ns_mu_);
   s.num_objects = nodes_.size();
   s.generation = sb_.generation;
   return s;
@@ -608,7 +604,7 @@ bool ContainerImpl::dirty() const {
 
 Status ContainerImpl::Commit() {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::unique_lock cl(commit_mu_);
+  WriterLock cl(commit_mu_);
   return CommitLocked();
 }
 
@@ -655,7 +651,7 @@ Status ContainerImpl::WriteNodesLocked(Node* n) {
 
 Status ContainerImpl::CommitLocked() {
   if (read_only_) return Status::OK();
-  std::unique_lock ns(ns_mu_);
+  WriterLock ns(ns_mu_);
   if (!ns_dirty_ && !data_dirty_ && detached_.empty()) return Status::OK();
   auto fail = [&](const Status& s) {
     LogWarn("commit of " + path() + " failed: " + s.ToString());
@@ -664,7 +660,7 @@ Status ContainerImpl::CommitLocked() {
   // Removed datasets that no handle uses any more give their space back.
   for (auto it = detached_.begin(); it != detached_.end();) {
     if (it->use_count() == 1) {
-      Status s = (*it)->Reclaim();
+      Status s = (*it)->ReclaimDetached();
       if (!s.ok()) return fail(s);
       it = detached_.erase(it);
     } else {
@@ -675,13 +671,13 @@ Status ContainerImpl::CommitLocked() {
   // Only the datasets that changed since the last commit.
   std::unordered_set<ObjectId> changed_ds;
   {
-    std::lock_guard lock(dirty_ds_mu_);
+    MutexLock lock(dirty_ds_mu_);
     changed_ds.swap(dirty_ds_);
   }
   // A failed commit leaves everything to the next attempt.
   auto retry_later = [&] {
     data_dirty_ = true;
-    std::lock_guard lock(dirty_ds_mu_);
+    MutexLock lock(dirty_ds_mu_);
     dirty_ds_.insert(changed_ds.begin(), changed_ds.end());
   };
   for (ObjectId id : changed_ds) {

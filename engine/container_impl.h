@@ -1,12 +1,12 @@
 // The engine behind slabfs::Container and slabfs::Dataset.
 //
-// Lock order (a thread takes them only in this order, never the reverse):
-//   1. ContainerImpl::commit_mu_  shared by every operation, exclusive in Commit
-//   2. ContainerImpl::ns_mu_      the object tree: shared to read, exclusive to change
-//   3. DatasetState::rw_          shared by readers, exclusive by writers
-//   4. FixedArrayIndex::load_mu_, ChunkCache::mu_, Allocator::mu_,
-//      ContainerImpl::dirty_ds_mu_  (leaf locks)
-// File I/O happens under 1-3 but never under a leaf lock.
+// Lock order: engine/util/lock_order.h lists every mutex of the engine in
+// the order a thread takes them (commit_mu_, ns_mu_, a dataset's rw_, then
+// the locks inside the cache, the index and the allocator), says which may
+// be held across I/O, and checks the order in debug and sanitizer builds.
+// The members below say which mutex guards them (GUARDED_BY), and the
+// *Locked methods which one the caller holds (REQUIRES), for clang's
+// -Wthread-safety (engine/util/thread_annotations.h).
 #ifndef SLABFS_ENGINE_CONTAINER_IMPL_H_
 #define SLABFS_ENGINE_CONTAINER_IMPL_H_
 
@@ -15,8 +15,6 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -36,6 +34,8 @@
 #include "engine/txn/free_list_log.h"
 #include "engine/txn/group_pages.h"
 #include "engine/txn/reader_table.h"
+#include "engine/util/mutex.h"
+#include "engine/util/thread_annotations.h"
 #include "slabfs/container.h"
 
 namespace slabfs::engine {
@@ -44,6 +44,12 @@ class ContainerImpl;
 
 // One dataset's live state: geometry, index, counters. Shared by the
 // container's object tree and every Dataset handle.
+//
+// Thread safety: the public methods take the locks they need: commit_mu_
+// shared, then rw_ (shared to read, exclusive to change). The layout and
+// contents (meta_, index_, format_, ...) are guarded by rw_; item_size(),
+// num_elements(), size_bytes() and stored_bytes() are atomics any thread may
+// read without a lock (each alone is consistent; they change under rw_).
 class DatasetState {
  public:
   DatasetState(ContainerImpl* c, ObjectId id, DatasetRecord meta, std::unique_ptr<ChunkIndex> index);
@@ -51,10 +57,11 @@ class DatasetState {
   ObjectId id() const { return id_; }
   ContainerImpl* container() const { return c_; }
   DatasetInfo Info() const;
-  size_t item_size() const { return item_size_; }
+  size_t item_size() const { return item_size_.load(std::memory_order_relaxed); }
   uint64_t num_elements() const { return num_elements_.load(std::memory_order_relaxed); }
+  // Elements x item size, as one value: a relayout changes both.
+  uint64_t size_bytes() const { return size_bytes_.load(std::memory_order_relaxed); }
   uint64_t stored_bytes() const { return stored_bytes_.load(std::memory_order_relaxed); }
-  const Dims& shape() const { return meta_.shape; }
 
   Status Read(const Slab& sel, void* buf, const MemSpace* mem);
   Status Write(const Slab& sel, const void* buf, const MemSpace* mem);
@@ -91,26 +98,32 @@ class DatasetState {
   // Dataset::Relayout; engine/relayout.cc).
   Status Relayout(DatasetRecord rec);
 
-  // Commit support; the caller holds commit_mu_ exclusively.
+  // Commit support; the caller holds commit_mu_ exclusively (checked where
+  // the lock order is: see AssertCommitExclusive). Each takes rw_.
   // Writes back dirty chunks and index pages; true when the header changed.
   Result<bool> FlushForCommit();
   // Whether anything is left for FlushForCommit to write (a check of
   // ContainerImpl::NoteDirty's promise in SLABFS_EXPENSIVE_CHECKS builds).
   bool HasUnflushedChanges();
   DatasetRecord Record() const;
-  // Frees every chunk and index block (the dataset was removed and no
-  // handle remains).
-  Status Reclaim();
-  bool detached() const { return detached_; }
-  void set_detached() { detached_ = true; }
+  // Frees every chunk and index block: the dataset was cleared (under
+  // rw_), or it was removed and no handle remains (the container takes
+  // rw_ for it, or the state is private to the caller).
+  Status Reclaim() REQUIRES(rw_);
+  // Reclaim of a removed dataset that no handle uses (the container's
+  // commit and close): takes rw_.
+  Status ReclaimDetached() EXCLUDES(rw_);
+  bool detached() const { return detached_.load(std::memory_order_acquire); }
+  void set_detached() { detached_.store(true, std::memory_order_release); }
 
   // Refresh support (read-only containers); the caller holds commit_mu_
   // exclusively. Takes the layout and contents `fresh` was loaded with
   // (handles see them at once) and drops the cached chunks of the old ones.
-  void ReplaceContents(DatasetState& fresh);
+  void ReplaceContents(DatasetState& fresh) EXCLUDES(rw_);
   // The dataset is not in the commit the container moved to: every
-  // operation answers NotFound from now on.
-  void MarkGone() { gone_ = true; }
+  // operation answers NotFound from now on. The caller holds commit_mu_
+  // exclusively, so no operation is between its check and its end.
+  void MarkGone();
   // The dataset's path, for messages ("/run/temp: dimension 0 cannot
   // grow"): set when the container hands the state out (CreateDataset,
   // OpenDataset) and when the dataset itself is renamed; after a rename of
@@ -119,105 +132,105 @@ class DatasetState {
   std::string what() const;  // the path, or "dataset 12" before one is set
 
  private:
-  Status ReadLocked(const TransferPlan& plan, char* buf);
+  Status ReadLocked(const TransferPlan& plan, char* buf) REQUIRES_SHARED(rw_);
   // Calls fn(plan, byte offset in the caller's buffer) for each box of
   // elements [first, first+count); a range outside the dataset is an error
   // with code out_of_range.
   Status ForEachLinearBox(uint64_t first, uint64_t count, Code out_of_range,
-                          const std::function<Status(const TransferPlan&, uint64_t)>& fn);
-  Status ReadElementsLocked(uint64_t first, uint64_t count, char* buf);
-  Status WriteElementsLocked(uint64_t first, uint64_t count, const char* buf);
-  Status ResizeLocked(const Dims& shape);
+                          const std::function<Status(const TransferPlan&, uint64_t)>& fn) REQUIRES_SHARED(rw_);
+  Status ReadElementsLocked(uint64_t first, uint64_t count, char* buf) REQUIRES_SHARED(rw_);
+  Status WriteElementsLocked(uint64_t first, uint64_t count, const char* buf) REQUIRES(rw_);
+  Status ResizeLocked(const Dims& shape) REQUIRES(rw_);
   // Rewrites a stored chunk that the new shape cuts, with the fill value
   // in place of every element outside it.
-  Status FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, const Dims& shape);
+  Status FillPastEnd(ChunkCoord coords, const ChunkRecord& rec, const Dims& shape) REQUIRES(rw_);
   // Sets meta_.shape and what follows from it.
-  void SetShape(const Dims& shape);
+  void SetShape(const Dims& shape) REQUIRES(rw_);
   // Grid coordinates of a chunk from its position in the current grid (the
   // cache's key).
-  void CoordsOf(uint64_t linear, uint64_t* coords) const;
+  void CoordsOf(uint64_t linear, uint64_t* coords) const REQUIRES_SHARED(rw_);
   // The inverse: a chunk's position in the current grid.
-  uint64_t LinearInGrid(ChunkCoord coords) const;
+  uint64_t LinearInGrid(ChunkCoord coords) const REQUIRES_SHARED(rw_);
   // Elements in one step of the first dimension.
-  uint64_t RowElements() const;
+  uint64_t RowElements() const REQUIRES_SHARED(rw_);
   // The chunks of the plan whose ordinal is stripe modulo width.
-  Status ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width);
+  Status ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width) REQUIRES_SHARED(rw_);
   // room_checked: the caller already asked CheckRoomForChunks for this
   // plan's chunks (a write of several boxes asks once for all of them).
-  Status WriteLocked(const TransferPlan& plan, const char* buf, bool room_checked = false);
+  Status WriteLocked(const TransferPlan& plan, const char* buf, bool room_checked = false) REQUIRES(rw_);
   // NoSpace unless changes to `touched` whole chunks could be stored
   // (ContainerImpl::CheckRoomForChanges).
-  Status CheckRoomForChunks(uint64_t touched);
+  Status CheckRoomForChunks(uint64_t touched) REQUIRES_SHARED(rw_);
 
  public:
   // Appends every extent the dataset references: index blocks and stored
   // chunks (engine/rebuild_free_list.cc).
-  Status CollectExtents(std::vector<Extent>* out);
+  Status CollectExtents(std::vector<Extent>* out) EXCLUDES(rw_);
 
  private:
   // The memory chunk (of `elements`) of a chunk from its record: the fill
   // value if unallocated, else its file chunk loaded through the format.
   // `linear` is its position in the current grid, for messages.
-  Status LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem);
+  Status LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem) REQUIRES_SHARED(rw_);
   // A new buffer of `bytes` holding the memory chunk at `linear`.
-  Status LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out);
+  Status LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) REQUIRES_SHARED(rw_);
   // Starts read-ahead of a chunk's extent, once in a while per chunk.
   void AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes);
   // Merges the stored chunk into a partly written entry (write without
   // read); a no-op for complete entries. Safe with concurrent readers.
-  Status CompleteEntry(ChunkCache::Entry* e);
+  Status CompleteEntry(ChunkCache::Entry* e) REQUIRES_SHARED(rw_);
   // Drops a partly written entry whose stored chunk cannot be read, and
   // records its writes as lost.
-  void LoseEntry(ChunkCache::Entry* e, const Status& why);
+  void LoseEntry(ChunkCache::Entry* e, const Status& why) REQUIRES(rw_);
   // A pinned, dirty cache entry for changing the chunk at the cursor (not in
   // the cache; `rec` is its record): the fill value if never stored; not
   // read at all if `whole` is overwritten; else loaded, or, for dense
   // chunks, left partial (write without read).
-  Result<ChunkCache::Entry*> NewEntry(const ChunkCursor& cur, const ChunkRecord& rec, bool whole);
+  Result<ChunkCache::Entry*> NewEntry(const ChunkCursor& cur, const ChunkRecord& rec, bool whole) REQUIRES(rw_);
   // Frees a stored chunk whose record was already cleared; `defined` is
   // how many elements it held (sparse).
-  void FreeChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t defined);
+  void FreeChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t defined) REQUIRES(rw_);
   // The defined elements of a stored chunk (0 if not stored), from its
   // header (sparse formats).
-  Result<uint64_t> StoredDefinedOf(ChunkCoord c, const ChunkRecord& rec) const;
+  Result<uint64_t> StoredDefinedOf(ChunkCoord c, const ChunkRecord& rec) const REQUIRES_SHARED(rw_);
   // Writes back dirty entries so the index answers for every chunk.
-  Status WriteBackForQuery();
+  Status WriteBackForQuery() REQUIRES(rw_);
   // Appends the defined boxes inside [lo, hi) (chunk by chunk).
-  Status DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Box>* out);
+  Status DefinedInBox(const Dims& lo, const Dims& hi, std::vector<Box>* out) REQUIRES_SHARED(rw_);
   // Appends the defined boxes of one stored chunk inside [lo, hi), merged
   // (engine/dataset_defined.cc). *scratch holds a chunk's defined set when
   // it is not in the cache.
   struct DefinedScratch;
   Status AppendChunkDefined(ChunkCoord c, const ChunkRecord& rec, const Dims& lo, const Dims& hi,
-                            DefinedScratch* scratch, std::vector<Box>* out);
+                            DefinedScratch* scratch, std::vector<Box>* out) REQUIRES_SHARED(rw_);
   // ForEachDefinedRun under the locks, after the write-back.
   Status WalkDefinedLocked(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
-                           const Dataset::WalkCheck& check);
+                           const Dataset::WalkCheck& check) REQUIRES_SHARED(rw_);
   // Erase's work on the chunk at the cursor (the plan's one chunk or one
   // of many).
-  Status EraseAt(const ChunkCursor& cur);
+  Status EraseAt(const ChunkCursor& cur) REQUIRES(rw_);
   // Erase of a selection whose chunk grid is far larger than what is
   // stored: the chunks visited are the stored and the cached ones.
-  Status EraseStoredIn(const Slab& sel);
+  Status EraseStoredIn(const Slab& sel) REQUIRES(rw_);
   // Elements of the chunk a cache entry holds.
-  uint64_t ElementsOf(const ChunkCache::Entry* e) const;
+  uint64_t ElementsOf(const ChunkCache::Entry* e) const REQUIRES_SHARED(rw_);
   // Stores the file image of a dirty cache entry and marks it clean (an
   // empty image frees the chunk).
-  Status StoreImage(ChunkCache::Entry* e, const FileImage& img);
+  Status StoreImage(ChunkCache::Entry* e, const FileImage& img) REQUIRES(rw_);
   // Writes back the entries (stopping at the first error) and releases
   // every one of them. Encoding is spread over cores where it costs.
-  Status WriteBackEntries(std::vector<ChunkCache::Entry*> dirty);
+  Status WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) REQUIRES(rw_);
   // Writes back this dataset's dirty chunks while the cache is over budget.
-  Status ShedDirty();
+  Status ShedDirty() REQUIRES(rw_);
   // Whether every chunk the plan touches but at most one is in the cache.
-  bool AllButOneCached(const TransferPlan& plan) const;
+  bool AllButOneCached(const TransferPlan& plan) const REQUIRES_SHARED(rw_);
   // Whether encoding or decoding a chunk costs enough to be worth a core of
   // its own: it compresses (deflate) or is a sparse set. Checksum and
   // shuffle alone run at several GB/s, faster than a hop to the thread
   // pool and back for chunks of up to megabytes.
-  bool CodecIsCostly() const;
+  bool CodecIsCostly() const REQUIRES_SHARED(rw_);
   // WriteBytes within the current size, under rw_ held exclusively.
-  Status WriteBytesInsideLocked(uint64_t offset, size_t length, const char* in);
+  Status WriteBytesInsideLocked(uint64_t offset, size_t length, const char* in) REQUIRES(rw_);
   // A chunk goes to the file in three steps, so that a failed write (a full
   // disk) leaves the index naming the chunk's old, untouched extent:
   // ReserveChunk says where `bytes` go (the current extent if allocated
@@ -225,22 +238,22 @@ class DatasetState {
   // SettleChunk links it into the index (recording the size and filter mask
   // where sizes vary) and frees the old extent; if the write failed,
   // AbandonChunk gives a new extent back. StoreChunkImage does all three.
-  uint64_t ReserveChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes);
+  uint64_t ReserveChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes) REQUIRES(rw_);
   Status SettleChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t dest, uint64_t bytes,
-                     uint32_t filter_mask);
-  void AbandonChunk(const ChunkRecord& rec, uint64_t dest, uint64_t bytes);
-  Status StoreChunkImage(ChunkCoord coords, const ChunkRecord& rec, const FileImage& img);
-  Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const;
+                     uint32_t filter_mask) REQUIRES(rw_);
+  void AbandonChunk(const ChunkRecord& rec, uint64_t dest, uint64_t bytes) REQUIRES(rw_);
+  Status StoreChunkImage(ChunkCoord coords, const ChunkRecord& rec, const FileImage& img) REQUIRES(rw_);
+  Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const REQUIRES_SHARED(rw_);
   // Relayout's steps (engine/relayout.cc), under rw_ held exclusively: the
   // byte image copied into `to` (a private state), then every field that
   // describes the contents swapped with it.
-  Status CopyImageLocked(DatasetState& to);
-  void ExchangeContentsLocked(DatasetState& other);
+  Status CopyImageLocked(DatasetState& to) REQUIRES(rw_, to.rw_);
+  void ExchangeContentsLocked(DatasetState& other) REQUIRES(rw_, other.rw_);
   // Bytes of the chunk as stored: trimmed to the maximum shape.
-  uint64_t BytesOfChunk(ChunkCoord coords) const;
+  uint64_t BytesOfChunk(ChunkCoord coords) const REQUIRES_SHARED(rw_);
   // Bytes a stored chunk takes in the file: its record's size where chunk
   // sizes vary, else BytesOfChunk.
-  uint64_t FileBytesOf(ChunkCoord coords, const ChunkRecord& rec) const;
+  uint64_t FileBytesOf(ChunkCoord coords, const ChunkRecord& rec) const REQUIRES_SHARED(rw_);
   Status CheckWritable() const;
   // NotFound once MarkGone was called; checked under commit_mu_.
   Status CheckPresent() const;
@@ -250,28 +263,43 @@ class DatasetState {
   // returns it.
   Status Corrupt(Status s) const;
 
+  // Where the lock order is checked: aborts unless this thread holds the
+  // container's commit_mu_ exclusively (the commit and refresh support
+  // above; clang cannot follow c_ to the container's mutex).
+  void AssertCommitExclusive() const;
+
+  // Only so that ContainerImpl's mutexes can name rw_ in ACQUIRED_BEFORE.
+  friend class ContainerImpl;
+
   ContainerImpl* const c_;
   const ObjectId id_;
+  mutable SharedMutex rw_ ACQUIRED_BEFORE(ChunkCache::Entry::merge_mu){LockRank::kDataset};
   // The key of this state's chunks in the cache (CacheKey::dataset): unique
   // per state, and it moves with the contents in ExchangeContentsLocked.
-  uint64_t cache_id_;
-  mutable std::shared_mutex rw_;
-  DatasetRecord meta_;
-  std::unique_ptr<ChunkIndex> index_;
-  size_t item_size_;
+  uint64_t cache_id_ GUARDED_BY(rw_);
+  DatasetRecord meta_ GUARDED_BY(rw_);
+  // The pointers are guarded; the index and the format are safe for
+  // concurrent readers that hold rw_ shared (chunk_index.h, chunk_format.h).
+  std::unique_ptr<ChunkIndex> index_ GUARDED_BY(rw_);
+  // Copies for readers without the lock (item_size(), size_bytes(), ...),
+  // written under rw_ held exclusively.
+  std::atomic<size_t> item_size_;
   std::atomic<uint64_t> num_elements_{0};
-  Dims grid_;  // chunks per dimension at the current shape
-  std::unique_ptr<ChunkFormat> format_;
+  std::atomic<uint64_t> size_bytes_{0};
+  Dims grid_ GUARDED_BY(rw_);  // chunks per dimension at the current shape
+  std::unique_ptr<ChunkFormat> format_ GUARDED_BY(rw_);
   std::atomic<uint64_t> allocated_chunks_{0};
   std::atomic<uint64_t> stored_bytes_{0};
   std::array<std::atomic<uint64_t>, 1024> advised_{};  // chunk + 1, see AdviseChunk
-  bool header_dirty_ = false;  // counters changed since the last commit
-  Status lost_writes_;         // the first lost write not yet taken
-  uint64_t defined_ = 0;       // sparse: defined elements, as written back
-  bool detached_ = false;
-  bool gone_ = false;  // set under commit_mu_ held exclusively
-  mutable std::mutex path_mu_;  // a leaf lock: guards path_ only
-  std::string path_;
+  bool header_dirty_ GUARDED_BY(rw_) = false;  // counters changed since the last commit
+  Status lost_writes_ GUARDED_BY(rw_);         // the first lost write not yet taken
+  uint64_t defined_ GUARDED_BY(rw_) = 0;       // sparse: defined elements, as written back
+  // Set under ns_mu_ (Remove, or Rename over it); read by Relayout.
+  std::atomic<bool> detached_{false};
+  // Set under commit_mu_ held exclusively; read under commit_mu_ shared.
+  std::atomic<bool> gone_{false};
+  mutable Mutex path_mu_{LockRank::kDatasetPath};
+  std::string path_ GUARDED_BY(path_mu_);
 };
 
 class ContainerImpl {
@@ -320,7 +348,7 @@ class ContainerImpl {
   Allocator& allocator() { return alloc_; }
   ChunkCache& cache() { return cache_; }
   BlockStore& store() { return store_; }
-  std::shared_mutex& commit_mu() { return commit_mu_; }
+  SharedMutex& commit_mu() RETURN_CAPABILITY(commit_mu_) { return commit_mu_; }
   // Dataset `id` has changes the next commit must write back: the commit
   // visits only the datasets noted since the last one, so that its cost
   // grows with what changed, not with the number of datasets. Every change
@@ -328,7 +356,7 @@ class ContainerImpl {
   // SLABFS_EXPENSIVE_CHECKS check that no other dataset had any).
   void NoteDirty(ObjectId id) {
     data_dirty_.store(true, std::memory_order_relaxed);
-    std::lock_guard lock(dirty_ds_mu_);
+    MutexLock lock(dirty_ds_mu_);
     dirty_ds_.insert(id);
   }
   // NoSpace if `more` bytes of changes besides those the cache holds could
@@ -396,7 +424,7 @@ class ContainerImpl {
   // Read-only: registers the newest state whose file is long enough (a
   // reader checks the length only once its generation is registered, and
   // looks again when a commit cut the file meanwhile); the caller Keep()s it.
-  Result<Superblock> HoldNewestState();
+  Result<Superblock> HoldNewestState() REQUIRES(commit_mu_);
   // The free list of the state of `sb` (and the blocks it is made of).
   Result<std::vector<FreedExtent>> ReadFreeList(const Superblock& sb, FreeListChain* chain);
   // The free list of `sb` derived from what its tree `nodes` references
@@ -413,45 +441,45 @@ class ContainerImpl {
   Result<std::vector<FreedExtent>> ReadOrRebuildFreeList(const Superblock& sb, const NodeMap& nodes,
                                                          bool* rebuilt, FreeListChain* chain);
   // Loads the tree of `sb` into `t` (the caller adopts it on success).
-  Status LoadTree(const Superblock& sb, LoadTarget* t);
+  Status LoadTree(const Superblock& sb, LoadTarget* t) REQUIRES(ns_mu_);
   Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent,
-                  std::string name, int depth, LoadTarget* t);
+                  std::string name, int depth, LoadTarget* t) REQUIRES(ns_mu_);
   // Copies the unchanged subtree of `from` (a node of t->old) into t.
-  Status CopySubtree(const Node& from, Node* parent, std::string name, LoadTarget* t);
+  Status CopySubtree(const Node& from, Node* parent, std::string name, LoadTarget* t) REQUIRES(ns_mu_);
   // Writable: frees the held extents that no reader can reach any more.
-  void ReleaseHeld();
+  void ReleaseHeld() REQUIRES(commit_mu_);
   Status WriteLockRecord();
-  Result<Node*> GetNode(ObjectId id);
-  Result<Node*> GetGroup(ObjectId id);
-  void MarkDirtyLocked(Node* n);
+  Result<Node*> GetNode(ObjectId id) REQUIRES_SHARED(ns_mu_);
+  Result<Node*> GetGroup(ObjectId id) REQUIRES_SHARED(ns_mu_);
+  void MarkDirtyLocked(Node* n) REQUIRES(ns_mu_);
   // Links n into parent's children (n->name) / unlinks the child `name`,
   // keeping child_bytes, pages and dirty_children up to date.
   static void AddChildLocked(Node* parent, Node* n);
   static void RemoveChildLocked(Node* parent, const std::string& name);
-  Status WriteNodesLocked(Node* n);
+  Status WriteNodesLocked(Node* n) REQUIRES(commit_mu_, ns_mu_);
   Status CheckWritable() const;
   Status Refuse(Status s, std::string_view op) const;  // logs a refused operation
-  Node* NewNodeLocked(ObjectKind kind, Node* parent, std::string name);
-  void DetachLocked(Node* n);
-  std::string PathOfLocked(const Node* n) const;
+  Node* NewNodeLocked(ObjectKind kind, Node* parent, std::string name) REQUIRES(ns_mu_);
+  void DetachLocked(Node* n) REQUIRES(ns_mu_);
+  std::string PathOfLocked(const Node* n) const REQUIRES_SHARED(ns_mu_);
   // "/a/b" + "c" -> "/a/b/c" (and "/" + "c" -> "/c"), for messages.
-  std::string ChildPathLocked(const Node* parent, std::string_view name) const;
+  std::string ChildPathLocked(const Node* parent, std::string_view name) const REQUIRES_SHARED(ns_mu_);
   // AlreadyExists if the name is taken, NoSpace if the group is full.
   // AlreadyExists, NoSpace (a full group) or InvalidArgument (too deep: see
   // engine/format/limits.h) for a new child of parent.
-  Status CheckNewChildLocked(const Node* parent, std::string_view name) const;
+  Status CheckNewChildLocked(const Node* parent, std::string_view name) const REQUIRES_SHARED(ns_mu_);
   // Levels from the root to n, and from n to its deepest descendant.
   static int DepthOfLocked(const Node* n);
   static int HeightOfLocked(const Node* n);
   // InvalidArgument if a subtree `height` levels tall, put under parent,
   // would reach deeper than kMaxDepth; `what` names it.
-  Status CheckDepthLocked(const Node* parent, int height, const std::string& what) const;
-  Status CommitLocked();
+  Status CheckDepthLocked(const Node* parent, int height, const std::string& what) const REQUIRES_SHARED(ns_mu_);
+  Status CommitLocked() REQUIRES(commit_mu_) EXCLUDES(ns_mu_);
 
   std::unique_ptr<File> file_;
   const bool read_only_;
   // Read-only: the generation read, registered (engine/txn/reader_table.h).
-  ReaderSlot reader_;
+  ReaderSlot reader_ GUARDED_BY(commit_mu_);
   // Writable: seconds after a commit before the space it freed is reused
   // (OpenOptions::reuse_delay_seconds, resolved).
   int64_t reuse_delay_s_ = 0;
@@ -462,21 +490,27 @@ class ContainerImpl {
   BlockStore store_;
   ChunkCache cache_;
   DirtyRoom room_;  // refuses changes the disk could not take (dirty_room.h)
-  Superblock sb_;  // the last committed state
 
-  mutable std::shared_mutex commit_mu_;
-  mutable std::shared_mutex ns_mu_;
-  std::unordered_map<ObjectId, std::unique_ptr<Node>> nodes_;
-  Node* root_ = nullptr;
-  std::vector<std::shared_ptr<DatasetState>> detached_;  // removed, awaiting reclaim
-  std::atomic<bool> data_dirty_{false};
-  std::mutex dirty_ds_mu_;  // a leaf lock: guards dirty_ds_ only
-  std::unordered_set<ObjectId> dirty_ds_;  // see NoteDirty
+  // The order: engine/util/lock_order.h. Changing the tree or sb_ takes
+  // both (commit_mu_ shared or exclusive, then ns_mu_ exclusively).
+  mutable SharedMutex commit_mu_ ACQUIRED_BEFORE(DatasetState::rw_){LockRank::kContainerCommit};
+  mutable SharedMutex ns_mu_ ACQUIRED_AFTER(commit_mu_) ACQUIRED_BEFORE(DatasetState::rw_){LockRank::kContainerNamespace};
+  // The free lists commits write.
+  FreeListLog free_log_ GUARDED_BY(commit_mu_);
+  // FreeListLog::bytes() is an atomic, for any thread.
+  uint64_t free_list_bytes() const NO_THREAD_SAFETY_ANALYSIS { return free_log_.bytes(); }
+  bool closed_ GUARDED_BY(commit_mu_) = false;
+  Superblock sb_ GUARDED_BY(ns_mu_);  // the last committed state
+  // The tree. The fields of its nodes are guarded by ns_mu_ too, though
+  // clang cannot follow the pointers to say so.
+  std::unordered_map<ObjectId, std::unique_ptr<Node>> nodes_ GUARDED_BY(ns_mu_);
+  Node* root_ GUARDED_BY(ns_mu_) = nullptr;
+  std::vector<std::shared_ptr<DatasetState>> detached_ GUARDED_BY(ns_mu_);  // removed, awaiting reclaim
+  uint64_t sb_next_id_ GUARDED_BY(ns_mu_) = 0;  // next object id
   std::atomic<bool> ns_dirty_{false};  // set under ns_mu_
-  uint64_t sb_next_id_ = 0;            // next object id; guarded by ns_mu_
-  // The free lists commits write (guarded by commit_mu_).
-  FreeListLog free_log_;
-  bool closed_ = false;
+  std::atomic<bool> data_dirty_{false};
+  Mutex dirty_ds_mu_ ACQUIRED_AFTER(ns_mu_, DatasetState::rw_){LockRank::kDirtyDatasets};
+  std::unordered_set<ObjectId> dirty_ds_ GUARDED_BY(dirty_ds_mu_);  // see NoteDirty
 };
 
 // The on-disk description of a new dataset from creation options: checks

@@ -7,7 +7,6 @@
 // file_extents.cc.
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 #include "engine/chunk/trimmed_edge.h"
 #include "engine/container_impl.h"
@@ -143,6 +142,7 @@ void DatasetState::SetShape(const Dims& shape) {
     grid_[d] = CeilDiv(shape[d], meta_.chunks[d]);
   }
   num_elements_.store(n, std::memory_order_relaxed);
+  size_bytes_.store(n * item_size_.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
 uint64_t DatasetState::LinearInGrid(ChunkCoord c) const {
@@ -159,17 +159,24 @@ void DatasetState::CoordsOf(uint64_t linear, uint64_t* c) const {
 }
 
 void DatasetState::set_path(std::string path) {
-  std::lock_guard lock(path_mu_);
+  MutexLock lock(path_mu_);
   path_ = std::move(path);
 }
 
 std::string DatasetState::what() const {
-  std::lock_guard lock(path_mu_);
+  MutexLock lock(path_mu_);
   return path_.empty() ? "dataset " + std::to_string(id_) : path_;
 }
 
+void DatasetState::AssertCommitExclusive() const { c_->commit_mu().AssertHeld(); }
+
+void DatasetState::MarkGone() {
+  AssertCommitExclusive();
+  gone_.store(true, std::memory_order_relaxed);
+}
+
 Status DatasetState::CheckPresent() const {
-  if (gone_) return Status::NotFound(what() + " is not in the commit the container now reads");
+  if (gone_.load(std::memory_order_relaxed)) return Status::NotFound(what() + " is not in the commit the container now reads");
   return Status::OK();
 }
 
@@ -179,7 +186,7 @@ Status DatasetState::CheckWritable() const {
 }
 
 DatasetInfo DatasetState::Info() const {
-  std::shared_lock lock(rw_);
+  ReaderLock lock(rw_);
   DatasetInfo i;
   i.dtype = meta_.dtype;
   i.shape = meta_.shape;
@@ -202,6 +209,7 @@ DatasetInfo DatasetState::Info() const {
 }
 
 DatasetRecord DatasetState::Record() const {
+  ReaderLock lock(rw_);
   DatasetRecord r = meta_;
   r.index = index_->kind();
   r.index_root = index_->EncodeRoot();
@@ -286,7 +294,7 @@ Status DatasetState::LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<
 }
 
 Status DatasetState::CompleteEntry(ChunkCache::Entry* e) {
-  std::lock_guard lock(e->merge_mu);
+  MutexLock lock(e->merge_mu);
   if (!e->partial.load(std::memory_order_relaxed)) return Status::OK();
   std::unique_ptr<char[]> stored;
   SLABFS_RETURN_IF_ERROR(LoadEntry(e->key.chunk, e->bytes, &stored));
@@ -312,7 +320,10 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
     // here than a hop to the pool and back.
     stripes = StripesFor(plan, item_size_, false);
   }
-  Status s = RunStriped(stripes, [&](size_t w, size_t width) { return ReadStripe(plan, buf, w, width); });
+  // Each stripe runs under this thread's hold of rw_ (shared), on the pool.
+  Status s = RunStriped(stripes, [&](size_t w, size_t width) REQUIRES_SHARED(rw_) {
+    return ReadStripe(plan, buf, w, width);
+  });
   c_->cache().EvictToBudget();
   return s;
 }
@@ -393,9 +404,9 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
 }
 
 Status DatasetState::Read(const Slab& sel, void* buf, const MemSpace* mem) {
-  std::shared_lock cl(c_->commit_mu());
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR(CheckPresent());
-  std::shared_lock lock(rw_);
+  ReaderLock lock(rw_);
   // One plan per thread, reused: small reads (windows) then allocate
   // nothing for it. Nothing below calls Read again on this thread.
   thread_local TransferPlan plan;
@@ -596,7 +607,9 @@ Status DatasetState::WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) {
     std::vector<FileImage> images(n);
     std::vector<Status> merged(n);
     if (s.ok()) {
-      ParallelFor(n, [&](size_t i) {
+      // Under this thread's hold of rw_, on the pool: merges (under each
+      // entry's merge_mu) and encodes, reading the layout only.
+      ParallelFor(n, [&](size_t i) REQUIRES_SHARED(rw_) {
         ChunkCache::Entry* e = dirty[first + i];
         merged[i] = CompleteEntry(e);
         if (merged[i].ok()) images[i] = format_->MemToFile(e->data.get(), ElementsOf(e), &scratch[i]);
@@ -617,7 +630,7 @@ Status DatasetState::WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) {
 }
 
 Status DatasetState::TakeLostWrites() {
-  std::unique_lock lock(rw_);
+  WriterLock lock(rw_);
   return std::exchange(lost_writes_, Status::OK());
 }
 
@@ -706,7 +719,8 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
   // extent of each that failed is given back.
   if (any_direct) {
     std::vector<uint8_t> failed(direct.size(), 0);
-    Status first_error = RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) -> Status {
+    // Under this thread's hold of rw_, on the pool: only reads the layout.
+    Status first_error = RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) REQUIRES_SHARED(rw_) -> Status {
       Status err;
       uint64_t ord = 0;
       for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
@@ -740,8 +754,8 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
 
 Status DatasetState::Write(const Slab& sel, const void* buf, const MemSpace* mem) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   TransferPlan plan;
   SLABFS_RETURN_IF_ERROR(plan.Build(meta_.shape, meta_.chunks, sel, mem, &meta_.max_shape));
   return WriteLocked(plan, static_cast<const char*>(buf));
@@ -751,16 +765,22 @@ Status DatasetState::Write(const Slab& sel, const void* buf, const MemSpace* mem
 
 Status DatasetState::Clear() {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   c_->NoteDirty(id_);
+  return Reclaim();
+}
+
+Status DatasetState::ReclaimDetached() {
+  AssertCommitExclusive();
+  WriterLock lock(rw_);
   return Reclaim();
 }
 
 Status DatasetState::Reclaim() {
   c_->cache().EraseDataset(cache_id_);
   Allocator& alloc = c_->allocator();
-  SLABFS_RETURN_IF_ERROR(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
+  SLABFS_RETURN_IF_ERROR(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) REQUIRES(rw_) {
     alloc.Free(rec.addr, FileBytesOf(c, rec));
     return Status::OK();
   }));
@@ -773,12 +793,12 @@ Status DatasetState::Reclaim() {
 }
 
 Result<std::vector<StoredChunk>> DatasetState::StoredChunks() {
-  std::shared_lock cl(c_->commit_mu());
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR_R(CheckPresent());
-  std::unique_lock lock(rw_);
+  WriterLock lock(rw_);
   if (!c_->read_only()) SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(cache_id_)));
   std::vector<StoredChunk> out;
-  SLABFS_RETURN_IF_ERROR_R(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
+  SLABFS_RETURN_IF_ERROR_R(index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) REQUIRES(rw_) {
     out.push_back(StoredChunk{Dims(c.begin(), c.end()), rec.addr, FileBytesOf(c, rec), rec.filter_mask});
     return Status::OK();
   }));
@@ -786,7 +806,8 @@ Result<std::vector<StoredChunk>> DatasetState::StoredChunks() {
 }
 
 Result<bool> DatasetState::FlushForCommit() {
-  std::unique_lock lock(rw_);
+  AssertCommitExclusive();
+  WriterLock lock(rw_);
   SLABFS_RETURN_IF_ERROR_R(WriteBackEntries(c_->cache().DirtyEntries(cache_id_)));
   bool changed = header_dirty_ || index_->dirty();
   SLABFS_RETURN_IF_ERROR_R(index_->Flush());
@@ -795,7 +816,8 @@ Result<bool> DatasetState::FlushForCommit() {
 }
 
 bool DatasetState::HasUnflushedChanges() {
-  std::unique_lock lock(rw_);
+  AssertCommitExclusive();
+  WriterLock lock(rw_);
   return header_dirty_ || index_->dirty() || !c_->cache().DirtyEntries(cache_id_).empty();
 }
 

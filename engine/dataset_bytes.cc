@@ -5,8 +5,6 @@
 // paths of dataset.cc.
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <shared_mutex>
 
 #include "engine/container_impl.h"
 #include "engine/selection/hyperslab.h"
@@ -32,7 +30,9 @@ Status DatasetState::ForEachLinearBox(uint64_t first, uint64_t count, Code out_o
 
 Status DatasetState::ReadElementsLocked(uint64_t first, uint64_t count, char* buf) {
   return ForEachLinearBox(first, count, Code::kInvalidArgument,
-                          [&](const TransferPlan& plan, uint64_t off) { return ReadLocked(plan, buf + off); });
+                          [&](const TransferPlan& plan, uint64_t off) REQUIRES_SHARED(rw_) {
+                            return ReadLocked(plan, buf + off);
+                          });
 }
 
 Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const char* buf) {
@@ -57,25 +57,25 @@ Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const c
 }
 
 Status DatasetState::ReadElements(uint64_t first, uint64_t count, void* buf) {
-  std::shared_lock cl(c_->commit_mu());
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR(CheckPresent());
-  std::shared_lock lock(rw_);
+  ReaderLock lock(rw_);
   return ReadElementsLocked(first, count, static_cast<char*>(buf));
 }
 
 Status DatasetState::WriteElements(uint64_t first, uint64_t count, const void* buf) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   return WriteElementsLocked(first, count, static_cast<const char*>(buf));
 }
 
 // ----------------------------------------------------------- byte view
 
 Result<size_t> DatasetState::ReadBytes(uint64_t offset, size_t length, void* buf) {
-  std::shared_lock cl(c_->commit_mu());
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR_R(CheckPresent());
-  std::shared_lock lock(rw_);
+  ReaderLock lock(rw_);
   const uint64_t size = num_elements() * item_size_;
   if (offset >= size || length == 0) return size_t{0};
   length = static_cast<size_t>(std::min<uint64_t>(length, size - offset));
@@ -113,8 +113,8 @@ uint64_t DatasetState::RowElements() const {
 
 Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf, bool grow, size_t* written) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   const uint64_t isz = item_size_;
   const uint64_t size = num_elements() * isz;
   const Dims old_shape = meta_.shape;

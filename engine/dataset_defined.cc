@@ -1,8 +1,6 @@
 // Which elements a dataset holds (Defined, DefinedRuns, CountDefined) and
 // erasing them (Erase): what sparse datasets add to the dense ones.
 #include <algorithm>
-#include <mutex>
-#include <shared_mutex>
 
 #include "engine/container_impl.h"
 #include "engine/selection/boxes.h"
@@ -146,9 +144,9 @@ void SortAndMerge(std::vector<ElementRun>* runs) {
 }  // namespace
 
 Result<std::vector<Box>> DatasetState::Defined(const Slab& sel) {
-  std::shared_lock cl(c_->commit_mu());
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR_R(CheckPresent());
-  std::unique_lock lock(rw_);
+  WriterLock lock(rw_);
   const size_t rank = meta_.shape.size();
   if (static_cast<size_t>(sel.rank()) != rank)
     return Err(Status::InvalidArgument(what() + ": selection has rank " + std::to_string(sel.rank()) + ", not " +
@@ -187,9 +185,9 @@ Result<std::vector<ElementRun>> DatasetState::DefinedRuns(uint64_t first, uint64
 
 Status DatasetState::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
                                        const Dataset::WalkCheck& check) {
-  std::shared_lock cl(c_->commit_mu());
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR(CheckPresent());
-  std::unique_lock lock(rw_);
+  WriterLock lock(rw_);
   const uint64_t total = num_elements();
   if (first > total || count > total - first)
     return Status::InvalidArgument(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
@@ -230,7 +228,7 @@ Status DatasetState::WalkDefinedLocked(uint64_t first, uint64_t count, const Dat
         break;
       }
     }
-    auto flush = [&]() -> Result<bool> {
+    auto flush = [&]() REQUIRES_SHARED(rw_) -> Result<bool> {
       boxes.clear();
       runs.clear();
       for (const auto& [coords, rec] : band)
@@ -243,7 +241,7 @@ Status DatasetState::WalkDefinedLocked(uint64_t first, uint64_t count, const Dat
       return true;
     };
     SLABFS_RETURN_IF_ERROR(
-        index_->ForEachInOrder(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
+        index_->ForEachInOrder(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord& rec) REQUIRES_SHARED(rw_) -> Result<bool> {
           if (!band.empty() && !std::equal(c.begin(), c.begin() + j + 1, band.front().first.begin())) {
             SLABFS_ASSIGN_OR_RETURN(bool go, flush());
             if (!go) {
@@ -263,9 +261,9 @@ Status DatasetState::WalkDefinedLocked(uint64_t first, uint64_t count, const Dat
 }
 
 Result<uint64_t> DatasetState::CountDefined(const Dataset::WalkCheck& check) {
-  std::shared_lock cl(c_->commit_mu());
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR_R(CheckPresent());
-  std::unique_lock lock(rw_);
+  WriterLock lock(rw_);
   SLABFS_RETURN_IF_ERROR_R(WriteBackForQuery());
   if (format_->tracks_defined()) return defined_;
   // Dense: every element of a stored chunk inside the shape.
@@ -274,7 +272,7 @@ Result<uint64_t> DatasetState::CountDefined(const Dataset::WalkCheck& check) {
     if (meta_.shape[d] == 0) return uint64_t{0};
   const Dims lo(rank, 0);
   uint64_t n = 0;
-  SLABFS_RETURN_IF_ERROR_R(index_->ForEachIn(ChunkCoord(lo), ChunkCoord(grid_), [&](ChunkCoord c, const ChunkRecord&) {
+  SLABFS_RETURN_IF_ERROR_R(index_->ForEachIn(ChunkCoord(lo), ChunkCoord(grid_), [&](ChunkCoord c, const ChunkRecord&) REQUIRES_SHARED(rw_) {
     if (check) SLABFS_RETURN_IF_ERROR(check());
     uint64_t v = 1;
     for (size_t d = 0; d < rank; ++d) v *= std::min(meta_.chunks[d], meta_.shape[d] - c[d] * meta_.chunks[d]);
@@ -383,8 +381,8 @@ Status DatasetState::EraseAt(const ChunkCursor& cur) {
 
 Status DatasetState::Erase(const Slab& sel) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   SLABFS_RETURN_IF_ERROR(ValidateSlab(sel, meta_.shape, "dataset"));
   const uint64_t touched = BoundingChunks(sel, meta_.chunks);
   const uint64_t stored = allocated_chunks_.load(std::memory_order_relaxed);
@@ -420,7 +418,7 @@ Status DatasetState::EraseStoredIn(const Slab& sel) {
     chi[d] = (s.start + (s.count - 1) * s.stride + s.block - 1) / meta_.chunks[d] + 1;
   }
   std::vector<uint64_t> targets;  // positions in the current grid
-  SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord&) {
+  SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord&) REQUIRES_SHARED(rw_) {
     targets.push_back(LinearInGrid(c));
     return Status::OK();
   }));

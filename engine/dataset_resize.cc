@@ -2,8 +2,6 @@
 // with the chunks past the new end freed, and those it cuts given the fill
 // value past it (or, where edge chunks are trimmed, stored shorter).
 #include <algorithm>
-#include <mutex>
-#include <shared_mutex>
 
 #include "engine/chunk/trimmed_edge.h"
 #include "engine/container_impl.h"
@@ -12,15 +10,15 @@ namespace slabfs::engine {
 
 Status DatasetState::Resize(const Dims& shape) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   return ResizeLocked(shape);
 }
 
 Status DatasetState::SetSizeBytes(uint64_t size) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   const uint64_t current = num_elements() * item_size_;
   if (size == current) return Status::OK();
   const uint64_t row_bytes = RowElements() * item_size_;
@@ -75,7 +73,7 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
     if (shape[d] >= meta_.shape[d]) continue;
     Dims lo(rank, 0), hi(rank, kUnlimited);
     lo[d] = shape[d] / meta_.chunks[d];
-    SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(lo), ChunkCoord(hi), [&](ChunkCoord c, const ChunkRecord& r) {
+    SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(lo), ChunkCoord(hi), [&](ChunkCoord c, const ChunkRecord& r) REQUIRES_SHARED(rw_) {
       Dims coords(c.begin(), c.end());
       bool whole = false, partial = false;
       for (size_t k = 0; k < rank; ++k) {

@@ -12,12 +12,13 @@ namespace slabfs::engine {
 
 Status DatasetState::WriteEncodedChunk(ChunkCoord coords, std::string_view image, uint32_t filter_mask) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
+  ReaderLock cl(c_->commit_mu());
+  SLABFS_RETURN_IF_ERROR(CheckPresent());
+  WriterLock lock(rw_);
+  // The layout is read under the lock: a relayout swaps it.
   if (!index_->geometry().filtered || format_->tracks_defined() || meta_.filters.empty()) {
     return Status::NotSupported(what() + ": only a dense dataset with filters stores encoded chunks");
   }
-  std::shared_lock cl(c_->commit_mu());
-  SLABFS_RETURN_IF_ERROR(CheckPresent());
-  std::unique_lock lock(rw_);
   const size_t rank = meta_.shape.size();
   if (coords.size() != rank) {
     return Status::InvalidArgument(what() + ": chunk coordinates of rank " + std::to_string(coords.size()) +

@@ -9,8 +9,6 @@
 // (a clean cached copy holds the file's bytes), and few runs of the file. Everything else is left
 // to ReadBytes; answering false costs no I/O.
 #include <algorithm>
-#include <mutex>
-#include <shared_mutex>
 #include <vector>
 
 #include "engine/container_impl.h"
@@ -33,10 +31,12 @@ struct Piece {
 Result<bool> DatasetState::WithFileExtents(uint64_t offset, size_t length, size_t max_extents,
                                            const Dataset::FileExtentUser& use) {
   const int fd = c_->file()->native_fd();
-  if (fd < 0 || max_extents == 0 || !format_->direct_io()) return false;
-  std::shared_lock cl(c_->commit_mu());
+  if (fd < 0 || max_extents == 0) return false;
+  ReaderLock cl(c_->commit_mu());
   SLABFS_RETURN_IF_ERROR_R(CheckPresent());
-  std::shared_lock lock(rw_);
+  ReaderLock lock(rw_);
+  // The format is read under the lock: a relayout swaps it.
+  if (!format_->direct_io()) return false;
   const uint64_t isz = item_size_;
   const uint64_t size = num_elements() * isz;
   if (offset >= size || length == 0 || offset % isz != 0) return false;

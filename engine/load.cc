@@ -77,6 +77,10 @@ Result<Superblock> ContainerImpl::HoldNewestState() {
 }
 
 Status ContainerImpl::Load() {
+  // No other thread knows the container yet: the locks only keep the
+  // contracts of what this calls.
+  WriterLock cl(commit_mu_);
+  WriterLock ns(ns_mu_);
   Superblock sb;
   if (read_only_) {
     auto held = HoldNewestState();
@@ -241,25 +245,31 @@ Status ContainerImpl::CopySubtree(const Node& from, Node* parent, std::string na
 }
 
 Result<RefreshInfo> ContainerImpl::Refresh() {
-  std::unique_lock cl(commit_mu_);
+  WriterLock cl(commit_mu_);
+  // sb_ changes only under commit_mu_ held exclusively, as here; ns_mu_ is
+  // taken only while the newest state is read and loaded.
+  const uint64_t current = [this] {
+    ReaderLock ns(ns_mu_);
+    return sb_.generation;
+  }();
   RefreshInfo info;
-  info.generation = sb_.generation;
+  info.generation = current;
   if (closed_) return Err(Status::InvalidArgument(path() + " is closed"));
   if (!read_only_) return info;
 
   auto held = HoldNewestState();
   if (!held) {
-    reader_.Keep(sb_.generation);
+    reader_.Keep(current);
     return Err(held.error());
   }
   const Superblock sb = *held;
   const uint64_t g = sb.generation;
-  if (g == sb_.generation) {
+  if (g == current) {
     reader_.Keep(g);  // whatever else a retry registered on the way
     return info;
   }
 
-  std::unique_lock ns(ns_mu_);
+  WriterLock ns(ns_mu_);
   const uint64_t old_end = alloc_.file_end();
   const std::vector<FreedExtent> old_free = alloc_.Unreferenced();
   alloc_.Reset(sb.file_end, {});

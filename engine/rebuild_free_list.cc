@@ -16,10 +16,11 @@
 namespace slabfs::engine {
 
 Status DatasetState::CollectExtents(std::vector<Extent>* out) {
+  ReaderLock lock(rw_);
   std::vector<BlockRef> blocks;
   SLABFS_RETURN_IF_ERROR(index_->CollectBlocks(&blocks));
   for (const BlockRef& b : blocks) out->push_back({b.addr, b.len});
-  return index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) {
+  return index_->ForEach([&](ChunkCoord c, const ChunkRecord& rec) REQUIRES_SHARED(rw_) {
     out->push_back({rec.addr, FileBytesOf(c, rec)});
     return Status::OK();
   });

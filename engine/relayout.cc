@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 #include "engine/container_impl.h"
 
@@ -79,16 +78,17 @@ void DatasetState::ExchangeContentsLocked(DatasetState& other) {
   std::swap(cache_id_, other.cache_id_);
   std::swap(meta_, other.meta_);
   std::swap(index_, other.index_);
-  std::swap(item_size_, other.item_size_);
   std::swap(grid_, other.grid_);
   std::swap(format_, other.format_);
   std::swap(defined_, other.defined_);
-  auto swap_atomic = [](std::atomic<uint64_t>& a, std::atomic<uint64_t>& b) {
-    const uint64_t t = a.load(std::memory_order_relaxed);
+  auto swap_atomic = [](auto& a, auto& b) {
+    const auto t = a.load(std::memory_order_relaxed);
     a.store(b.load(std::memory_order_relaxed), std::memory_order_relaxed);
     b.store(t, std::memory_order_relaxed);
   };
+  swap_atomic(item_size_, other.item_size_);
   swap_atomic(num_elements_, other.num_elements_);
+  swap_atomic(size_bytes_, other.size_bytes_);
   swap_atomic(allocated_chunks_, other.allocated_chunks_);
   swap_atomic(stored_bytes_, other.stored_bytes_);
   for (auto& a : advised_) a.store(0, std::memory_order_relaxed);
@@ -97,7 +97,10 @@ void DatasetState::ExchangeContentsLocked(DatasetState& other) {
 }
 
 void DatasetState::ReplaceContents(DatasetState& fresh) {
-  std::unique_lock lock(rw_);
+  AssertCommitExclusive();
+  WriterLock lock(rw_);
+  // fresh was loaded by the refresh and is reachable from it alone.
+  WriterLock fresh_lock(fresh.rw_, kPrivateObject);
   ExchangeContentsLocked(fresh);
   header_dirty_ = false;
   // The chunks cached under the old contents' key, now fresh's.
@@ -106,9 +109,9 @@ void DatasetState::ReplaceContents(DatasetState& fresh) {
 
 Status DatasetState::Relayout(DatasetRecord rec) {
   SLABFS_RETURN_IF_ERROR(CheckWritable());
-  if (detached_) return Status::NotFound(what() + " was removed");
-  std::shared_lock cl(c_->commit_mu());
-  std::unique_lock lock(rw_);
+  if (detached()) return Status::NotFound(what() + " was removed");
+  ReaderLock cl(c_->commit_mu());
+  WriterLock lock(rw_);
   const uint64_t old_bytes = num_elements() * item_size_;
   const slabfs_u128 new_bytes = static_cast<slabfs_u128>(ProductOf(rec.shape)) * ItemSize(rec.dtype);
   if (old_bytes != 0 && new_bytes != old_bytes)
@@ -116,22 +119,22 @@ Status DatasetState::Relayout(DatasetRecord rec) {
                                    std::to_string(static_cast<uint64_t>(std::min<slabfs_u128>(new_bytes, UINT64_MAX))) +
                                    " bytes, the dataset " + std::to_string(old_bytes));
   SLABFS_ASSIGN_OR_RETURN(std::shared_ptr<DatasetState> fresh, c_->NewDatasetState(id_, std::move(rec)));
-  {
-    // Private to this call; locked only to keep the "Locked" contracts.
-    std::unique_lock fresh_lock(fresh->rw_);
-    Status s = CopyImageLocked(*fresh);
-    if (!s.ok()) {
-      // What the copy stored belongs to no one: give it back.
-      Status r = fresh->Reclaim();
-      if (!r.ok()) LogWarn(what() + ": freeing a failed relayout's chunks: " + r.ToString());
-      return s.WithContext("relayout of " + what());
-    }
-    ExchangeContentsLocked(*fresh);
+  DatasetState& to = *fresh;
+  // Private to this call: locked outside the order (it cannot deadlock)
+  // to keep the "Locked" contracts.
+  WriterLock fresh_lock(to.rw_, kPrivateObject);
+  Status s = CopyImageLocked(to);
+  if (!s.ok()) {
+    // What the copy stored belongs to no one: give it back.
+    Status r = to.Reclaim();
+    if (!r.ok()) LogWarn(what() + ": freeing a failed relayout's chunks: " + r.ToString());
+    return s.WithContext("relayout of " + what());
   }
+  ExchangeContentsLocked(to);
   c_->NoteDirty(id_);
-  // fresh now holds the old contents: their chunks are freed for the next
+  // `to` now holds the old contents: their chunks are freed for the next
   // commit (the allocator reuses them only once that commit is durable).
-  return fresh->Reclaim();
+  return to.Reclaim();
 }
 
 }  // namespace slabfs::engine

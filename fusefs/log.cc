@@ -55,7 +55,8 @@ Logging& State() {
   return logging;
 }
 
-void RouteFuseLog(enum fuse_log_level level, const char* fmt, va_list ap) {
+// fmt comes from libfuse, as for vprintf.
+[[gnu::format(printf, 2, 0)]] void RouteFuseLog(enum fuse_log_level level, const char* fmt, va_list ap) {
   char buf[1024];
   int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
   if (n <= 0) return;

@@ -242,7 +242,7 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
 // are collected here so that the caller can print one message.
 std::string* g_captured_fuse_log = nullptr;
 
-void CaptureFuseLog(enum fuse_log_level /*level*/, const char* fmt, va_list ap) {
+[[gnu::format(printf, 2, 0)]] void CaptureFuseLog(enum fuse_log_level /*level*/, const char* fmt, va_list ap) {
   char buf[1024];
   int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
   if (n > 0 && g_captured_fuse_log != nullptr) {

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs what is missing, lints and type-checks the Python package, builds
 # with warnings as errors, and runs every test: unit tests and real-mount
-# integration tests, a short fuzzing run and the ThreadSanitizer stage. Exits
-# non-zero on any failure, and prints how long each stage took.
+# integration tests, clang's thread safety analysis, a short fuzzing run and
+# the ThreadSanitizer stage. Exits non-zero on any failure, and prints how
+# long each stage took.
 #
-#   tests/run.sh              # everything (the stages pycheck, build, ctest, fuzz, tsan)
+#   tests/run.sh              # everything (the stages pycheck, build, tsa, ctest, fuzz, tsan)
 #   tests/run.sh -R engine    # only ctest tests matching a regex (build + ctest)
 #   SLABFS_STAGES="build ctest" tests/run.sh   # only these stages
 #   SLABFS_SANITIZE=address tests/run.sh   # an ASan+UBSan build in build-asan/ (build + ctest)
 #   SLABFS_FUZZ_SECONDS=0 tests/run.sh     # without the short fuzzing runs
 #   SLABFS_TSAN=0 tests/run.sh             # without the ThreadSanitizer stage
+#   SLABFS_TSA=0 tests/run.sh              # without the thread safety analysis
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,12 +27,13 @@ if [ -n "${SLABFS_SANITIZE:-}" ]; then
 fi
 JOBS=${SLABFS_JOBS:-$(nproc)}
 
-# The stages: all five for a whole run; with ctest arguments or a sanitizer
+# The stages: all six for a whole run; with ctest arguments or a sanitizer
 # build, build and ctest only.
-STAGES=${SLABFS_STAGES:-pycheck build ctest fuzz tsan}
+STAGES=${SLABFS_STAGES:-pycheck build tsa ctest fuzz tsan}
 if [ $# -gt 0 ] || [ -n "${SLABFS_SANITIZE:-}" ]; then STAGES=${SLABFS_STAGES:-build ctest}; fi
 [ "${SLABFS_FUZZ_SECONDS:-10}" = 0 ] && STAGES=${STAGES//fuzz/}
 [ "${SLABFS_TSAN:-1}" = 0 ] && STAGES=${STAGES//tsan/}
+[ "${SLABFS_TSA:-1}" = 0 ] && STAGES=" $STAGES " && STAGES=${STAGES// tsa / }
 want() { [[ " $STAGES " == *" $1 "* ]]; }
 
 TIMES=()
@@ -72,6 +75,25 @@ stage_ctest() {
     return 1
   fi
   (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" --timeout 900 "$@")
+}
+
+# Clang's thread safety analysis (build-tsa/, clang-16): the engine's and the
+# daemon's libraries compiled with -Wthread-safety as errors
+# (SLABFS_THREAD_SAFETY_ANALYSIS), so a guarded member used without its
+# mutex, a *Locked method called without it, or mutexes taken against their
+# ACQUIRED_AFTER order fail the run (the lock order: engine/util/lock_order.h).
+# Only compiled, at -O0 without debug information, and not linked: the
+# analysis is the compiler's front end.
+stage_tsa() {
+  local dir=build-tsa cxx=${SLABFS_TSA_CXX:-clang++-16}
+  if ! command -v "$cxx" >/dev/null; then
+    echo "tests/run.sh: $cxx is missing (mount_scripts/install_deps.sh installs clang-16)" >&2
+    return 1
+  fi
+  CC=${cxx/clang++/clang} CXX=$cxx cmake -S . -B "$dir" -DSLABFS_THREAD_SAFETY_ANALYSIS=ON -DSLABFS_WERROR=ON \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DSLABFS_BUILD_TESTS=OFF -DSLABFS_BUILD_BENCH=OFF \
+    -DSLABFS_BUILD_PYTHON=OFF >/dev/null
+  cmake --build "$dir" -j "$JOBS" --target slabfs_engine slabfs_fuse
 }
 
 # A short run of every libFuzzer target (its own clang build in build-fuzz/),
@@ -119,6 +141,7 @@ stage_tsan() {
 
 want pycheck && timed pycheck stage_pycheck
 want build && timed build stage_build
+want tsa && timed tsa stage_tsa
 want ctest && timed ctest stage_ctest "$@"
 want fuzz && timed fuzz stage_fuzz
 want tsan && timed tsan stage_tsan

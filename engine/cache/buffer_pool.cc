@@ -10,7 +10,7 @@ BufferPool& BufferPool::Global() {
 
 std::unique_ptr<char[]> BufferPool::Take(size_t bytes) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_size_.find(bytes);
     if (it != by_size_.end() && !it->second.empty()) {
       std::unique_ptr<char[]> b = std::move(it->second.back());
@@ -24,14 +24,14 @@ std::unique_ptr<char[]> BufferPool::Take(size_t bytes) {
 
 void BufferPool::Give(std::unique_ptr<char[]> data, size_t bytes) {
   if (!data) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (kept_ + bytes > kMaxBytes) return;  // `data` is freed on the way out
   by_size_[bytes].push_back(std::move(data));
   kept_ += bytes;
 }
 
 uint64_t BufferPool::kept_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return kept_;
 }
 

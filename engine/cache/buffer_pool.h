@@ -15,9 +15,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include "engine/util/mutex.h"
 
 namespace slabfs::engine {
 
@@ -36,9 +37,9 @@ class BufferPool {
   uint64_t kept_bytes() const;
 
  private:
-  mutable std::mutex mu_;  // a leaf
-  std::unordered_map<size_t, std::vector<std::unique_ptr<char[]>>> by_size_;
-  uint64_t kept_ = 0;
+  mutable Mutex mu_{LockRank::kBufferPool};
+  std::unordered_map<size_t, std::vector<std::unique_ptr<char[]>>> by_size_ GUARDED_BY(mu_);
+  uint64_t kept_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace slabfs::engine

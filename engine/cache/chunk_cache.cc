@@ -43,7 +43,7 @@ void ChunkCache::SetDirtyLocked(Entry* e, bool dirty) {
 }
 
 ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = map_.find(key);
   if (it == map_.end()) {
     ++misses_;
@@ -63,18 +63,18 @@ ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
 }
 
 bool ChunkCache::Contains(const CacheKey& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return map_.count(key) != 0;
 }
 
 bool ChunkCache::HoldsChanges(const CacheKey& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = map_.find(key);
   return it != map_.end() && (it->second->dirty || it->second->partial.load(std::memory_order_acquire));
 }
 
 ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = map_.find(key);
   if (it != map_.end()) {
     Entry* e = it->second.get();
@@ -101,7 +101,7 @@ ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[
 void ChunkCache::Release(Entry* e, uint64_t used_bytes) {
   const uint64_t used = e->used.fetch_add(used_bytes, std::memory_order_relaxed) + used_bytes;
   if (used >= e->bytes && !e->in_done_list.load(std::memory_order_relaxed)) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!e->in_done_list.load(std::memory_order_relaxed)) TouchLocked(e);
   }
   // Last: the entry may be evicted (under mu_) once unpinned, and what
@@ -110,17 +110,17 @@ void ChunkCache::Release(Entry* e, uint64_t used_bytes) {
 }
 
 void ChunkCache::MarkDirty(Entry* e) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SetDirtyLocked(e, true);
 }
 
 void ChunkCache::MarkClean(Entry* e) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SetDirtyLocked(e, false);
 }
 
 void ChunkCache::Drop(Entry* e) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SetDirtyLocked(e, false);
   if (--e->pins == 0) RemoveLocked(e);
 }
@@ -138,7 +138,7 @@ void ChunkCache::RememberGhostLocked(const CacheKey& k) {
 }
 
 bool ChunkCache::CacheOnRepeat(const CacheKey& key, uint64_t lo, uint64_t hi) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Bypassed& b = bypassed_[key];
   const size_t filled = std::min(b.count, Bypassed::kSpans);
   for (size_t i = 0; i < filled; ++i) {
@@ -178,7 +178,7 @@ void ChunkCache::RemoveLocked(Entry* e) {
 
 void ChunkCache::EvictToBudget() {
   if (!over_budget()) return;  // the common case, without the lock
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto* list : {&done_, &lru_}) {
     for (auto it = list->begin(); it != list->end() && resident_ > budget_;) {
       Entry* e = *it++;
@@ -197,7 +197,7 @@ bool ChunkCache::over_budget() const {
 }
 
 std::vector<ChunkCache::Entry*> ChunkCache::DirtyEntries(uint64_t dataset, size_t max_entries) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Entry*> out;
   auto it = dirty_of_.find(dataset);
   if (it == dirty_of_.end()) return out;
@@ -214,7 +214,7 @@ std::vector<ChunkCache::Entry*> ChunkCache::DirtyEntries(uint64_t dataset, size_
 }
 
 std::vector<ChunkCache::Entry*> ChunkCache::ShedCandidates(uint64_t dataset, size_t max_entries) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Entry*> out;
   for (Entry* e : done_) {
     if (out.size() >= max_entries) return out;
@@ -237,7 +237,7 @@ std::vector<ChunkCache::Entry*> ChunkCache::ShedCandidates(uint64_t dataset, siz
 }
 
 void ChunkCache::EraseDataset(uint64_t dataset) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Entry*> victims;
   for (auto& [k, e] : map_)
     if (k.dataset == dataset && e->pins == 0) victims.push_back(e.get());
@@ -254,7 +254,7 @@ CacheStats ChunkCache::stats() const {
   s.bypass_reads = bypass_reads_;
   s.bypass_writes = bypass_writes_;
   s.extent_reads = extent_reads_;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   s.resident_bytes = resident_;
   s.budget_bytes = budget_;
   return s;

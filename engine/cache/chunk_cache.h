@@ -31,12 +31,12 @@
 #include <deque>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "engine/util/adaptive_mutex.h"
+#include "engine/util/mutex.h"
 #include "slabfs/types.h"
 
 namespace slabfs::engine {
@@ -75,7 +75,8 @@ class ChunkCache {
     std::atomic<bool> partial{false};
     std::unique_ptr<uint64_t[]> written;
     uint64_t unwritten = 0;  // elements whose bit is clear
-    std::mutex merge_mu;
+    // Held while merging; the merge reads the stored chunk (I/O).
+    Mutex merge_mu{LockRank::kChunkMerge};
     std::atomic<uint64_t> used{0};  // bytes read or written since loaded (w0 bookkeeping)
     std::atomic<bool> in_done_list{false};
     std::list<Entry*>::iterator pos;
@@ -153,22 +154,22 @@ class ChunkCache {
   void CountExtentRead() { ++extent_reads_; }
 
  private:
-  void RemoveLocked(Entry* e);
-  void TouchLocked(Entry* e);
-  void RememberGhostLocked(const CacheKey& k);
-  void RecycleLocked(std::unique_ptr<char[]> data, size_t bytes);
+  void RemoveLocked(Entry* e) REQUIRES(mu_);
+  void TouchLocked(Entry* e) REQUIRES(mu_);
+  void RememberGhostLocked(const CacheKey& k) REQUIRES(mu_);
+  void RecycleLocked(std::unique_ptr<char[]> data, size_t bytes) REQUIRES(mu_);
 
   // Innermost lock: nothing is called while holding it but the BufferPool,
   // whose lock is a leaf. Adaptive: every read of a cached chunk takes it
   // twice (Lookup, Release) for a few dozen instructions.
-  mutable AdaptiveMutex mu_;
-  std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_;
-  std::list<Entry*> lru_;   // front = least recently used
-  std::list<Entry*> done_;  // fully used entries, evicted first
+  mutable BasicMutex<AdaptiveMutex> mu_{LockRank::kChunkCache};
+  std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_ GUARDED_BY(mu_);
+  std::list<Entry*> lru_ GUARDED_BY(mu_);   // front = least recently used
+  std::list<Entry*> done_ GUARDED_BY(mu_);  // fully used entries, evicted first
   // Ghosts: key -> sequence number of its latest eviction. The queue holds
   // (key, sequence) in eviction order; an entry whose sequence is no longer
   // the key's latest is stale and skipped when it reaches the front.
-  std::unordered_map<CacheKey, uint64_t, CacheKeyHash> ghosts_;
+  std::unordered_map<CacheKey, uint64_t, CacheKeyHash> ghosts_ GUARDED_BY(mu_);
   // Chunks read in part straight from the file (CacheOnRepeat): the
   // sequence number of the latest read and the spans of the last few; at
   // most kMaxGhosts chunks, oldest dropped first.
@@ -178,11 +179,11 @@ class ChunkCache {
     std::pair<uint64_t, uint64_t> spans[kSpans] = {};
     size_t count = 0;  // spans filled; the next goes to count % kSpans
   };
-  std::unordered_map<CacheKey, Bypassed, CacheKeyHash> bypassed_;
-  std::deque<std::pair<CacheKey, uint64_t>> bypassed_order_;
-  uint64_t bypass_seq_ = 0;
-  std::deque<std::pair<CacheKey, uint64_t>> ghost_order_;
-  uint64_t ghost_seq_ = 0;
+  std::unordered_map<CacheKey, Bypassed, CacheKeyHash> bypassed_ GUARDED_BY(mu_);
+  std::deque<std::pair<CacheKey, uint64_t>> bypassed_order_ GUARDED_BY(mu_);
+  uint64_t bypass_seq_ GUARDED_BY(mu_) = 0;
+  std::deque<std::pair<CacheKey, uint64_t>> ghost_order_ GUARDED_BY(mu_);
+  uint64_t ghost_seq_ GUARDED_BY(mu_) = 0;
   // Written under mu_; read without it by over_budget (a hint: the
   // callers that act on it lock and look again).
   std::atomic<uint64_t> resident_{0};
@@ -192,9 +193,9 @@ class ChunkCache {
   std::atomic<uint64_t> dirty_bytes_{0};
   // The dirty entries of each dataset (under mu_), so that a commit finds a
   // dataset's changes without looking at every cached chunk.
-  std::unordered_map<uint64_t, std::unordered_set<Entry*>> dirty_of_;
-  uint64_t order_seq_ = 0;
-  void SetDirtyLocked(Entry* e, bool dirty);
+  std::unordered_map<uint64_t, std::unordered_set<Entry*>> dirty_of_ GUARDED_BY(mu_);
+  uint64_t order_seq_ GUARDED_BY(mu_) = 0;
+  void SetDirtyLocked(Entry* e, bool dirty) REQUIRES(mu_);
   std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0},
       bypass_reads_{0}, bypass_writes_{0}, extent_reads_{0};
 };

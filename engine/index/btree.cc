@@ -231,7 +231,7 @@ Result<std::unique_ptr<BTreeIndex::Node>> BTreeIndex::ReadNode(const BlockRef& r
 }
 
 Result<BTreeIndex::Node*> BTreeIndex::LoadRoot() {
-  std::lock_guard lock(load_mu_);
+  MutexLock lock(load_mu_);
   Node* n = root_.load(std::memory_order_relaxed);
   if (n) return n;
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Node> fresh, ReadNode(root_ref_, height_, nullptr, nullptr, true));
@@ -248,7 +248,7 @@ Result<BTreeIndex::Node*> BTreeIndex::ChildAt(Node* parent, size_t i, const uint
   const size_t seps = parent->children.size() - 1;
   const uint64_t* lo = i > 0 ? parent->keys.data() + (i - 1) * rank_ : plo;
   const uint64_t* hi = i < seps ? parent->keys.data() + i * rank_ : phi;
-  std::lock_guard lock(load_mu_);
+  MutexLock lock(load_mu_);
   Child& slot = parent->children[i];
   n = slot.node.load(std::memory_order_relaxed);
   if (n) return n;

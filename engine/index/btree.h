@@ -37,11 +37,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "engine/index/chunk_index.h"
+#include "engine/util/mutex.h"
 
 namespace slabfs::engine {
 
@@ -143,7 +143,7 @@ class BTreeIndex final : public ChunkIndex {
   BlockStore* store_;
   std::string what_;
 
-  std::mutex load_mu_;              // guards lazy loading; taken after the dataset lock
+  Mutex load_mu_{LockRank::kIndexLoad};  // serialises lazy loads (they read blocks)
   std::atomic<Node*> root_{nullptr};  // owned; null: empty or not loaded yet
   BlockRef root_ref_;               // the root's block as of its last write
   int height_ = 0;

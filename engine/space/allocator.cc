@@ -6,7 +6,7 @@
 namespace slabfs::engine {
 
 void Allocator::Reset(uint64_t file_end, const std::vector<FreedExtent>& free) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   file_end_ = file_end;
   free_.clear();
   by_size_.clear();
@@ -54,7 +54,7 @@ void Allocator::InsertFreeLocked(uint64_t addr, uint64_t len) {
 }
 
 uint64_t Allocator::Allocate(uint64_t len, uint64_t align) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (len == 0) len = 1;
   if (packed_) align = 1;
   auto aligned = [align](uint64_t a) { return (a + align - 1) & ~(align - 1); };
@@ -105,7 +105,7 @@ uint64_t Allocator::Allocate(uint64_t len, uint64_t align) {
 }
 
 void Allocator::Free(uint64_t addr, uint64_t len) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto f = fresh_.find(addr);
   if (f != fresh_.end()) {
     fresh_.erase(f);
@@ -123,12 +123,12 @@ void Allocator::Free(uint64_t addr, uint64_t len) {
 }
 
 bool Allocator::IsFresh(uint64_t addr) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return fresh_.count(addr) != 0;
 }
 
 std::vector<FreedExtent> Allocator::Unreferenced(uint64_t generation, int64_t now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<FreedExtent> all;
   all.reserve(free_.size() + held_.size() + pending_.size());
   for (const auto& [a, l] : free_) all.push_back({a, l, 0, 0});
@@ -151,7 +151,7 @@ std::vector<FreedExtent> Allocator::Unreferenced(uint64_t generation, int64_t no
 }
 
 std::vector<FreeListChange> Allocator::Changes(uint64_t generation, int64_t now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<FreeListChange> out;
   out.reserve(journal_.size() + pending_.size());
   out = journal_;
@@ -160,12 +160,12 @@ std::vector<FreeListChange> Allocator::Changes(uint64_t generation, int64_t now)
 }
 
 size_t Allocator::num_changes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return journal_.size() + pending_.size();
 }
 
 uint64_t Allocator::TrimTail() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!free_.empty()) {
     auto last = std::prev(free_.end());
     if (last->first + last->second == file_end_) {
@@ -178,7 +178,7 @@ uint64_t Allocator::TrimTail() {
 }
 
 void Allocator::MarkDurable(uint64_t generation, int64_t now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (generation != 0) {
     for (const auto& [addr, len] : fresh_) {
       if (born_.size() >= kMaxBirths) break;
@@ -200,10 +200,10 @@ void Allocator::MarkDurable(uint64_t generation, int64_t now) {
 }
 
 uint64_t Allocator::Release(const std::function<bool(uint64_t, uint64_t)>& seen, int64_t made_by) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   uint64_t released = 0;
   std::map<std::pair<uint64_t, uint64_t>, bool> asked;  // (born, freed) -> seen
-  std::erase_if(held_, [&](const FreedExtent& e) {
+  std::erase_if(held_, [&](const FreedExtent& e) REQUIRES(mu_) {
     if (e.time > made_by) return false;
     const std::pair<uint64_t, uint64_t> key{std::min(e.born, e.generation), e.generation};
     auto it = asked.find(key);
@@ -222,22 +222,22 @@ uint64_t Allocator::Release(uint64_t oldest_reader, int64_t made_by) {
 }
 
 uint64_t Allocator::file_end() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return file_end_;
 }
 
 uint64_t Allocator::free_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return free_bytes_ + held_bytes_ + pending_bytes_;
 }
 
 uint64_t Allocator::held_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return held_bytes_;
 }
 
 size_t Allocator::num_free_extents() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return free_.size();
 }
 

@@ -28,12 +28,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/format/free_list.h"
+#include "engine/util/mutex.h"
 
 namespace slabfs::engine {
 
@@ -50,7 +50,10 @@ class Allocator {
   // Packed: extents are not aligned, so allocations at the end of the file
   // follow each other with no gap (for files written once, like the output
   // of slab repack). Set before the first Allocate.
-  void set_packed(bool packed) { packed_ = packed; }
+  void set_packed(bool packed) {
+    MutexLock lock(mu_);
+    packed_ = packed;
+  }
   void Free(uint64_t addr, uint64_t len);
   bool IsFresh(uint64_t addr) const;
 
@@ -96,33 +99,35 @@ class Allocator {
   size_t num_free_extents() const;
 
  private:
-  void InsertFreeLocked(uint64_t addr, uint64_t len);
-  void EraseFreeLocked(std::map<uint64_t, uint64_t>::iterator it);
+  void InsertFreeLocked(uint64_t addr, uint64_t len) REQUIRES(mu_);
+  void EraseFreeLocked(std::map<uint64_t, uint64_t>::iterator it) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  uint64_t file_end_ = 0;
-  std::map<uint64_t, uint64_t> free_;            // addr -> len, merged
-  std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (len, addr)
-  std::unordered_map<uint64_t, uint64_t> fresh_;  // addr -> len
+  // Release calls `seen` under it, which asks the kernel for reader locks
+  // (engine/util/lock_order.h).
+  mutable Mutex mu_{LockRank::kAllocator};
+  uint64_t file_end_ GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, uint64_t> free_ GUARDED_BY(mu_);            // addr -> len, merged
+  std::set<std::pair<uint64_t, uint64_t>> by_size_ GUARDED_BY(mu_);  // (len, addr)
+  std::unordered_map<uint64_t, uint64_t> fresh_ GUARDED_BY(mu_);  // addr -> len
   // Extents in use that this open allocated: addr -> birth generation.
-  std::unordered_map<uint64_t, uint64_t> born_;
+  std::unordered_map<uint64_t, uint64_t> born_ GUARDED_BY(mu_);
   struct Pending {
     uint64_t addr;
     uint64_t len;
     uint64_t born;
   };
-  std::vector<Pending> pending_;
+  std::vector<Pending> pending_ GUARDED_BY(mu_);
   // Changes to the free and held extents since the last commit (see
   // Changes()); pending ones are added by Changes().
-  std::vector<FreeListChange> journal_;
-  void Journal(uint64_t addr, uint64_t len, bool add) {
+  std::vector<FreeListChange> journal_ GUARDED_BY(mu_);
+  void Journal(uint64_t addr, uint64_t len, bool add) REQUIRES(mu_) {
     if (len != 0) journal_.push_back({addr, len, 0, 0, add});
   }
-  std::vector<FreedExtent> held_;
-  uint64_t free_bytes_ = 0;
-  uint64_t pending_bytes_ = 0;
-  uint64_t held_bytes_ = 0;
-  bool packed_ = false;
+  std::vector<FreedExtent> held_ GUARDED_BY(mu_);
+  uint64_t free_bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t held_bytes_ GUARDED_BY(mu_) = 0;
+  bool packed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace slabfs::engine

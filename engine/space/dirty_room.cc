@@ -34,7 +34,7 @@ bool DirtyRoom::Roomy(uint64_t dirty_after) const {
 
 Status DirtyRoom::Check(uint64_t dirty_after, uint64_t container_free) {
   const uint64_t need = Need(dirty_after);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   const uint64_t room = disk_free_ > UINT64_MAX - container_free ? UINT64_MAX : disk_free_ + container_free;
   const bool near = !known_ || need > room / 2;

@@ -23,10 +23,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 
 #include "engine/io/file.h"
+#include "engine/util/mutex.h"
 #include "slabfs/status.h"
 
 namespace slabfs::engine {
@@ -52,10 +52,10 @@ class DirtyRoom {
  private:
   const std::string path_;
   const SpaceOf space_of_;
-  std::mutex mu_;
-  bool known_ = false;
-  uint64_t disk_free_ = 0;
-  std::chrono::steady_clock::time_point read_at_{};
+  Mutex mu_{LockRank::kDiskRoom};  // Check reads the disk's space under it
+  bool known_ GUARDED_BY(mu_) = false;
+  uint64_t disk_free_ GUARDED_BY(mu_) = 0;
+  std::chrono::steady_clock::time_point read_at_ GUARDED_BY(mu_);
   // Copies of disk_free_ (0: unknown) and read_at_ for Roomy.
   std::atomic<uint64_t> fast_free_{0};
   std::atomic<int64_t> fast_read_at_ns_{0};

@@ -1,13 +1,13 @@
 #include "engine/util/thread_pool.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "engine/util/mutex.h"
 
 namespace slabfs::engine {
 namespace {
@@ -23,9 +23,9 @@ struct Job {
   const std::function<void(size_t)>* fn;
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
-  std::mutex mu;
-  std::condition_variable finished;
-  std::exception_ptr error;  // guarded by mu
+  Mutex mu{LockRank::kThreadPool};
+  CondVar finished;
+  std::exception_ptr error GUARDED_BY(mu);
 
   void Work() {
     size_t i;
@@ -33,12 +33,12 @@ struct Job {
       try {
         (*fn)(i);
       } catch (...) {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         if (!error) error = std::current_exception();
       }
       if (done.fetch_add(1) + 1 == n) {
-        std::lock_guard lock(mu);
-        finished.notify_all();
+        MutexLock lock(mu);
+        finished.NotifyAll();
       }
     }
   }
@@ -51,10 +51,10 @@ class Pool {
   }
   ~Pool() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     for (auto& t : threads_) t.join();
   }
   size_t workers() const { return threads_.size(); }
@@ -64,13 +64,13 @@ class Pool {
     job->n = n;
     job->fn = &fn;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (size_t i = 0; i + 1 < n && i < threads_.size(); ++i) queue_.push_back(job);
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     job->Work();
-    std::unique_lock lock(job->mu);
-    job->finished.wait(lock, [&] { return job->done.load() == n; });
+    MutexLock lock(job->mu);
+    while (job->done.load() != n) job->finished.Wait(job->mu);
     if (job->error) std::rethrow_exception(job->error);
   }
 
@@ -80,8 +80,8 @@ class Pool {
     for (;;) {
       std::shared_ptr<Job> job;
       {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        MutexLock lock(mu_);
+        while (!stop_ && queue_.empty()) cv_.Wait(mu_);
         if (stop_ && queue_.empty()) return;
         job = std::move(queue_.front());
         queue_.pop_front();
@@ -90,10 +90,10 @@ class Pool {
     }
   }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<Job>> queue_;
-  bool stop_ = false;
+  Mutex mu_{LockRank::kThreadPool};
+  CondVar cv_;
+  std::deque<std::shared_ptr<Job>> queue_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <atomic>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/testutil/mem_container.h"
@@ -127,6 +129,36 @@ TEST(RelayoutRulesTest, ARemovedDatasetIsNotFound) {
   Dataset s = NewStream(*c, "/s", "abcd");
   ASSERT_OK(c->Remove("/s"));
   EXPECT_CODE(s.Relayout({.dtype = DType::kU4, .shape = {1}}), Code::kNotFound);
+}
+
+// A handle's size and the container's Stat are read without the dataset's
+// lock (the mount's getattr): while relayouts swap a u1 [64] layout with a
+// u4 [16] one, each still answers 64 bytes, never elements of one layout
+// times the item size of the other. (The item size was a plain member
+// read here while a relayout swapped it under the dataset's lock: a data
+// race, found when the members were annotated for clang's analysis.)
+TEST(RelayoutRulesTest, SizeStaysWholeWhileRelayoutsChangeTheItemSize) {
+  auto disk = NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+  Dataset s = NewStream(*c, "/s", Bytes(64, 3));
+  ASSERT_OK_AND_ASSIGN(ObjectId id, c->Resolve("/s"));
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      if (s.size_bytes() != 64) ++wrong;
+      auto st = c->Stat(id);
+      if (!st || st->size_bytes != 64) ++wrong;
+    }
+  });
+  for (int i = 0; i < 200; ++i) {
+    const DatasetOptions o = i % 2 == 0 ? DatasetOptions{.dtype = DType::kU4, .shape = {16}}
+                                        : DatasetOptions{.dtype = DType::kU1, .shape = {64}};
+    EXPECT_OK(s.Relayout(o));
+  }
+  stop = true;
+  reader.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(RelayoutRulesTest, ReadOnlyContainerRefuses) {
