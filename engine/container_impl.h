@@ -4,9 +4,10 @@
 //   1. ContainerImpl::commit_mu_  shared by every operation, exclusive in Commit
 //   2. ContainerImpl::ns_mu_      the object tree: shared to read, exclusive to change
 //   3. DatasetState::rw_          shared by readers, exclusive by writers
-//   4. FixedArrayIndex::load_mu_, ChunkCache::mu_, Allocator::mu_,
-//      ContainerImpl::dirty_ds_mu_  (leaf locks)
-// File I/O happens under 1-3 but never under a leaf lock.
+//   4. ChunkCache::mu_, Allocator::mu_, ContainerImpl::dirty_ds_mu_  (leaf locks)
+// File I/O happens under 1-3 but never under a leaf lock. The paged-array
+// index reads its pages under 1-3 and takes no lock of its own
+// (engine/index/paged_array.h).
 #ifndef SLABFS_ENGINE_CONTAINER_IMPL_H_
 #define SLABFS_ENGINE_CONTAINER_IMPL_H_
 

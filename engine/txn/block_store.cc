@@ -1,16 +1,31 @@
 #include "engine/txn/block_store.h"
 
+#include <string>
+
 #include "engine/format/layout.h"
 
 namespace slabfs::engine {
 
-Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::string_view what,
-                                     uint8_t* version) {
+Result<std::string> BlockStore::ReadImage(const BlockRef& ref, std::string_view what) {
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, alloc_->file_end(), what));
   if (ref.empty()) return Err(Status::Corruption(std::string(what) + ": missing block"));
   std::string image(ref.len, '\0');
   SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(ref.addr, image.data(), image.size()));
+  return image;
+}
+
+Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::string_view what,
+                                     uint8_t* version) {
+  SLABFS_ASSIGN_OR_RETURN(std::string image, ReadImage(ref, what));
   SLABFS_ASSIGN_OR_RETURN(std::string_view payload, DecodeBlock(image, type, what, version));
+  return std::string(payload);
+}
+
+Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, BlockType other, std::string_view what,
+                                     BlockType* got) {
+  SLABFS_ASSIGN_OR_RETURN(std::string image, ReadImage(ref, what));
+  *got = static_cast<uint8_t>(image[4]) == static_cast<uint8_t>(other) ? other : type;
+  SLABFS_ASSIGN_OR_RETURN(std::string_view payload, DecodeBlock(image, *got, what));
   return std::string(payload);
 }
 
