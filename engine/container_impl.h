@@ -4,9 +4,11 @@
 //   1. ContainerImpl::commit_mu_  shared by every operation, exclusive in Commit
 //   2. ContainerImpl::ns_mu_      the object tree: shared to read, exclusive to change
 //   3. DatasetState::rw_          shared by readers, exclusive by writers
-//   4. ChunkCache::mu_, Allocator::mu_, ContainerImpl::dirty_ds_mu_  (leaf locks)
-// File I/O happens under 1-3 but never under a leaf lock. The paged-array
-// index reads its pages under 1-3 and takes no lock of its own
+//   4. ChunkCache::mu_, Allocator::mu_, ContainerImpl::dirty_ds_mu_,
+//      DatasetState::path_mu_  (leaf locks, LeafMutex)
+// File I/O happens under 1-3 but never under a leaf lock: BlockStore checks
+// (engine/util/leaf_mutex.h; the sanitizer builds stop on a violation). The
+// paged-array index reads its pages under 1-3 and takes no lock of its own
 // (engine/index/paged_array.h).
 #ifndef SLABFS_ENGINE_CONTAINER_IMPL_H_
 #define SLABFS_ENGINE_CONTAINER_IMPL_H_
@@ -37,6 +39,7 @@
 #include "engine/txn/free_list_log.h"
 #include "engine/txn/group_pages.h"
 #include "engine/txn/reader_table.h"
+#include "engine/util/leaf_mutex.h"
 #include "slabfs/container.h"
 
 namespace slabfs::engine {
@@ -271,7 +274,7 @@ class DatasetState {
   uint64_t defined_ = 0;       // sparse: defined elements, as written back
   bool detached_ = false;
   bool gone_ = false;  // set under commit_mu_ held exclusively
-  mutable std::mutex path_mu_;  // a leaf lock: guards path_ only
+  mutable LeafMutex<std::mutex> path_mu_;  // a leaf lock: guards path_ only
   std::string path_;
 };
 
@@ -471,7 +474,7 @@ class ContainerImpl {
   Node* root_ = nullptr;
   std::vector<std::shared_ptr<DatasetState>> detached_;  // removed, awaiting reclaim
   std::atomic<bool> data_dirty_{false};
-  std::mutex dirty_ds_mu_;  // a leaf lock: guards dirty_ds_ only
+  LeafMutex<std::mutex> dirty_ds_mu_;  // a leaf lock: guards dirty_ds_ only
   std::unordered_set<ObjectId> dirty_ds_;  // see NoteDirty
   std::atomic<bool> ns_dirty_{false};  // set under ns_mu_
   uint64_t sb_next_id_ = 0;            // next object id; guarded by ns_mu_

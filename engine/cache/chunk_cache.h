@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "engine/util/adaptive_mutex.h"
+#include "engine/util/leaf_mutex.h"
 #include "slabfs/types.h"
 
 namespace slabfs::engine {
@@ -161,7 +162,7 @@ class ChunkCache {
   // Innermost lock: nothing is called while holding it but the BufferPool,
   // whose lock is a leaf. Adaptive: every read of a cached chunk takes it
   // twice (Lookup, Release) for a few dozen instructions.
-  mutable AdaptiveMutex mu_;
+  mutable LeafMutex<AdaptiveMutex> mu_;
   std::unordered_map<CacheKey, std::unique_ptr<Entry>, CacheKeyHash> map_;
   std::list<Entry*> lru_;   // front = least recently used
   std::list<Entry*> done_;  // fully used entries, evicted first

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "engine/format/free_list.h"
+#include "engine/util/leaf_mutex.h"
 
 namespace slabfs::engine {
 
@@ -99,7 +100,7 @@ class Allocator {
   void InsertFreeLocked(uint64_t addr, uint64_t len);
   void EraseFreeLocked(std::map<uint64_t, uint64_t>::iterator it);
 
-  mutable std::mutex mu_;
+  mutable LeafMutex<std::mutex> mu_;  // a leaf lock (engine/container_impl.h)
   uint64_t file_end_ = 0;
   std::map<uint64_t, uint64_t> free_;            // addr -> len, merged
   std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (len, addr)

@@ -1,12 +1,33 @@
 #include "engine/txn/block_store.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "engine/format/layout.h"
+#include "engine/log.h"
+#include "engine/util/leaf_mutex.h"
 
 namespace slabfs::engine {
+namespace {
+
+// The lock order: no file I/O under a leaf lock. A block read or written
+// there would hold every thread that wants the lock for as long as the
+// disk takes; builds with SLABFS_EXPENSIVE_CHECKS (the sanitizer builds)
+// stop at once, others say so in the log.
+void CheckNoLeafLock(std::string_view what) {
+  if (LeafLocksHeld() == 0) [[likely]]
+    return;
+  LogWarn("file I/O under a leaf lock (" + std::string(what) +
+          "): the lock order in engine/container_impl.h forbids it");
+#ifdef SLABFS_EXPENSIVE_CHECKS
+  std::abort();
+#endif
+}
+
+}  // namespace
 
 Result<std::string> BlockStore::ReadImage(const BlockRef& ref, std::string_view what) {
+  CheckNoLeafLock(what);
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, alloc_->file_end(), what));
   if (ref.empty()) return Err(Status::Corruption(std::string(what) + ": missing block"));
   std::string image(ref.len, '\0');
@@ -30,6 +51,7 @@ Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, BlockT
 }
 
 Result<BlockType> BlockStore::TypeOf(const BlockRef& ref, std::string_view what) {
+  CheckNoLeafLock(what);
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, alloc_->file_end(), what));
   if (ref.empty()) return Err(Status::Corruption(std::string(what) + ": missing block"));
   char header[8];
@@ -38,6 +60,7 @@ Result<BlockType> BlockStore::TypeOf(const BlockRef& ref, std::string_view what)
 }
 
 Result<BlockRef> BlockStore::Write(BlockType type, std::string_view payload, uint8_t version) {
+  CheckNoLeafLock(BlockTypeName(type));
   std::string image = EncodeBlock(type, payload, version);
   if (image.size() > kMaxBlockBytes)
     return Err(Status::NotSupported(std::string(BlockTypeName(type)) + " block would exceed " +
