@@ -131,8 +131,8 @@ Result<std::unique_ptr<PagedArrayIndex>> PagedArrayIndex::Open(IndexKind kind, c
                                     " chunks, not " + std::to_string(geo.max_chunks())));
   } else if (kind == IndexKind::kExtensibleArray) {
     if (unlimited != 1)
-      return Err(Status::Corruption(what + ": an extensible array needs exactly one unlimited dimension, the grid has " +
-                                    std::to_string(unlimited)));
+      return Err(Status::Corruption(what + ": an extensible array needs exactly one unlimited dimension, " +
+                                    "the grid has " + std::to_string(unlimited)));
     if (!fits)
       return Err(Status::Corruption(what + ": a step along the unlimited dimension of an extensible array must "
                                            "hold 1 to " + std::to_string(kMaxExtensibleRowChunks) + " chunks"));
@@ -687,7 +687,8 @@ void PagedArrayIndex::FreeBlocks(Page* p, const BlockRef& ref, int level) {
   store_->Free(ref);
   if (!p || level == 0) return;
   auto* n = static_cast<Node*>(p);
-  for (size_t i = 0; i < kNodeFanout; ++i) FreeBlocks(n->kids[i].load(std::memory_order_relaxed), n->refs[i], level - 1);
+  for (size_t i = 0; i < kNodeFanout; ++i)
+    FreeBlocks(n->kids[i].load(std::memory_order_relaxed), n->refs[i], level - 1);
 }
 
 Status PagedArrayIndex::Destroy() {

@@ -31,6 +31,7 @@ namespace {
 
 using namespace testutil::paged;  // the blocks and root, written out
 using Index = PagedArrayIndex;
+constexpr IndexKind kExt = IndexKind::kExtensibleArray;
 constexpr uint64_t kLeaf = Index::kLeafRecords;   // 512
 constexpr uint64_t kFanout = Index::kNodeFanout;  // 256
 constexpr uint64_t U = kUnlimited;
@@ -92,7 +93,7 @@ class ExtensibleArrayTest : public ::testing::Test {
   }
 
   std::unique_ptr<Index> Open(const IndexGeometry& geo, std::string_view root = {}) {
-    auto r = Index::Open(IndexKind::kExtensibleArray, geo, root, &store_, "dataset 7");
+    auto r = Index::Open(kExt, geo, root, &store_, "dataset 7");
     EXPECT_TRUE(r.has_value()) << r.error().ToString();
     return r ? std::move(*r) : nullptr;
   }
@@ -206,12 +207,12 @@ TEST_F(ExtensibleArrayTest, RefusesGeometriesThatDoNotFit) {
   };
   for (const Dims& m : bad) {
     SCOPED_TRACE(testing::PrintToString(m));
-    EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, Geo(m), "", &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, Geo(m), "", &store_, "d"), Code::kCorruption);
   }
-  EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, Geo({}), "", &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, Geo({}), "", &store_, "d"), Code::kCorruption);
   // The largest row fits.
-  EXPECT_OK(Index::Open(IndexKind::kExtensibleArray, Geo({U, big}), "", &store_, "d"));
-  EXPECT_OK(Index::Open(IndexKind::kExtensibleArray, Geo({big / 4, U, 4}), "", &store_, "d"));
+  EXPECT_OK(Index::Open(kExt, Geo({U, big}), "", &store_, "d"));
+  EXPECT_OK(Index::Open(kExt, Geo({big / 4, U, 4}), "", &store_, "d"));
 }
 
 TEST_F(ExtensibleArrayTest, RejectsCoordinatesOutsideTheGrid) {
@@ -903,11 +904,11 @@ TEST_F(ExtensibleArrayTest, RejectsRootOfAnotherRow) {
   EXPECT_EQ(ParseRoot(root).row, 4u);
   for (const Dims& m : {Dims{U, 5}, Dims{U}, Dims{U, 2, 3}}) {
     SCOPED_TRACE(testing::PrintToString(m));
-    EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, Geo(m), root, &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, Geo(m), root, &store_, "d"), Code::kCorruption);
   }
   Root r = ParseRoot(root);
-  EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(r.ref, r.depth, 5, r.disk_bytes), &store_, "d"), Code::kCorruption);
-  EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(r.ref, r.depth, 0, r.disk_bytes), &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, r.depth, 5, r.disk_bytes), &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, r.depth, 0, r.disk_bytes), &store_, "d"), Code::kCorruption);
 }
 
 TEST_F(ExtensibleArrayTest, RejectsRootsThatNameNoUsableBlock) {
@@ -917,14 +918,14 @@ TEST_F(ExtensibleArrayTest, RejectsRootsThatNameNoUsableBlock) {
                        BlockRef{kDataStart, 8}, BlockRef{0, 100}, BlockRef{0, 0}, BlockRef{~uint64_t{0} - 10, 100},
                        BlockRef{kDataStart, 0xffffffffu}}) {
     SCOPED_TRACE(std::to_string(ref.addr) + "+" + std::to_string(ref.len));
-    EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(ref, 0, 1), &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, g, MakeRoot(ref, 0, 1), &store_, "d"), Code::kCorruption);
   }
   // Fewer index bytes than the top block itself.
   auto idx = Open(g);
   ASSERT_OK(idx->Put(Dims{1}, Rec(1)));
   ASSERT_OK(idx->Flush());
   Root r = ParseRoot(idx->EncodeRoot());
-  EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(r.ref, 0, 1, r.ref.len - 1), &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, 0, 1, r.ref.len - 1), &store_, "d"), Code::kCorruption);
 }
 
 TEST_F(ExtensibleArrayTest, RejectsRootDeeperThanSevenLevels) {
@@ -935,7 +936,7 @@ TEST_F(ExtensibleArrayTest, RejectsRootDeeperThanSevenLevels) {
   Root r = ParseRoot(idx->EncodeRoot());
   for (int depth : {8, 9, 64, 255}) {
     SCOPED_TRACE(depth);
-    EXPECT_CODE(Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"), Code::kCorruption);
   }
 }
 
@@ -949,7 +950,7 @@ TEST_F(ExtensibleArrayTest, RejectsRootWhoseDepthDoesNotMatchItsBlock) {
   ASSERT_EQ(r.depth, 1);
   for (int depth : {0, 2, 7}) {
     SCOPED_TRACE(depth);
-    ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"));
+    ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(kExt, g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"));
     EXPECT_CODE(idx->Get(Dims{1}), Code::kCorruption);
     EXPECT_CODE(idx->ForEach(Nothing), Code::kCorruption);
   }
@@ -958,7 +959,7 @@ TEST_F(ExtensibleArrayTest, RejectsRootWhoseDepthDoesNotMatchItsBlock) {
   ASSERT_OK(zero->Put(Dims{1}, Rec(1)));
   ASSERT_OK(zero->Flush());
   Root z = ParseRoot(zero->EncodeRoot());
-  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(z.ref, 1, 1, z.disk_bytes), &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(kExt, g, MakeRoot(z.ref, 1, 1, z.disk_bytes), &store_, "d"));
   EXPECT_CODE(idx->Get(Dims{1}), Code::kCorruption);
 }
 
@@ -973,7 +974,7 @@ class ExtensibleArrayHostileTest : public ExtensibleArrayTest {
   }
   // Opens an index over `g` whose top is `top` at `depth`; Get(key).
   Status GetThrough(const IndexGeometry& g, BlockRef top, int depth, uint64_t key) {
-    auto idx = Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(top, depth, Row(g)), &store_, "d");
+    auto idx = Index::Open(kExt, g, MakeRoot(top, depth, Row(g)), &store_, "d");
     if (!idx) return idx.error();
     auto r = (*idx)->Get(CoordOf(g, key));
     return r ? Status::OK() : r.error();
@@ -1105,7 +1106,7 @@ TEST_F(ExtensibleArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
         << s.ToString() << " / " << t.ToString();
     EXPECT_TRUE(s.ok() || s.code() == Code::kCorruption) << s.ToString();
     EXPECT_TRUE(t.ok() || t.code() == Code::kCorruption) << t.ToString();
-    auto idx = Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(node, 1, 1), &store_, "d");
+    auto idx = Index::Open(kExt, g, MakeRoot(node, 1, 1), &store_, "d");
     ASSERT_TRUE(idx.has_value());
     EXPECT_CODE((*idx)->ForEach(Nothing), Code::kCorruption);
   }
@@ -1139,7 +1140,7 @@ TEST_F(ExtensibleArrayHostileTest, FollowsASevenLevelPathWithoutAllocatingItsRan
     const uint64_t first = (leaf_no >> (8 * level)) << (8 * level);
     child = Write(BlockType::kPagedNode, NodePayload(static_cast<uint8_t>(level), first, 2, {BlockRef{}, child}));
   }
-  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(IndexKind::kExtensibleArray, g, MakeRoot(child, Index::kMaxDepth, 1), &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(kExt, g, MakeRoot(child, Index::kMaxDepth, 1), &store_, "d"));
   ASSERT_OK_AND_ASSIGN(ChunkRecord r, idx->Get(Dims{key}));
   EXPECT_EQ(r.addr, data_begin_);
   ASSERT_OK_AND_ASSIGN(ChunkRecord zero, idx->Get(Dims{0}));
