@@ -11,10 +11,15 @@
 //   bytes    index bytes on disk per record
 //   commit   after changing one record: Flush plus fdatasync, milliseconds,
 //            and the bytes that Flush wrote
+// and, for the largest grid each kind takes, what opening an index costs
+// before anything is stored and then with three records in far-apart
+// leaves: microseconds and heap bytes the index holds after the open and
+// after a first Get.
 // The single and compact kinds hold at most 64 records in the dataset
 // header and are not listed.
 //
 //   bench_index [--path P] [--max-n 10000000] [--keep]
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -164,6 +169,82 @@ Row Measure(IndexKind kind, uint64_t n, const std::string& path) {
   return row;
 }
 
+// Heap bytes in use (glibc's counts of allocated bytes, in the arenas and
+// in blocks of their own mapping).
+uint64_t HeapInUse() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+struct OpenRow {
+  double open_us, get_us;
+  int64_t open_heap, get_heap;
+};
+
+// Opens an index of `kind` over `geo` from `root` and makes one Get (of
+// `at`): time and heap held after each.
+OpenRow MeasureOpen(IndexKind kind, const IndexGeometry& geo, const std::string& root, BlockStore* store,
+                    const Dims& at) {
+  OpenRow row{};
+  const uint64_t heap0 = HeapInUse();
+  auto a = Clock::now();
+  auto idx = Check(OpenChunkIndex(kind, geo, root, store, "bench"), "open");
+  auto b = Clock::now();
+  row.open_heap = static_cast<int64_t>(HeapInUse() - heap0);
+  (void)Check(idx->Get(ChunkCoord(at)), "get");
+  auto c = Clock::now();
+  row.get_heap = static_cast<int64_t>(HeapInUse() - heap0);
+  row.open_us = Seconds(a, b) * 1e6;
+  row.get_us = Seconds(b, c) * 1e6;
+  return row;
+}
+
+// The open table: for each kind its largest grid, empty and with three
+// records (first, middle and last leaf of the grid, or far along an
+// unlimited dimension).
+void MeasureOpens(const std::string& path) {
+  ::unlink(path.c_str());
+  auto file = Check(OpenPosixFile(path, {.writable = true, .create = true}), "open");
+  Allocator alloc;
+  alloc.Reset(kDataStart, {});
+  const uint64_t data = alloc.Allocate(1 << 20, 4096);
+  alloc.MarkDurable();
+  BlockStore store(file.get(), &alloc);
+  struct Case {
+    const char* name;
+    IndexKind kind;
+    Dims grid;
+    std::vector<Dims> coords;
+  };
+  const uint64_t n = kMaxFixedArrayChunks;
+  const Case cases[] = {
+      {"fixed 2^28", IndexKind::kFixedArray, {n}, {{0}, {n / 2}, {n - 1}}},
+      {"extensible", IndexKind::kExtensibleArray, {kUnlimited}, {{0}, {n / 2}, {n - 1}}},
+      {"btree", IndexKind::kBTree, {kUnlimited, kUnlimited}, {{0, 0}, {n / 2, 1}, {n - 1, 2}}},
+  };
+  std::printf("\n# open: the index of the largest grid, empty and with 3 records in far-apart leaves\n");
+  std::printf("%-11s %8s %10s %12s %10s %12s\n", "kind", "records", "open us", "open heap B", "get us",
+              "get heap B");
+  for (const Case& c : cases) {
+    IndexGeometry geo;
+    geo.max_chunk_bytes = kMaxChunkBytes;
+    geo.max_grid = c.grid;
+    for (int stored = 0; stored < 2; ++stored) {
+      std::string root;
+      if (stored) {
+        auto idx = Check(OpenChunkIndex(c.kind, geo, "", &store, "bench"), "create index");
+        for (const Dims& at : c.coords) Check(idx->Put(ChunkCoord(at), ChunkRecord{data + 64}), "put");
+        Check(idx->Flush(), "flush");
+        root = idx->EncodeRoot();
+      }
+      OpenRow r = MeasureOpen(c.kind, geo, root, &store, c.coords[1]);
+      std::printf("%-11s %8d %10.1f %12lld %10.1f %12lld\n", c.name, stored ? 3 : 0, r.open_us,
+                  static_cast<long long>(r.open_heap), r.get_us, static_cast<long long>(r.get_heap));
+    }
+  }
+  ::unlink(path.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -193,5 +274,6 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  MeasureOpens(path);
   return 0;
 }

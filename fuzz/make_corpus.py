@@ -5,7 +5,8 @@
 
 BIN_DIR holds a normal build's `slab`. OUT_DIR gets one folder per target:
 container/ and fsck/ (small whole containers of every index kind, filtered,
-sparse, with groups and attributes), blocks/ (their superblocks, blocks and
+sparse, with groups and attributes, and the container of the first
+fixed-array layout in tests/data/), blocks/ (their superblocks, blocks and
 payloads, each behind the selector byte fuzz_blocks reads), chunk/ (stored
 chunks, dense filtered and sparse), npy/ (headers numpy writes), slice/
 (slices with a shape), index/ (empty: fuzz_index starts from nothing),
@@ -26,6 +27,10 @@ import numpy as np
 
 BLOCK_MAGIC = 0x4B424C53
 DATA_START = 12288
+# Containers earlier builds wrote, whose layouts the engine still reads
+# (tests/data/README.md).
+OLD_CONTAINERS = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data",
+                               "first_fixed_array_layout.slab")]
 
 
 def slab(bin_dir, *args):
@@ -236,7 +241,7 @@ def main():
         os.makedirs(os.path.join(out, t), exist_ok=True)
     work = tempfile.mkdtemp(prefix="slabfs-corpus-")
     try:
-        containers = make_containers(bin_dir, work)
+        containers = make_containers(bin_dir, work) + OLD_CONTAINERS
         n = 0
         for c in containers:
             image = open(c, "rb").read()

@@ -13,8 +13,8 @@ std::string_view BlockTypeName(BlockType t) {
     case BlockType::kFixedArrayLeaf: return "fixed-array leaf";
     case BlockType::kFixedArrayNode: return "fixed-array node";
     case BlockType::kFreeList: return "free list";
-    case BlockType::kExtArrayLeaf: return "extensible-array leaf";
-    case BlockType::kExtArrayNode: return "extensible-array node";
+    case BlockType::kPagedLeaf: return "paged-array leaf";
+    case BlockType::kPagedNode: return "paged-array node";
     case BlockType::kBTreeLeaf: return "b-tree leaf";
     case BlockType::kBTreeNode: return "b-tree node";
     case BlockType::kFreeListDelta: return "free-list delta";

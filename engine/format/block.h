@@ -31,11 +31,11 @@ constexpr uint32_t kBlockMagic = 0x4b424c53;  // "SLBK" little-endian
 enum class BlockType : uint8_t {
   kGroup = 1,
   kDataset = 2,
-  kFixedArrayLeaf = 3,
-  kFixedArrayNode = 4,
+  kFixedArrayLeaf = 3,  // the first fixed-array layout: read, never written
+  kFixedArrayNode = 4,  // (engine/index/paged_array.h)
   kFreeList = 5,
-  kExtArrayLeaf = 6,
-  kExtArrayNode = 7,
+  kPagedLeaf = 6,  // paged-array index (fixed and extensible arrays)
+  kPagedNode = 7,
   kBTreeLeaf = 8,
   kBTreeNode = 9,
   kFreeListDelta = 10,  // free_list.h

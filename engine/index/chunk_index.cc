@@ -4,9 +4,8 @@
 
 #include "engine/format/layout.h"
 #include "engine/index/btree.h"
-#include "engine/index/extensible_array.h"
-#include "engine/index/fixed_array.h"
 #include "engine/index/header_index.h"
+#include "engine/index/paged_array.h"
 
 namespace slabfs::engine {
 
@@ -119,9 +118,8 @@ Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, const IndexGe
     case IndexKind::kCompact:
       return up(HeaderIndex::Open(kind, geo, root, store, std::move(what)));
     case IndexKind::kFixedArray:
-      return up(FixedArrayIndex::Open(geo, root, store, std::move(what)));
     case IndexKind::kExtensibleArray:
-      return up(ExtensibleArrayIndex::Open(geo, root, store, std::move(what)));
+      return up(PagedArrayIndex::Open(kind, geo, root, store, std::move(what)));
     case IndexKind::kBTree:
       return up(BTreeIndex::Open(geo, root, store, std::move(what)));
     case IndexKind::kAuto:

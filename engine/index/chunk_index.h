@@ -6,6 +6,7 @@
 //   compact     a few chunks (default at most 8); records in the header
 //   fixed       every dimension bounded: a paged array over the maximum grid
 //   extensible  exactly one unlimited dimension: a paged array that grows
+//               (the two array kinds are one implementation, paged_array.h)
 //   btree       two or more unlimited dimensions: a copy-on-write B-tree
 //               keyed by chunk coordinates
 //

@@ -1,4 +1,4 @@
-// The box walk the paged indexes share (fixed array, extensible array): the
+// The box walk of the paged-array index (engine/index/paged_array.h): the
 // positions of a box of a grid in lexicographic order, where a position's
 // key is its C-order place in the grid (key = sum of c[d] * strides[d]) and
 // the records sit in pages of 2^shift consecutive keys that either exist or

@@ -22,6 +22,11 @@ class BlockStore {
   // the block's version).
   Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what,
                            uint8_t* version = nullptr);
+  // The same for a block that may be of either type (a structure whose
+  // layout changed with its type); *got says which it is. A block of
+  // neither type is Corruption naming `type`.
+  Result<std::string> Read(const BlockRef& ref, BlockType type, BlockType other, std::string_view what,
+                           BlockType* got);
   // The type of the block at `ref` (read from its header; nothing else is
   // checked: Read does that).
   Result<BlockType> TypeOf(const BlockRef& ref, std::string_view what);
@@ -32,6 +37,10 @@ class BlockStore {
   Allocator* allocator() const { return alloc_; }
 
  private:
+  // The block's bytes, header and all (at least a header's worth: the
+  // reference was checked).
+  Result<std::string> ReadImage(const BlockRef& ref, std::string_view what);
+
   File* file_;
   Allocator* alloc_;
 };

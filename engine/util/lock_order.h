@@ -21,12 +21,10 @@
 //   kChunkMerge           ChunkCache::Entry::merge_mu         yes: reads the stored chunk to
 //                         merges a partly written chunk         merge it in (CompleteEntry)
 //                         (write without read)
-//   kIndexLoad            BTreeIndex::load_mu_,               yes: reads index blocks
-//                         FixedArrayIndex::load_mu_,
-//                         ExtensibleArrayIndex::load_mu_
-//                         lazy loading of index pages (the
-//                         last two are still a raw std::mutex,
-//                         outside both checks)
+//   kIndexLoad            BTreeIndex::load_mu_                yes: reads index blocks
+//                         lazy loading of B-tree pages (the
+//                         paged array takes no lock: it
+//                         publishes pages by compare-and-swap)
 //   kDirtyDatasets        ContainerImpl::dirty_ds_mu_          no
 //                         the datasets the next commit visits
 //   kDiskRoom             DirtyRoom::mu_                       yes: statvfs of the container's
@@ -102,6 +100,25 @@ enum class LockRank : uint8_t {
   kBufferPool = 71,
   kThreadPool = 80,
 };
+
+// Whether a lock of `rank` may be held while the container's blocks are read
+// or written: the ranks marked "I/O" above down to the index's page loads.
+// The ranks after them guard a few fields for a few instructions (the disk
+// room and the allocator make one system call each, never a block's I/O).
+constexpr bool RankAllowsBlockIo(LockRank rank) {
+  return rank == LockRank::kUnranked || rank <= LockRank::kIndexLoad;
+}
+
+namespace lock_order {
+inline thread_local int no_block_io_locks = 0;
+}  // namespace lock_order
+
+// How many locks the calling thread holds under which no block may be read
+// or written (RankAllowsBlockIo false). Every build counts them, one
+// thread-local add per such lock (engine/util/mutex.h): BlockStore checks
+// before every block it reads or writes, and the tests' fake file counts
+// I/O made under one (tests/testutil/fault_file.h).
+inline int NoBlockIoLocksHeld() { return lock_order::no_block_io_locks; }
 
 // Whether the mutexes of engine/util/mutex.h check the order by default.
 inline constexpr bool kLockOrderChecks = SLABFS_LOCK_ORDER_CHECKS != 0;

@@ -20,6 +20,7 @@
 #define SLABFS_ENGINE_UTIL_MUTEX_H_
 
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
 
@@ -52,13 +53,17 @@ class CAPABILITY("mutex") BasicMutex {
     if constexpr (kCheckOrder) lock_order::CheckAcquire(this, rank_);
     mu_.lock();
     if constexpr (kCheckOrder) lock_order::Acquired(this, rank_, true);
+    counted_ = !RankAllowsBlockIo(rank_);
+    lock_order::no_block_io_locks += counted_;
   }
   void LockPrivate() ACQUIRE() {
     mu_.lock();
     if constexpr (kCheckOrder) lock_order::Acquired(this, LockRank::kUnranked, true);
+    counted_ = false;
   }
   void Unlock() RELEASE() {
     if constexpr (kCheckOrder) lock_order::Released(this);
+    lock_order::no_block_io_locks -= counted_;
     mu_.unlock();
   }
   // Aborts, where the order is checked, unless this thread holds the mutex.
@@ -73,6 +78,7 @@ class CAPABILITY("mutex") BasicMutex {
   friend class CondVar;
   Raw mu_;
   const LockRank rank_;
+  bool counted_ = false;  // in NoBlockIoLocksHeld; written by the holder only
 };
 
 using Mutex = BasicMutex<std::mutex>;
@@ -81,7 +87,11 @@ using Mutex = BasicMutex<std::mutex>;
 template <bool kCheckOrder = kLockOrderChecks>
 class CAPABILITY("mutex") BasicSharedMutex {
  public:
-  explicit BasicSharedMutex(LockRank rank) : rank_(rank) {}
+  // Shared mutexes are the outer, I/O-allowed locks: they are not counted in
+  // NoBlockIoLocksHeld, so a rank that forbids block I/O is refused.
+  explicit BasicSharedMutex(LockRank rank) : rank_(rank) {
+    if (!RankAllowsBlockIo(rank)) std::abort();
+  }
   BasicSharedMutex(const BasicSharedMutex&) = delete;
   BasicSharedMutex& operator=(const BasicSharedMutex&) = delete;
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "engine/util/lock_order.h"
+
 namespace slabfs::testutil {
 
 std::string Disk::CrashImage(std::mt19937_64& rng, double keep_p, double torn_p) {
@@ -27,6 +29,7 @@ FaultFile::~FaultFile() {
 Status FaultFile::ReadAt(uint64_t off, void* buf, size_t n) {
   std::lock_guard lock(disk_->mu);
   ++disk_->reads;
+  if (engine::NoBlockIoLocksHeld() > 0) ++disk_->io_under_no_block_io_lock;
   if (off > disk_->current.size() || disk_->current.size() - off < n)
     return Status::Corruption(name_ + " is truncated");
   std::memcpy(buf, disk_->current.data() + off, n);
@@ -35,6 +38,7 @@ Status FaultFile::ReadAt(uint64_t off, void* buf, size_t n) {
 
 Status FaultFile::WriteAt(uint64_t off, const void* buf, size_t n) {
   std::lock_guard lock(disk_->mu);
+  if (engine::NoBlockIoLocksHeld() > 0) ++disk_->io_under_no_block_io_lock;
   if (disk_->crashed || (disk_->crash_after >= 0 && disk_->writes >= disk_->crash_after)) {
     disk_->crashed = true;
     return Status::IOError(name_ + ": simulated crash");

@@ -34,6 +34,9 @@ struct Disk {
   int64_t reads = 0;           // reads so far (tests bound what a walk reads)
   int64_t bytes_written = 0;   // bytes of the writes so far (tests bound what a commit writes)
   int64_t syncs = 0;           // syncs so far
+  // Reads and writes made while the calling thread held a lock whose rank
+  // forbids block I/O (engine/util/lock_order.h): tests expect 0.
+  int64_t io_under_no_block_io_lock = 0;
   int64_t crash_after = -1;    // fail every write and sync after this many
   // A full disk: a write that would make the file longer than this fails
   // with NoSpace and writes nothing (growing it with Truncate costs no

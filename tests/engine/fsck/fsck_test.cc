@@ -211,7 +211,7 @@ TEST_F(FsckTest, DamagedChunkIsNamedWithItsCoordinates) {
 
 TEST_F(FsckTest, DamagedIndexBlockIsDamage) {
   MakeContainer();
-  uint64_t leaf = FindBlock(engine::BlockType::kFixedArrayLeaf);
+  uint64_t leaf = FindBlock(engine::BlockType::kPagedLeaf);
   ASSERT_NE(leaf, 0u);
   FlipByte(leaf + 20);
   FsckReport r = Check();

@@ -5,7 +5,7 @@
 // ForEachIn's reads along the unlimited dimension, the exact cost of a
 // Flush, disk_bytes, every byte flip of a leaf and a node, and hostile
 // roots and hand-built blocks.
-#include "engine/index/extensible_array.h"
+#include "engine/index/paged_array.h"
 
 #include <gtest/gtest.h>
 
@@ -23,23 +23,20 @@
 #include "engine/format/layout.h"
 #include "engine/util/coding.h"
 #include "tests/testutil/fault_file.h"
+#include "tests/testutil/paged_array_blocks.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace slabfs::engine {
 namespace {
 
-using Index = ExtensibleArrayIndex;
+using namespace testutil::paged;  // the blocks and root, written out
+using Index = PagedArrayIndex;
+constexpr IndexKind kExt = IndexKind::kExtensibleArray;
 constexpr uint64_t kLeaf = Index::kLeafRecords;   // 512
 constexpr uint64_t kFanout = Index::kNodeFanout;  // 256
 constexpr uint64_t U = kUnlimited;
 constexpr uint64_t kDataRegion = 1 << 20;  // where chunk addresses point
-constexpr size_t kRootBytes = 8 + 4 + 1 + 8 + 8;
 constexpr uint64_t kMaxChunkBytes = 1 << 16;  // filtered geometries
-
-uint64_t LeafBlockBytes(uint64_t records, bool filtered = false) {
-  return kBlockHeaderBytes + 8 + 2 + records * (filtered ? 16 : 8);
-}
-uint64_t NodeBlockBytes(uint64_t children) { return kBlockHeaderBytes + 1 + 8 + 2 + 12 * children; }
 
 IndexGeometry Geo(Dims max_grid, bool filtered = false) {
   IndexGeometry g;
@@ -83,65 +80,6 @@ Dims CoordOf(const IndexGeometry& g, uint64_t key) {
   return c;
 }
 
-struct Root {
-  BlockRef ref;
-  int depth = 0;
-  uint64_t row = 0;
-  uint64_t disk_bytes = 0;
-};
-
-Root ParseRoot(const std::string& s) {
-  Root r;
-  EXPECT_EQ(s.size(), kRootBytes);
-  if (s.size() != kRootBytes) return r;
-  r.ref.addr = LoadU64(s.data());
-  r.ref.len = LoadU32(s.data() + 8);
-  r.depth = static_cast<uint8_t>(s[12]);
-  r.row = LoadU64(s.data() + 13);
-  r.disk_bytes = LoadU64(s.data() + 21);
-  return r;
-}
-
-std::string MakeRoot(BlockRef ref, int depth, uint64_t row, uint64_t disk_bytes = 1 << 20) {
-  std::string s;
-  PutU64(&s, ref.addr);
-  PutU32(&s, ref.len);
-  PutU8(&s, static_cast<uint8_t>(depth));
-  PutU64(&s, row);
-  PutU64(&s, disk_bytes);
-  return s;
-}
-
-std::string LeafPayload(uint64_t first_key, uint16_t count, const std::vector<uint64_t>& addrs) {
-  std::string p;
-  PutU64(&p, first_key);
-  PutU16(&p, count);
-  for (uint64_t a : addrs) PutU64(&p, a);
-  return p;
-}
-
-std::string NodePayload(uint8_t level, uint64_t first_leaf, uint16_t count, const std::vector<BlockRef>& refs) {
-  std::string p;
-  PutU8(&p, level);
-  PutU64(&p, first_leaf);
-  PutU16(&p, count);
-  for (const auto& r : refs) {
-    PutU64(&p, r.addr);
-    PutU32(&p, r.len);
-  }
-  return p;
-}
-
-// Child i of a node payload.
-BlockRef ChildOf(const std::string& node_payload, size_t i) {
-  const size_t at = 11 + 12 * i;
-  if (node_payload.size() < at + 12) {
-    ADD_FAILURE() << "node has no child " << i;
-    return {};
-  }
-  return BlockRef{LoadU64(node_payload.data() + at), LoadU32(node_payload.data() + at + 8)};
-}
-
 using Reference = std::map<uint64_t, ChunkRecord>;  // key -> record, allocated only
 
 class ExtensibleArrayTest : public ::testing::Test {
@@ -155,7 +93,7 @@ class ExtensibleArrayTest : public ::testing::Test {
   }
 
   std::unique_ptr<Index> Open(const IndexGeometry& geo, std::string_view root = {}) {
-    auto r = Index::Open(geo, root, &store_, "dataset 7");
+    auto r = Index::Open(kExt, geo, root, &store_, "dataset 7");
     EXPECT_TRUE(r.has_value()) << r.error().ToString();
     return r ? std::move(*r) : nullptr;
   }
@@ -240,7 +178,7 @@ class ExtensibleArrayTest : public ::testing::Test {
 
   // Blocks of the tree: the top node's payload.
   std::string ReadNode(BlockRef ref) {
-    auto r = store_.Read(ref, BlockType::kExtArrayNode, "test");
+    auto r = store_.Read(ref, BlockType::kPagedNode, "test");
     EXPECT_TRUE(r.has_value()) << r.error().ToString();
     return r ? *r : std::string();
   }
@@ -269,12 +207,12 @@ TEST_F(ExtensibleArrayTest, RefusesGeometriesThatDoNotFit) {
   };
   for (const Dims& m : bad) {
     SCOPED_TRACE(testing::PrintToString(m));
-    EXPECT_CODE(Index::Open(Geo(m), "", &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, Geo(m), "", &store_, "d"), Code::kCorruption);
   }
-  EXPECT_CODE(Index::Open(Geo({}), "", &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, Geo({}), "", &store_, "d"), Code::kCorruption);
   // The largest row fits.
-  EXPECT_OK(Index::Open(Geo({U, big}), "", &store_, "d"));
-  EXPECT_OK(Index::Open(Geo({big / 4, U, 4}), "", &store_, "d"));
+  EXPECT_OK(Index::Open(kExt, Geo({U, big}), "", &store_, "d"));
+  EXPECT_OK(Index::Open(kExt, Geo({big / 4, U, 4}), "", &store_, "d"));
 }
 
 TEST_F(ExtensibleArrayTest, RejectsCoordinatesOutsideTheGrid) {
@@ -350,7 +288,7 @@ TEST_F(ExtensibleArrayTest, KeyIsTheStepTimesTheRowPlusThePositionInTheRow) {
   EXPECT_EQ(root.depth, 0);
   EXPECT_EQ(root.row, 15u);
   ASSERT_EQ(root.ref.len, LeafBlockBytes(120));
-  ASSERT_OK_AND_ASSIGN(std::string leaf, store_.Read(root.ref, BlockType::kExtArrayLeaf, "leaf"));
+  ASSERT_OK_AND_ASSIGN(std::string leaf, store_.Read(root.ref, BlockType::kPagedLeaf, "leaf"));
   ASSERT_EQ(leaf.size(), 10 + 120 * 8u);
   EXPECT_EQ(LoadU64(leaf.data()), 0u);  // first key
   // The count stops at the last allocated record.
@@ -369,7 +307,7 @@ TEST_F(ExtensibleArrayTest, KeyIsTheStepTimesTheRowPlusThePositionInTheRow) {
   root = ParseRoot(idx->EncodeRoot());
   EXPECT_EQ(root.depth, 1);
   std::string node = ReadNode(root.ref);
-  ASSERT_OK_AND_ASSIGN(std::string leaf1, store_.Read(ChildOf(node, 1), BlockType::kExtArrayLeaf, "leaf"));
+  ASSERT_OK_AND_ASSIGN(std::string leaf1, store_.Read(ChildOf(node, 1), BlockType::kPagedLeaf, "leaf"));
   EXPECT_EQ(LoadU64(leaf1.data()), kLeaf);
   EXPECT_EQ(LoadU64(leaf1.data() + 10 + 8 * (600 - kLeaf)), Rec(3).addr);
 }
@@ -966,11 +904,11 @@ TEST_F(ExtensibleArrayTest, RejectsRootOfAnotherRow) {
   EXPECT_EQ(ParseRoot(root).row, 4u);
   for (const Dims& m : {Dims{U, 5}, Dims{U}, Dims{U, 2, 3}}) {
     SCOPED_TRACE(testing::PrintToString(m));
-    EXPECT_CODE(Index::Open(Geo(m), root, &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, Geo(m), root, &store_, "d"), Code::kCorruption);
   }
   Root r = ParseRoot(root);
-  EXPECT_CODE(Index::Open(g, MakeRoot(r.ref, r.depth, 5, r.disk_bytes), &store_, "d"), Code::kCorruption);
-  EXPECT_CODE(Index::Open(g, MakeRoot(r.ref, r.depth, 0, r.disk_bytes), &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, r.depth, 5, r.disk_bytes), &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, r.depth, 0, r.disk_bytes), &store_, "d"), Code::kCorruption);
 }
 
 TEST_F(ExtensibleArrayTest, RejectsRootsThatNameNoUsableBlock) {
@@ -980,14 +918,14 @@ TEST_F(ExtensibleArrayTest, RejectsRootsThatNameNoUsableBlock) {
                        BlockRef{kDataStart, 8}, BlockRef{0, 100}, BlockRef{0, 0}, BlockRef{~uint64_t{0} - 10, 100},
                        BlockRef{kDataStart, 0xffffffffu}}) {
     SCOPED_TRACE(std::to_string(ref.addr) + "+" + std::to_string(ref.len));
-    EXPECT_CODE(Index::Open(g, MakeRoot(ref, 0, 1), &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, g, MakeRoot(ref, 0, 1), &store_, "d"), Code::kCorruption);
   }
   // Fewer index bytes than the top block itself.
   auto idx = Open(g);
   ASSERT_OK(idx->Put(Dims{1}, Rec(1)));
   ASSERT_OK(idx->Flush());
   Root r = ParseRoot(idx->EncodeRoot());
-  EXPECT_CODE(Index::Open(g, MakeRoot(r.ref, 0, 1, r.ref.len - 1), &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, 0, 1, r.ref.len - 1), &store_, "d"), Code::kCorruption);
 }
 
 TEST_F(ExtensibleArrayTest, RejectsRootDeeperThanSevenLevels) {
@@ -998,7 +936,7 @@ TEST_F(ExtensibleArrayTest, RejectsRootDeeperThanSevenLevels) {
   Root r = ParseRoot(idx->EncodeRoot());
   for (int depth : {8, 9, 64, 255}) {
     SCOPED_TRACE(depth);
-    EXPECT_CODE(Index::Open(g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"), Code::kCorruption);
+    EXPECT_CODE(Index::Open(kExt, g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"), Code::kCorruption);
   }
 }
 
@@ -1012,7 +950,7 @@ TEST_F(ExtensibleArrayTest, RejectsRootWhoseDepthDoesNotMatchItsBlock) {
   ASSERT_EQ(r.depth, 1);
   for (int depth : {0, 2, 7}) {
     SCOPED_TRACE(depth);
-    ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"));
+    ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(kExt, g, MakeRoot(r.ref, depth, 1, r.disk_bytes), &store_, "d"));
     EXPECT_CODE(idx->Get(Dims{1}), Code::kCorruption);
     EXPECT_CODE(idx->ForEach(Nothing), Code::kCorruption);
   }
@@ -1021,7 +959,7 @@ TEST_F(ExtensibleArrayTest, RejectsRootWhoseDepthDoesNotMatchItsBlock) {
   ASSERT_OK(zero->Put(Dims{1}, Rec(1)));
   ASSERT_OK(zero->Flush());
   Root z = ParseRoot(zero->EncodeRoot());
-  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(g, MakeRoot(z.ref, 1, 1, z.disk_bytes), &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(kExt, g, MakeRoot(z.ref, 1, 1, z.disk_bytes), &store_, "d"));
   EXPECT_CODE(idx->Get(Dims{1}), Code::kCorruption);
 }
 
@@ -1036,7 +974,7 @@ class ExtensibleArrayHostileTest : public ExtensibleArrayTest {
   }
   // Opens an index over `g` whose top is `top` at `depth`; Get(key).
   Status GetThrough(const IndexGeometry& g, BlockRef top, int depth, uint64_t key) {
-    auto idx = Index::Open(g, MakeRoot(top, depth, Row(g)), &store_, "d");
+    auto idx = Index::Open(kExt, g, MakeRoot(top, depth, Row(g)), &store_, "d");
     if (!idx) return idx.error();
     auto r = (*idx)->Get(CoordOf(g, key));
     return r ? Status::OK() : r.error();
@@ -1054,11 +992,11 @@ class ExtensibleArrayHostileTest : public ExtensibleArrayTest {
 TEST_F(ExtensibleArrayHostileTest, AcceptsWellFormedHandBuiltBlocks) {
   // The baseline of the tests below: hand-built blocks that are right.
   const IndexGeometry g = Geo({U});
-  BlockRef leaf = Write(BlockType::kExtArrayLeaf, LeafPayload(0, 100, Addrs(100)));
+  BlockRef leaf = Write(BlockType::kPagedLeaf, LeafPayload(0, 100, Addrs(100)));
   EXPECT_OK(GetThrough(g, leaf, 0, 50));
   EXPECT_OK(GetThrough(g, leaf, 0, 300));  // past the stored records
-  BlockRef leaf1 = Write(BlockType::kExtArrayLeaf, LeafPayload(512, 10, Addrs(10)));
-  BlockRef node = Write(BlockType::kExtArrayNode, NodePayload(1, 0, 2, {BlockRef{}, leaf1}));
+  BlockRef leaf1 = Write(BlockType::kPagedLeaf, LeafPayload(512, 10, Addrs(10)));
+  BlockRef node = Write(BlockType::kPagedNode, NodePayload(1, 0, 2, {BlockRef{}, leaf1}));
   EXPECT_OK(GetThrough(g, node, 1, 515));
   EXPECT_OK(GetThrough(g, node, 1, 0));
   EXPECT_OK(GetThrough(g, node, 1, 600));
@@ -1094,7 +1032,7 @@ TEST_F(ExtensibleArrayHostileTest, RejectsLeavesThatDoNotFitTheirPosition) {
   };
   for (const auto& b : bad) {
     SCOPED_TRACE(b.what);
-    BlockRef leaf = Write(BlockType::kExtArrayLeaf, b.payload);
+    BlockRef leaf = Write(BlockType::kPagedLeaf, b.payload);
     EXPECT_CODE(GetThrough(g, leaf, 0, 50), Code::kCorruption);
   }
 }
@@ -1103,7 +1041,7 @@ TEST_F(ExtensibleArrayHostileTest, RejectsFilteredRecordsThatCannotBe) {
   const IndexGeometry g = Geo({U}, true);
   const uint64_t end = alloc_.file_end() + 1000000;
   const ChunkRecord good{data_begin_, 10, 0};
-  EXPECT_OK(GetThrough(g, Write(BlockType::kExtArrayLeaf, FilteredLeaf(0, {good, good})), 0, 1));
+  EXPECT_OK(GetThrough(g, Write(BlockType::kPagedLeaf, FilteredLeaf(0, {good, good})), 0, 1));
   const std::vector<ChunkRecord> bad[] = {
       {ChunkRecord{0, 5, 0}, good},                      // unallocated with a size
       {ChunkRecord{0, 0, 1}, good},                      // unallocated with a mask
@@ -1112,30 +1050,30 @@ TEST_F(ExtensibleArrayHostileTest, RejectsFilteredRecordsThatCannotBe) {
       {ChunkRecord{end - 4, 100, 0}, good},              // extent past file_end
   };
   for (const auto& recs : bad) {
-    BlockRef leaf = Write(BlockType::kExtArrayLeaf, FilteredLeaf(0, recs));
+    BlockRef leaf = Write(BlockType::kPagedLeaf, FilteredLeaf(0, recs));
     EXPECT_CODE(GetThrough(g, leaf, 0, 1), Code::kCorruption);
   }
   // An unfiltered leaf (8-byte records) read by a filtered index.
-  BlockRef plain = Write(BlockType::kExtArrayLeaf, LeafPayload(0, 4, Addrs(4)));
+  BlockRef plain = Write(BlockType::kPagedLeaf, LeafPayload(0, 4, Addrs(4)));
   EXPECT_CODE(GetThrough(g, plain, 0, 1), Code::kCorruption);
 }
 
 TEST_F(ExtensibleArrayHostileTest, RejectsBlocksOfTheWrongType) {
   const IndexGeometry g = Geo({U});
-  BlockRef as_node = Write(BlockType::kExtArrayNode, LeafPayload(0, 100, Addrs(100)));
+  BlockRef as_node = Write(BlockType::kPagedNode, LeafPayload(0, 100, Addrs(100)));
   EXPECT_CODE(GetThrough(g, as_node, 0, 0), Code::kCorruption);
   BlockRef fixed = Write(BlockType::kFixedArrayLeaf, LeafPayload(0, 100, Addrs(100)));
   EXPECT_CODE(GetThrough(g, fixed, 0, 0), Code::kCorruption);
   BlockRef group = Write(BlockType::kGroup, LeafPayload(0, 100, Addrs(100)));
   EXPECT_CODE(GetThrough(g, group, 0, 0), Code::kCorruption);
-  BlockRef leaf = Write(BlockType::kExtArrayLeaf, LeafPayload(0, 100, Addrs(100)));
+  BlockRef leaf = Write(BlockType::kPagedLeaf, LeafPayload(0, 100, Addrs(100)));
   EXPECT_CODE(GetThrough(g, leaf, 1, 0), Code::kCorruption);  // depth 1 wants a node
 }
 
 TEST_F(ExtensibleArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
   const IndexGeometry g = Geo({U});
-  BlockRef leaf0 = Write(BlockType::kExtArrayLeaf, LeafPayload(0, 512, Addrs(512)));
-  BlockRef leaf1 = Write(BlockType::kExtArrayLeaf, LeafPayload(512, 88, Addrs(88)));
+  BlockRef leaf0 = Write(BlockType::kPagedLeaf, LeafPayload(0, 512, Addrs(512)));
+  BlockRef leaf1 = Write(BlockType::kPagedLeaf, LeafPayload(512, 88, Addrs(88)));
   const BlockRef far{alloc_.file_end() + 4096, 100};
   struct {
     const char* what;
@@ -1160,7 +1098,7 @@ TEST_F(ExtensibleArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
   };
   for (const auto& b : bad) {
     SCOPED_TRACE(b.what);
-    BlockRef node = Write(BlockType::kExtArrayNode, b.payload);
+    BlockRef node = Write(BlockType::kPagedNode, b.payload);
     Status s = GetThrough(g, node, 1, 0);
     Status t = GetThrough(g, node, 1, 599);
     // The node itself or the leaf it sends a lookup to is rejected.
@@ -1168,7 +1106,7 @@ TEST_F(ExtensibleArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
         << s.ToString() << " / " << t.ToString();
     EXPECT_TRUE(s.ok() || s.code() == Code::kCorruption) << s.ToString();
     EXPECT_TRUE(t.ok() || t.code() == Code::kCorruption) << t.ToString();
-    auto idx = Index::Open(g, MakeRoot(node, 1, 1), &store_, "d");
+    auto idx = Index::Open(kExt, g, MakeRoot(node, 1, 1), &store_, "d");
     ASSERT_TRUE(idx.has_value());
     EXPECT_CODE((*idx)->ForEach(Nothing), Code::kCorruption);
   }
@@ -1177,16 +1115,16 @@ TEST_F(ExtensibleArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
 TEST_F(ExtensibleArrayHostileTest, RejectsAnUpperNodeThatPointsAtTheWrongLevel) {
   const IndexGeometry g = Geo({U});
   const uint64_t key = kLeaf * kFanout;  // leaf 256: child 1 of a level-2 top
-  BlockRef leaf = Write(BlockType::kExtArrayLeaf, LeafPayload(key, 1, Addrs(1)));
-  BlockRef level1 = Write(BlockType::kExtArrayNode, NodePayload(1, 256, 1, {leaf}));
-  BlockRef good = Write(BlockType::kExtArrayNode, NodePayload(2, 0, 2, {BlockRef{}, level1}));
+  BlockRef leaf = Write(BlockType::kPagedLeaf, LeafPayload(key, 1, Addrs(1)));
+  BlockRef level1 = Write(BlockType::kPagedNode, NodePayload(1, 256, 1, {leaf}));
+  BlockRef good = Write(BlockType::kPagedNode, NodePayload(2, 0, 2, {BlockRef{}, level1}));
   EXPECT_OK(GetThrough(g, good, 2, key));
-  BlockRef to_leaf = Write(BlockType::kExtArrayNode, NodePayload(2, 0, 2, {BlockRef{}, leaf}));
+  BlockRef to_leaf = Write(BlockType::kPagedNode, NodePayload(2, 0, 2, {BlockRef{}, leaf}));
   EXPECT_CODE(GetThrough(g, to_leaf, 2, key), Code::kCorruption);
-  BlockRef to_self_level = Write(BlockType::kExtArrayNode, NodePayload(2, 0, 2, {BlockRef{}, good}));
+  BlockRef to_self_level = Write(BlockType::kPagedNode, NodePayload(2, 0, 2, {BlockRef{}, good}));
   EXPECT_CODE(GetThrough(g, to_self_level, 2, key), Code::kCorruption);
-  BlockRef level1_at_0 = Write(BlockType::kExtArrayNode, NodePayload(1, 0, 1, {leaf}));
-  BlockRef misplaced = Write(BlockType::kExtArrayNode, NodePayload(2, 0, 2, {BlockRef{}, level1_at_0}));
+  BlockRef level1_at_0 = Write(BlockType::kPagedNode, NodePayload(1, 0, 1, {leaf}));
+  BlockRef misplaced = Write(BlockType::kPagedNode, NodePayload(2, 0, 2, {BlockRef{}, level1_at_0}));
   EXPECT_CODE(GetThrough(g, misplaced, 2, key), Code::kCorruption);
 }
 
@@ -1197,12 +1135,12 @@ TEST_F(ExtensibleArrayHostileTest, FollowsASevenLevelPathWithoutAllocatingItsRan
   uint64_t leaf_no = 0;
   for (int k = 0; k < Index::kMaxDepth; ++k) leaf_no |= uint64_t{1} << (8 * k);
   const uint64_t key = leaf_no * kLeaf + 7;
-  BlockRef child = Write(BlockType::kExtArrayLeaf, LeafPayload(leaf_no * kLeaf, 8, Addrs(8)));
+  BlockRef child = Write(BlockType::kPagedLeaf, LeafPayload(leaf_no * kLeaf, 8, Addrs(8)));
   for (int level = 1; level <= Index::kMaxDepth; ++level) {
     const uint64_t first = (leaf_no >> (8 * level)) << (8 * level);
-    child = Write(BlockType::kExtArrayNode, NodePayload(static_cast<uint8_t>(level), first, 2, {BlockRef{}, child}));
+    child = Write(BlockType::kPagedNode, NodePayload(static_cast<uint8_t>(level), first, 2, {BlockRef{}, child}));
   }
-  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(g, MakeRoot(child, Index::kMaxDepth, 1), &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto idx, Index::Open(kExt, g, MakeRoot(child, Index::kMaxDepth, 1), &store_, "d"));
   ASSERT_OK_AND_ASSIGN(ChunkRecord r, idx->Get(Dims{key}));
   EXPECT_EQ(r.addr, data_begin_);
   ASSERT_OK_AND_ASSIGN(ChunkRecord zero, idx->Get(Dims{0}));
@@ -1228,19 +1166,19 @@ TEST_F(ExtensibleArrayHostileTest, RejectsATopListingChildrenPastTheLargestKey) 
   // At seven levels each child of the top spans 2^48 leaves; keys stop at
   // 2^63, so children 64 and up can never be reached.
   const IndexGeometry g = Geo({U});
-  BlockRef leaf = Write(BlockType::kExtArrayLeaf, LeafPayload(0, 1, Addrs(1)));
+  BlockRef leaf = Write(BlockType::kPagedLeaf, LeafPayload(0, 1, Addrs(1)));
   BlockRef chain = leaf;
   for (int level = 1; level < Index::kMaxDepth; ++level)
-    chain = Write(BlockType::kExtArrayNode, NodePayload(static_cast<uint8_t>(level), 0, 1, {chain}));
+    chain = Write(BlockType::kPagedNode, NodePayload(static_cast<uint8_t>(level), 0, 1, {chain}));
   std::vector<BlockRef> kids(65);
   kids[0] = chain;
   kids[64] = chain;
-  BlockRef top = Write(BlockType::kExtArrayNode, NodePayload(Index::kMaxDepth, 0, 65, kids));
+  BlockRef top = Write(BlockType::kPagedNode, NodePayload(Index::kMaxDepth, 0, 65, kids));
   EXPECT_CODE(GetThrough(g, top, Index::kMaxDepth, 0), Code::kCorruption);
   kids.resize(64);
   kids[63] = BlockRef{};
   kids.resize(1);
-  BlockRef fine = Write(BlockType::kExtArrayNode, NodePayload(Index::kMaxDepth, 0, 1, kids));
+  BlockRef fine = Write(BlockType::kPagedNode, NodePayload(Index::kMaxDepth, 0, 1, kids));
   EXPECT_OK(GetThrough(g, fine, Index::kMaxDepth, 0));
 }
 

@@ -1,10 +1,15 @@
-// What only the fixed-array chunk index does (index_conformance_test.cc
-// holds what every kind does): against a std::map reference over chunk
-// counts that give zero to three node levels, ForEach across leaf
-// boundaries, the depth a chunk count gives, the cost of a Flush in
-// blocks, disk_bytes, every byte flip of a leaf and a node, and hostile
-// roots and hand-built blocks.
-#include "engine/index/fixed_array.h"
+// What only the fixed-array kind of the paged-array index does
+// (index_conformance_test.cc holds what every kind does, and
+// extensible_array_test.cc the blocks and depth changes of the other kind):
+// against a std::map reference over chunk counts that give zero to three
+// node levels, ForEach across leaf boundaries, the C-order key, the depth a
+// chunk count fixes, the cost of a Flush in blocks, disk_bytes, nothing
+// held for the grid at open, every byte flip of a leaf and a node, hostile
+// roots, and the blocks of the first fixed-array layout (types 3 and 4):
+// read, hostile ones refused, and replaced by the new ones as they change.
+#include "engine/index/paged_array.h"
+
+#include <malloc.h>
 
 #include <gtest/gtest.h>
 
@@ -21,6 +26,7 @@
 #include "engine/util/coding.h"
 #include "tests/testutil/fault_file.h"
 #include "tests/testutil/index_env.h"
+#include "tests/testutil/paged_array_blocks.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace slabfs::engine {
@@ -37,12 +43,12 @@ IndexGeometry Geometry1D(uint64_t chunks) {
 // one-dimensional grid they are the same, so this adapter passes them on.
 class Index {
  public:
-  static constexpr uint64_t kLeafRecords = FixedArrayIndex::kLeafRecords;
-  static constexpr uint64_t kNodeFanout = FixedArrayIndex::kNodeFanout;
+  static constexpr uint64_t kLeafRecords = PagedArrayIndex::kLeafRecords;
+  static constexpr uint64_t kNodeFanout = PagedArrayIndex::kNodeFanout;
 
   static Result<std::unique_ptr<Index>> Open(uint64_t chunks, std::string_view root, BlockStore* store,
                                              std::string what) {
-    auto r = FixedArrayIndex::Open(Geometry1D(chunks), root, store, std::move(what));
+    auto r = PagedArrayIndex::Open(IndexKind::kFixedArray, Geometry1D(chunks), root, store, std::move(what));
     if (!r) return Err(r.error());
     return std::unique_ptr<Index>(new Index(std::move(*r)));
   }
@@ -57,15 +63,16 @@ class Index {
   std::string EncodeRoot() const { return f_->EncodeRoot(); }
   uint64_t disk_bytes() const { return f_->disk_bytes(); }
   Status Destroy() { return f_->Destroy(); }
+  Status CollectBlocks(std::vector<BlockRef>* out) { return f_->CollectBlocks(out); }
 
  private:
-  explicit Index(std::unique_ptr<FixedArrayIndex> f) : f_(std::move(f)) {}
-  std::unique_ptr<FixedArrayIndex> f_;
+  explicit Index(std::unique_ptr<PagedArrayIndex> f) : f_(std::move(f)) {}
+  std::unique_ptr<PagedArrayIndex> f_;
 };
+using namespace testutil::paged;  // the new blocks and the root, written out
 constexpr uint64_t kLeaf = Index::kLeafRecords;   // 512
 constexpr uint64_t kFanout = Index::kNodeFanout;  // 256
 constexpr uint64_t kDataRegion = 1 << 20;         // where chunk addresses point
-constexpr size_t kRootBytes = 8 + 4 + 1 + 8 + 8;
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -75,39 +82,10 @@ int ExpectedDepth(uint64_t chunks) {
   return depth;
 }
 
-uint64_t LeafBlockBytes(uint64_t records) { return kBlockHeaderBytes + 12 + 8 * records; }
-uint64_t NodeBlockBytes(uint64_t children) { return kBlockHeaderBytes + 13 + 12 * children; }
-
-struct Root {
-  BlockRef ref;
-  int depth = 0;
-  uint64_t chunks = 0;
-  uint64_t disk_bytes = 0;
-};
-
-Root ParseRoot(const std::string& s) {
-  Root r;
-  EXPECT_EQ(s.size(), kRootBytes);
-  if (s.size() != kRootBytes) return r;
-  r.ref.addr = LoadU64(s.data());
-  r.ref.len = LoadU32(s.data() + 8);
-  r.depth = static_cast<uint8_t>(s[12]);
-  r.chunks = LoadU64(s.data() + 13);
-  r.disk_bytes = LoadU64(s.data() + 21);
-  return r;
-}
-
-std::string MakeRoot(BlockRef ref, int depth, uint64_t chunks, uint64_t disk_bytes = 0) {
-  std::string s;
-  PutU64(&s, ref.addr);
-  PutU32(&s, ref.len);
-  PutU8(&s, static_cast<uint8_t>(depth));
-  PutU64(&s, chunks);
-  PutU64(&s, disk_bytes);
-  return s;
-}
-
-std::string LeafPayload(uint64_t first, uint32_t count, const std::vector<uint64_t>& addrs) {
+// Blocks of the first fixed-array layout (types 3 and 4), which the index
+// reads and never writes: u32 counts, every record of the leaf's part of
+// the grid and every child slot of the node's part, stored or not.
+std::string FirstLeafPayload(uint64_t first, uint32_t count, const std::vector<uint64_t>& addrs) {
   std::string p;
   PutU64(&p, first);
   PutU32(&p, count);
@@ -115,7 +93,7 @@ std::string LeafPayload(uint64_t first, uint32_t count, const std::vector<uint64
   return p;
 }
 
-std::string NodePayload(uint8_t level, uint64_t first_leaf, uint32_t count, const std::vector<BlockRef>& refs) {
+std::string FirstNodePayload(uint8_t level, uint64_t first_leaf, uint32_t count, const std::vector<BlockRef>& refs) {
   std::string p;
   PutU8(&p, level);
   PutU64(&p, first_leaf);
@@ -187,8 +165,39 @@ class FixedArrayTest : public ::testing::Test {
 
 // ------------------------------------------------------------ basics
 
-TEST_F(FixedArrayTest, RejectsEmptyChunkGrid) {
+TEST_F(FixedArrayTest, RejectsGridsItCannotIndex) {
   EXPECT_CODE(Index::Open(0, "", &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kMaxFixedArrayChunks + 1, "", &store_, "d"), Code::kCorruption);
+  EXPECT_CODE(Index::Open(kUnlimited, "", &store_, "d"), Code::kCorruption);
+  IndexGeometry g = Geometry1D(10);
+  g.max_grid = {uint64_t{1} << 20, uint64_t{1} << 20};  // 2^40 chunks
+  EXPECT_CODE(PagedArrayIndex::Open(IndexKind::kFixedArray, g, "", &store_, "d"), Code::kCorruption);
+  g.max_grid = {kUnlimited, 4};
+  EXPECT_CODE(PagedArrayIndex::Open(IndexKind::kFixedArray, g, "", &store_, "d"), Code::kCorruption);
+  EXPECT_OK(Index::Open(kMaxFixedArrayChunks, "", &store_, "d"));
+}
+
+TEST_F(FixedArrayTest, OpeningTheLargestGridHoldsNothingForIt) {
+  // Slots are made as records arrive: an open of 2^28 chunks (2^19 leaves)
+  // and a lookup hold a few pages at most, not a slot per leaf.
+  auto heap = [] {
+    const struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+  };
+  auto idx = Open(kMaxFixedArrayChunks);
+  for (uint64_t c : {uint64_t{0}, kMaxFixedArrayChunks / 2, kMaxFixedArrayChunks - 1})
+    ASSERT_OK(idx->Put(c, {data_begin_}));
+  ASSERT_OK(idx->Flush());
+  const std::string root = idx->EncodeRoot();
+  idx.reset();
+  const size_t before = heap();
+  auto again = Open(kMaxFixedArrayChunks, root);
+  ASSERT_OK_AND_ASSIGN(ChunkRecord rec, again->Get(kMaxFixedArrayChunks - 1));
+  EXPECT_EQ(rec.addr, data_begin_);
+  ASSERT_OK_AND_ASSIGN(ChunkRecord none, again->Get(12345));
+  EXPECT_FALSE(none.allocated());
+  // The top and one node per level below it, one leaf: under 64 KiB.
+  EXPECT_LT(heap() - before, size_t{64} << 10);
 }
 
 TEST_F(FixedArrayTest, ForEachVisitsExactlyTheAllocatedRecordsInOrder) {
@@ -226,9 +235,47 @@ TEST_F(FixedArrayTest, DepthFollowsTheChunkCount) {
     ASSERT_OK(idx->Flush());
     Root root = ParseRoot(idx->EncodeRoot());
     EXPECT_EQ(root.depth, depth);
-    EXPECT_EQ(root.chunks, n);
+    EXPECT_EQ(root.row, n);
     EXPECT_EQ(root.disk_bytes, idx->disk_bytes());
   }
+}
+
+TEST_F(FixedArrayTest, KeyIsTheCOrderPositionAndTheDepthIsTheGrids) {
+  // A 3 x 700 grid: chunk (r, c) has key 700 r + c; 2100 chunks need five
+  // leaves, so one node level, even while only the first leaf is stored.
+  IndexGeometry g = Geometry1D(1);
+  g.max_grid = {3, 700};
+  ASSERT_OK_AND_ASSIGN(auto idx, PagedArrayIndex::Open(IndexKind::kFixedArray, g, "", &store_, "d"));
+  EXPECT_EQ(idx->kind(), IndexKind::kFixedArray);
+  EXPECT_EQ(idx->row(), 2100u);
+  ASSERT_OK(idx->Put(Dims{0, 9}, ChunkRecord{data_begin_ + 8}));
+  ASSERT_OK(idx->Flush());
+  Root root = ParseRoot(idx->EncodeRoot());
+  EXPECT_EQ(root.depth, 1);
+  EXPECT_EQ(root.row, 2100u);
+  ASSERT_EQ(root.ref.len, NodeBlockBytes(1));
+  ASSERT_OK_AND_ASSIGN(std::string node, store_.Read(root.ref, BlockType::kPagedNode, "node"));
+  const BlockRef leaf0 = ChildOf(node, 0);
+  ASSERT_EQ(leaf0.len, LeafBlockBytes(10));
+  // Key 2 * 700 + 13 = 1413: leaf 2, record 389.
+  ASSERT_OK(idx->Put(Dims{2, 13}, ChunkRecord{data_begin_ + 16}));
+  ASSERT_OK(idx->Flush());
+  ASSERT_OK_AND_ASSIGN(node, store_.Read(ParseRoot(idx->EncodeRoot()).ref, BlockType::kPagedNode, "node"));
+  EXPECT_EQ(ChildOf(node, 0), leaf0);  // unchanged, not rewritten
+  EXPECT_TRUE(ChildOf(node, 1).empty());
+  ASSERT_OK_AND_ASSIGN(std::string leaf2, store_.Read(ChildOf(node, 2), BlockType::kPagedLeaf, "leaf"));
+  EXPECT_EQ(LoadU64(leaf2.data()), 2 * kLeaf);
+  ASSERT_EQ(leaf2.size(), 10 + 8 * (1413 - 2 * kLeaf + 1));
+  EXPECT_EQ(LoadU64(leaf2.data() + 10 + 8 * (1413 - 2 * kLeaf)), data_begin_ + 16);
+  // Emptied, the tree stores nothing; the depth stays the grid's.
+  ASSERT_OK(idx->Put(Dims{0, 9}, ChunkRecord{}));
+  ASSERT_OK(idx->Put(Dims{2, 13}, ChunkRecord{}));
+  ASSERT_OK(idx->Flush());
+  EXPECT_EQ(idx->EncodeRoot(), "");
+  EXPECT_EQ(idx->disk_bytes(), 0u);
+  ASSERT_OK(idx->Put(Dims{1, 1}, ChunkRecord{data_begin_}));
+  ASSERT_OK(idx->Flush());
+  EXPECT_EQ(ParseRoot(idx->EncodeRoot()).depth, 1);
 }
 
 TEST_F(FixedArrayTest, OpenChunkIndexOpensTheFixedArray) {
@@ -253,18 +300,31 @@ TEST_F(FixedArrayTest, FilteredRecordsRoundTripAndAreChecked) {
   IndexGeometry g = Geometry1D(600);
   g.filtered = true;
   g.max_chunk_bytes = 4096;
-  ASSERT_OK_AND_ASSIGN(auto idx, FixedArrayIndex::Open(g, "", &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto idx, PagedArrayIndex::Open(IndexKind::kFixedArray, g, "", &store_, "d"));
   const uint64_t c = 513;
   ASSERT_OK(idx->Put(ChunkCoord(&c, 1), ChunkRecord{data_begin_, 1234, 0x3}));
   ASSERT_OK(idx->Flush());
-  ASSERT_OK_AND_ASSIGN(auto again, FixedArrayIndex::Open(g, idx->EncodeRoot(), &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto again, PagedArrayIndex::Open(IndexKind::kFixedArray, g, idx->EncodeRoot(), &store_, "d"));
   ASSERT_OK_AND_ASSIGN(ChunkRecord rec, again->Get(ChunkCoord(&c, 1)));
   EXPECT_EQ(rec, (ChunkRecord{data_begin_, 1234, 0x3}));
-  // A record claiming more than a chunk can hold is refused on load.
-  ASSERT_OK(idx->Put(ChunkCoord(&c, 1), ChunkRecord{data_begin_, 4097, 0}));
-  ASSERT_OK(idx->Flush());
-  ASSERT_OK_AND_ASSIGN(auto bad, FixedArrayIndex::Open(g, idx->EncodeRoot(), &store_, "d"));
-  EXPECT_CODE(bad->Get(ChunkCoord(&c, 1)), Code::kCorruption);
+  // A record claiming more than a chunk can hold is refused by Put, and on
+  // load in a block of either layout.
+  EXPECT_CODE(idx->Put(ChunkCoord(&c, 1), ChunkRecord{data_begin_, 4097, 0}), Code::kInvalidArgument);
+  for (BlockType t : {BlockType::kPagedLeaf, BlockType::kFixedArrayLeaf}) {
+    std::string leaf;
+    PutU64(&leaf, 0);
+    if (t == BlockType::kPagedLeaf) PutU16(&leaf, 1);
+    else PutU32(&leaf, 512);
+    PutRecord(&leaf, ChunkRecord{data_begin_, 4097, 0}, true);
+    if (t == BlockType::kFixedArrayLeaf)
+      for (int i = 1; i < 512; ++i) PutRecord(&leaf, ChunkRecord{}, true);
+    ASSERT_OK_AND_ASSIGN(BlockRef ref, store_.Write(t, leaf));
+    ASSERT_OK_AND_ASSIGN(BlockRef top, store_.Write(BlockType::kPagedNode, NodePayload(1, 0, 1, {ref})));
+    ASSERT_OK_AND_ASSIGN(auto bad, PagedArrayIndex::Open(IndexKind::kFixedArray, g, MakeRoot(top, 1, 600),
+                                                          &store_, "d"));
+    const uint64_t zero = 0;
+    EXPECT_CODE(bad->Get(ChunkCoord(&zero, 1)), Code::kCorruption);
+  }
 }
 
 // ------------------------------------------------------------ against a reference
@@ -370,7 +430,8 @@ TEST_F(FixedArrayTest, FlushWritesOnlyChangedLeavesAndTheirAncestors) {
   alloc_.MarkDurable();
   TakeWrites();
 
-  const uint64_t full_leaf = LeafBlockBytes(kLeaf), last_leaf = LeafBlockBytes(1);
+  // Every leaf holds its first record; the last leaf is leaf 256.
+  const uint64_t full_leaf = LeafBlockBytes(kLeaf), one = LeafBlockBytes(1);
   const uint64_t node0 = NodeBlockBytes(256), node1 = NodeBlockBytes(1), root = NodeBlockBytes(2);
   struct Case {
     std::vector<uint64_t> chunks;
@@ -378,11 +439,11 @@ TEST_F(FixedArrayTest, FlushWritesOnlyChangedLeavesAndTheirAncestors) {
     uint64_t bytes;
   };
   const Case cases[] = {
-      {{5}, 3, full_leaf + node0 + root},
-      {{5, 6, 511}, 3, full_leaf + node0 + root},               // one leaf
-      {{0, 512, 1024}, 5, 3 * full_leaf + node0 + root},        // three leaves, one parent
-      {{0, 256 * 512}, 5, full_leaf + last_leaf + node0 + node1 + root},
-      {{n - 1}, 3, last_leaf + node1 + root},
+      {{5}, 3, LeafBlockBytes(6) + node0 + root},
+      {{5, 6, 511}, 3, full_leaf + node0 + root},           // one leaf
+      {{0, 512, 1024}, 5, full_leaf + 2 * one + node0 + root},  // three leaves, one parent
+      {{0, 256 * 512}, 5, full_leaf + one + node0 + node1 + root},
+      {{n - 1}, 3, one + node1 + root},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::PrintToString(c.chunks));
@@ -419,8 +480,8 @@ TEST_F(FixedArrayTest, FlushOfASmallIndexWritesOneBlock) {
   ASSERT_OK(idx->Flush());
   WriteStats w = TakeWrites();
   EXPECT_EQ(w.writes, 1);
-  EXPECT_EQ(w.bytes, LeafBlockBytes(300));
-  EXPECT_EQ(idx->disk_bytes(), LeafBlockBytes(300));
+  EXPECT_EQ(w.bytes, LeafBlockBytes(8));
+  EXPECT_EQ(idx->disk_bytes(), LeafBlockBytes(8));
 }
 
 // ------------------------------------------------------------ disk bytes and destroy
@@ -431,17 +492,18 @@ TEST_F(FixedArrayTest, DiskBytesCountsTheStoredBlocks) {
   // Leaves 0, 3 and 256 (the last, with one record).
   for (uint64_t c : {uint64_t{1}, 3 * kLeaf + 9, n - 1}) ASSERT_OK(idx->Put(c, {data_begin_ + 8}));
   ASSERT_OK(idx->Flush());
-  uint64_t expect = 2 * LeafBlockBytes(kLeaf) + LeafBlockBytes(1) + NodeBlockBytes(256) + NodeBlockBytes(1) +
-                    NodeBlockBytes(2);
+  uint64_t expect = LeafBlockBytes(2) + LeafBlockBytes(10) + LeafBlockBytes(1) + NodeBlockBytes(4) +
+                    NodeBlockBytes(1) + NodeBlockBytes(2);
   EXPECT_EQ(idx->disk_bytes(), expect);
   EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
   EXPECT_EQ(ParseRoot(idx->EncodeRoot()).disk_bytes, expect);
-  // Rewriting blocks keeps the figure; a new leaf adds one.
+  // Rewriting a block changes the figure by its new length; a new leaf
+  // adds one.
   alloc_.MarkDurable();
   ASSERT_OK(idx->Put(1, {data_begin_ + 16}));
   ASSERT_OK(idx->Put(10 * kLeaf, {data_begin_ + 16}));
   ASSERT_OK(idx->Flush());
-  expect += LeafBlockBytes(kLeaf);
+  expect += LeafBlockBytes(1) + NodeBlockBytes(11) - NodeBlockBytes(4);
   EXPECT_EQ(idx->disk_bytes(), expect);
   EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
   auto again = Open(n, idx->EncodeRoot());
@@ -470,7 +532,7 @@ TEST_F(FixedArrayTest, RejectsEveryByteFlipInALeaf) {
   ASSERT_OK(idx->Flush());
   const std::string root = idx->EncodeRoot();
   const BlockRef leaf = ParseRoot(root).ref;
-  ASSERT_EQ(leaf.len, LeafBlockBytes(300));
+  ASSERT_EQ(leaf.len, LeafBlockBytes(300));  // up to the last record
   for (uint64_t i = 0; i < leaf.len; ++i) {
     ByteFlip flip(disk_.get(), leaf.addr + i);
     auto damaged = Open(300, root);
@@ -496,9 +558,9 @@ TEST_F(FixedArrayTest, RejectsEveryByteFlipInANode) {
   const std::string root = idx->EncodeRoot();
   const BlockRef top = ParseRoot(root).ref;
   ASSERT_EQ(top.len, NodeBlockBytes(2));
-  ASSERT_OK_AND_ASSIGN(std::string top_payload, store_.Read(top, BlockType::kFixedArrayNode, "root"));
+  ASSERT_OK_AND_ASSIGN(std::string top_payload, store_.Read(top, BlockType::kPagedNode, "root"));
   // Level-1 node 1 (above the last leaf) is the second child of the root.
-  const BlockRef level1{LoadU64(top_payload.data() + 13 + 12), LoadU32(top_payload.data() + 13 + 12 + 8)};
+  const BlockRef level1 = ChildOf(top_payload, 1);
   ASSERT_EQ(level1.len, NodeBlockBytes(1));
   for (BlockRef node : {top, level1}) {
     for (uint64_t i = 0; i < node.len; ++i) {
@@ -507,7 +569,7 @@ TEST_F(FixedArrayTest, RejectsEveryByteFlipInANode) {
       SCOPED_TRACE(std::to_string(node.addr) + "+" + std::to_string(i));
       EXPECT_CODE(damaged->Get(n - 1), Code::kCorruption);
       EXPECT_CODE(damaged->Get(n - 1), Code::kCorruption);
-      EXPECT_CODE(damaged->Put(n - 2, {data_begin_}), Code::kCorruption);
+      EXPECT_CODE(damaged->Put(n - 1, {data_begin_}), Code::kCorruption);
       EXPECT_CODE(damaged->ForEach([](uint64_t, const ChunkRecord&) { return Status::OK(); }), Code::kCorruption);
     }
   }
@@ -520,8 +582,8 @@ TEST_F(FixedArrayTest, DamagedLeafDoesNotAffectOtherLeaves) {
   ASSERT_OK(idx->Put(3 * kLeaf + 10, {data_begin_ + 8}));
   ASSERT_OK(idx->Flush());
   const std::string root = idx->EncodeRoot();
-  ASSERT_OK_AND_ASSIGN(std::string node, store_.Read(ParseRoot(root).ref, BlockType::kFixedArrayNode, "root"));
-  const uint64_t leaf0 = LoadU64(node.data() + 13);
+  ASSERT_OK_AND_ASSIGN(std::string node, store_.Read(ParseRoot(root).ref, BlockType::kPagedNode, "root"));
+  const uint64_t leaf0 = ChildOf(node, 0).addr;
   ByteFlip flip(disk_.get(), leaf0 + 40);
   auto damaged = Open(n, root);
   EXPECT_CODE(damaged->Get(10), Code::kCorruption);
@@ -570,7 +632,7 @@ TEST_F(FixedArrayTest, RejectsRootOutOfBounds) {
   }
 }
 
-// ------------------------------------------------------------ hostile blocks (valid checksums)
+// ------------------------------------------------------------ the first layout (types 3 and 4)
 
 class FixedArrayHostileTest : public FixedArrayTest {
  protected:
@@ -591,10 +653,10 @@ class FixedArrayHostileTest : public FixedArrayTest {
 
 TEST_F(FixedArrayHostileTest, AcceptsWellFormedHandBuiltBlocks) {
   // The baseline of the tests below: hand-built blocks that are right.
-  BlockRef leaf = Write(BlockType::kFixedArrayLeaf, LeafPayload(0, 100, Addrs(100)));
+  BlockRef leaf = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(0, 100, Addrs(100)));
   EXPECT_OK(GetThrough(100, leaf, 50));
-  BlockRef leaf1 = Write(BlockType::kFixedArrayLeaf, LeafPayload(512, 88, Addrs(88)));
-  BlockRef node = Write(BlockType::kFixedArrayNode, NodePayload(1, 0, 2, {BlockRef{}, leaf1}));
+  BlockRef leaf1 = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(512, 88, Addrs(88)));
+  BlockRef node = Write(BlockType::kFixedArrayNode, FirstNodePayload(1, 0, 2, {BlockRef{}, leaf1}));
   EXPECT_OK(GetThrough(600, node, 599));
   EXPECT_OK(GetThrough(600, node, 0));
 }
@@ -605,30 +667,30 @@ TEST_F(FixedArrayHostileTest, RejectsLeavesThatDoNotFitTheirPosition) {
     const char* what;
     std::string payload;
   } bad[] = {
-      {"wrong first chunk", LeafPayload(512, 100, Addrs(100))},
-      {"count too small", LeafPayload(0, 99, Addrs(99))},
-      {"count too large", LeafPayload(0, 101, Addrs(101))},
-      {"count 2^32-1", LeafPayload(0, 0xffffffffu, Addrs(100))},
-      {"records missing", LeafPayload(0, 100, Addrs(99))},
-      {"trailing record", LeafPayload(0, 100, Addrs(101))},
-      {"trailing byte", LeafPayload(0, 100, Addrs(100)) + "x"},
-      {"header only", LeafPayload(0, 100, {})},
+      {"wrong first chunk", FirstLeafPayload(512, 100, Addrs(100))},
+      {"count too small", FirstLeafPayload(0, 99, Addrs(99))},
+      {"count too large", FirstLeafPayload(0, 101, Addrs(101))},
+      {"count 2^32-1", FirstLeafPayload(0, 0xffffffffu, Addrs(100))},
+      {"records missing", FirstLeafPayload(0, 100, Addrs(99))},
+      {"trailing record", FirstLeafPayload(0, 100, Addrs(101))},
+      {"trailing byte", FirstLeafPayload(0, 100, Addrs(100)) + "x"},
+      {"header only", FirstLeafPayload(0, 100, {})},
       {"empty", ""},
-      {"address in the superblock area", LeafPayload(0, 100, {1})},
+      {"address in the superblock area", FirstLeafPayload(0, 100, {1})},
       {"address just before data", [&] {
          auto a = Addrs(100);
          a[7] = kDataStart - 1;
-         return LeafPayload(0, 100, a);
+         return FirstLeafPayload(0, 100, a);
        }()},
       {"address past file_end", [&] {
          auto a = Addrs(100);
          a[99] = end;
-         return LeafPayload(0, 100, a);
+         return FirstLeafPayload(0, 100, a);
        }()},
       {"address 2^64-1", [&] {
          auto a = Addrs(100);
          a[50] = ~uint64_t{0};
-         return LeafPayload(0, 100, a);
+         return FirstLeafPayload(0, 100, a);
        }()},
   };
   for (const auto& b : bad) {
@@ -639,35 +701,35 @@ TEST_F(FixedArrayHostileTest, RejectsLeavesThatDoNotFitTheirPosition) {
 }
 
 TEST_F(FixedArrayHostileTest, RejectsBlocksOfTheWrongType) {
-  BlockRef as_node = Write(BlockType::kFixedArrayNode, LeafPayload(0, 100, Addrs(100)));
+  BlockRef as_node = Write(BlockType::kFixedArrayNode, FirstLeafPayload(0, 100, Addrs(100)));
   EXPECT_CODE(GetThrough(100, as_node, 0), Code::kCorruption);
-  BlockRef leaf = Write(BlockType::kFixedArrayLeaf, LeafPayload(0, 100, Addrs(100)));
+  BlockRef leaf = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(0, 100, Addrs(100)));
   EXPECT_CODE(GetThrough(600, leaf, 0), Code::kCorruption);  // depth 1 wants a node
-  BlockRef group = Write(BlockType::kGroup, LeafPayload(0, 100, Addrs(100)));
+  BlockRef group = Write(BlockType::kGroup, FirstLeafPayload(0, 100, Addrs(100)));
   EXPECT_CODE(GetThrough(100, group, 0), Code::kCorruption);
 }
 
 TEST_F(FixedArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
-  BlockRef leaf0 = Write(BlockType::kFixedArrayLeaf, LeafPayload(0, 512, Addrs(512)));
-  BlockRef leaf1 = Write(BlockType::kFixedArrayLeaf, LeafPayload(512, 88, Addrs(88)));
+  BlockRef leaf0 = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(0, 512, Addrs(512)));
+  BlockRef leaf1 = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(512, 88, Addrs(88)));
   const BlockRef far{alloc_.file_end() + 4096, 100};
   struct {
     const char* what;
     std::string payload;
   } bad[] = {
-      {"level 0", NodePayload(0, 0, 2, {leaf0, leaf1})},
-      {"level 2", NodePayload(2, 0, 2, {leaf0, leaf1})},
-      {"first leaf 1", NodePayload(1, 1, 2, {leaf0, leaf1})},
-      {"one child", NodePayload(1, 0, 1, {leaf0})},
-      {"three children", NodePayload(1, 0, 3, {leaf0, leaf1, leaf1})},
-      {"count says more than present", NodePayload(1, 0, 2, {leaf0})},
-      {"trailing child", NodePayload(1, 0, 2, {leaf0, leaf1, leaf1})},
-      {"trailing byte", NodePayload(1, 0, 2, {leaf0, leaf1}) + "z"},
-      {"child past file_end", NodePayload(1, 0, 2, {leaf0, far})},
-      {"child before data", NodePayload(1, 0, 2, {BlockRef{64, 100}, leaf1})},
-      {"child shorter than a header", NodePayload(1, 0, 2, {leaf0, BlockRef{leaf1.addr, 4}})},
-      {"child length without address", NodePayload(1, 0, 2, {BlockRef{0, 100}, leaf1})},
-      {"leaves swapped", NodePayload(1, 0, 2, {leaf1, leaf0})},
+      {"level 0", FirstNodePayload(0, 0, 2, {leaf0, leaf1})},
+      {"level 2", FirstNodePayload(2, 0, 2, {leaf0, leaf1})},
+      {"first leaf 1", FirstNodePayload(1, 1, 2, {leaf0, leaf1})},
+      {"one child", FirstNodePayload(1, 0, 1, {leaf0})},
+      {"three children", FirstNodePayload(1, 0, 3, {leaf0, leaf1, leaf1})},
+      {"count says more than present", FirstNodePayload(1, 0, 2, {leaf0})},
+      {"trailing child", FirstNodePayload(1, 0, 2, {leaf0, leaf1, leaf1})},
+      {"trailing byte", FirstNodePayload(1, 0, 2, {leaf0, leaf1}) + "z"},
+      {"child past file_end", FirstNodePayload(1, 0, 2, {leaf0, far})},
+      {"child before data", FirstNodePayload(1, 0, 2, {BlockRef{64, 100}, leaf1})},
+      {"child shorter than a header", FirstNodePayload(1, 0, 2, {leaf0, BlockRef{leaf1.addr, 4}})},
+      {"child length without address", FirstNodePayload(1, 0, 2, {BlockRef{0, 100}, leaf1})},
+      {"leaves swapped", FirstNodePayload(1, 0, 2, {leaf1, leaf0})},
   };
   for (const auto& b : bad) {
     SCOPED_TRACE(b.what);
@@ -684,19 +746,94 @@ TEST_F(FixedArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
 TEST_F(FixedArrayHostileTest, RejectsAnUpperNodeThatPointsAtTheWrongLevel) {
   // n needs depth 2; the root's children must be level-1 nodes.
   const uint64_t n = 256 * 512 + 1;
-  BlockRef leaf = Write(BlockType::kFixedArrayLeaf, LeafPayload(0, 512, Addrs(512)));
-  BlockRef level1 = Write(BlockType::kFixedArrayNode, NodePayload(1, 0, 256, std::vector<BlockRef>(256)));
-  BlockRef level1_last = Write(BlockType::kFixedArrayNode, NodePayload(1, 256, 1, {BlockRef{}}));
-  BlockRef good = Write(BlockType::kFixedArrayNode, NodePayload(2, 0, 2, {level1, level1_last}));
+  BlockRef leaf = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(0, 512, Addrs(512)));
+  BlockRef level1 = Write(BlockType::kFixedArrayNode, FirstNodePayload(1, 0, 256, std::vector<BlockRef>(256)));
+  BlockRef level1_last = Write(BlockType::kFixedArrayNode, FirstNodePayload(1, 256, 1, {BlockRef{}}));
+  BlockRef good = Write(BlockType::kFixedArrayNode, FirstNodePayload(2, 0, 2, {level1, level1_last}));
   EXPECT_OK(GetThrough(n, good, 0));
-  BlockRef to_leaf = Write(BlockType::kFixedArrayNode, NodePayload(2, 0, 2, {leaf, level1_last}));
+  BlockRef to_leaf = Write(BlockType::kFixedArrayNode, FirstNodePayload(2, 0, 2, {leaf, level1_last}));
   EXPECT_CODE(GetThrough(n, to_leaf, 0), Code::kCorruption);
-  BlockRef to_self_level = Write(BlockType::kFixedArrayNode, NodePayload(2, 0, 2, {good, level1_last}));
+  BlockRef to_self_level = Write(BlockType::kFixedArrayNode, FirstNodePayload(2, 0, 2, {good, level1_last}));
   EXPECT_CODE(GetThrough(n, to_self_level, 0), Code::kCorruption);
-  BlockRef swapped = Write(BlockType::kFixedArrayNode, NodePayload(2, 0, 2, {level1_last, level1}));
+  BlockRef swapped = Write(BlockType::kFixedArrayNode, FirstNodePayload(2, 0, 2, {level1_last, level1}));
   EXPECT_CODE(GetThrough(n, swapped, 0), Code::kCorruption);
+}
+
+TEST_F(FixedArrayHostileTest, ReadsAFirstLayoutTreeAndRewritesWhatChangesInTheNew) {
+  // A tree of two node levels as the first layout wrote it: leaf 0 (two
+  // records) and leaf 256 (the grid's last chunk), their level-1 nodes and
+  // the top.
+  const uint64_t n = 256 * 512 + 1;
+  std::vector<uint64_t> addrs(kLeaf, 0);
+  addrs[3] = data_begin_ + 8;
+  addrs[100] = data_begin_ + 16;
+  const BlockRef leaf0 = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(0, kLeaf, addrs));
+  const BlockRef leaf256 = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(256 * kLeaf, 1, {data_begin_ + 24}));
+  std::vector<BlockRef> kids(256);
+  kids[0] = leaf0;
+  const BlockRef node0 = Write(BlockType::kFixedArrayNode, FirstNodePayload(1, 0, 256, kids));
+  const BlockRef node1 = Write(BlockType::kFixedArrayNode, FirstNodePayload(1, 256, 1, {leaf256}));
+  const BlockRef top = Write(BlockType::kFixedArrayNode, FirstNodePayload(2, 0, 2, {node0, node1}));
+  const uint64_t bytes = leaf0.len + leaf256.len + node0.len + node1.len + top.len;
+  alloc_.MarkDurable();
+  ASSERT_EQ(LiveBytesAfterData(), bytes);
+  std::map<uint64_t, uint64_t> ref = {{3, data_begin_ + 8}, {100, data_begin_ + 16}, {n - 1, data_begin_ + 24}};
+
+  auto idx = Open(n, MakeRoot(top, 2, n, bytes));
+  ExpectRecords(idx.get(), n, ref);
+  std::vector<BlockRef> blocks;
+  ASSERT_OK(idx->CollectBlocks(&blocks));
+  EXPECT_EQ(blocks.size(), 5u);
+  EXPECT_EQ(idx->disk_bytes(), bytes);
+
+  // A change in leaf 0 writes it, its node and the top in the new layout;
+  // node 1 and leaf 256 stay as they were, under the new top.
+  ASSERT_OK(idx->Put(5, {data_begin_ + 32}));
+  ref[5] = data_begin_ + 32;
+  TakeWrites();
+  ASSERT_OK(idx->Flush());
+  WriteStats w = TakeWrites();
+  EXPECT_EQ(w.writes, 3);
+  EXPECT_EQ(w.bytes, LeafBlockBytes(101) + NodeBlockBytes(1) + NodeBlockBytes(2));
+  EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
+  Root root = ParseRoot(idx->EncodeRoot());
+  EXPECT_EQ(root.depth, 2);
+  ASSERT_OK_AND_ASSIGN(std::string new_top, store_.Read(root.ref, BlockType::kPagedNode, "top"));
+  EXPECT_EQ(ChildOf(new_top, 1), node1);
+  ASSERT_OK_AND_ASSIGN(BlockType t, store_.TypeOf(ChildOf(new_top, 0), "node 0"));
+  EXPECT_EQ(t, BlockType::kPagedNode);
+  auto again = Open(n, idx->EncodeRoot());
+  ExpectRecords(again.get(), n, ref);
+
+  // Emptying leaf 256 drops it and its node; then nothing of the first
+  // layout is left.
+  alloc_.MarkDurable();
+  ASSERT_OK(again->Put(n - 1, {0}));
+  ref.erase(n - 1);
+  ASSERT_OK(again->Flush());
+  EXPECT_EQ(TakeWrites().writes, 1);  // the top
+  EXPECT_EQ(again->disk_bytes(), LiveBytesAfterData());
+  auto third = Open(n, again->EncodeRoot());
+  ExpectRecords(third.get(), n, ref);
+  blocks.clear();
+  ASSERT_OK(third->CollectBlocks(&blocks));
+  ASSERT_EQ(blocks.size(), 3u);
+  for (const BlockRef& b : blocks) {
+    ASSERT_OK_AND_ASSIGN(BlockType type, store_.TypeOf(b, "block"));
+    EXPECT_TRUE(type == BlockType::kPagedLeaf || type == BlockType::kPagedNode) << static_cast<int>(type);
+  }
+}
+
+TEST_F(FixedArrayHostileTest, ReadsFirstLayoutBlocksOnlyForAFixedArray) {
+  // An extensible array never had them: a type-3 leaf there is Corruption.
+  BlockRef leaf = Write(BlockType::kFixedArrayLeaf, FirstLeafPayload(0, 100, Addrs(100)));
+  EXPECT_OK(GetThrough(100, leaf, 5));
+  IndexGeometry g = Geometry1D(1);
+  g.max_grid = {kUnlimited, 100};
+  ASSERT_OK_AND_ASSIGN(auto ext, PagedArrayIndex::Open(IndexKind::kExtensibleArray, g, MakeRoot(leaf, 0, 100),
+                                                        &store_, "d"));
+  EXPECT_CODE(ext->Get(Dims{0, 5}), Code::kCorruption);
 }
 
 }  // namespace
 }  // namespace slabfs::engine
-

@@ -15,7 +15,8 @@
 //     that fails at any write can be retried and loses nothing;
 //   - CollectBlocks names exactly the index blocks the allocator holds for
 //     it, disk_bytes counts them, Destroy frees them all;
-//   - Gets and walks may run at once on a reopened index;
+//   - Gets and walks may run at once on a reopened index, and read its
+//     pages under no lock that forbids block I/O;
 //   - a truncated or damaged root, leaf or node is Corruption (or, where the
 //     damage does not matter, the right answer), never a crash and never
 //     another record.
@@ -789,6 +790,8 @@ TEST_P(IndexConformanceTest, ConcurrentGetsAndWalksOnAReopenedIndexSeeEveryRecor
   });
   for (auto& th : threads) th.join();
   EXPECT_EQ(errors, std::vector<int>(6, 0));
+  // The lock order: no thread read a page under a lock that forbids block I/O.
+  EXPECT_EQ(disk_->io_under_no_block_io_lock, 0);
 }
 
 // ------------------------------------------------------------ damage

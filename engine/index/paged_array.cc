@@ -1,4 +1,4 @@
-#include "engine/index/extensible_array.h"
+#include "engine/index/paged_array.h"
 
 #include <algorithm>
 #include <functional>
@@ -7,37 +7,43 @@
 #include "engine/format/layout.h"
 #include "engine/index/paged_walk.h"
 #include "engine/util/coding.h"
+#include "engine/util/math.h"
 
 namespace slabfs::engine {
 namespace {
 
 constexpr int kLeafShift = 9;    // log2(kLeafRecords)
 constexpr int kFanoutShift = 8;  // log2(kNodeFanout)
-static_assert(uint64_t{1} << kLeafShift == ExtensibleArrayIndex::kLeafRecords);
-static_assert(uint64_t{1} << kFanoutShift == ExtensibleArrayIndex::kNodeFanout);
+static_assert(uint64_t{1} << kLeafShift == PagedArrayIndex::kLeafRecords);
+static_assert(uint64_t{1} << kFanoutShift == PagedArrayIndex::kNodeFanout);
 // The largest leaf number a key below kKeyLimit has must fit under the
 // deepest tree.
-static_assert(((ExtensibleArrayIndex::kKeyLimit - 1) >> kLeafShift) >>
-                  (kFanoutShift * ExtensibleArrayIndex::kMaxDepth) ==
-              0);
+static_assert(((PagedArrayIndex::kKeyLimit - 1) >> kLeafShift) >> (kFanoutShift * PagedArrayIndex::kMaxDepth) == 0);
 
-constexpr uint64_t kLeafMask = ExtensibleArrayIndex::kLeafRecords - 1;
-constexpr uint64_t kFanoutMask = ExtensibleArrayIndex::kNodeFanout - 1;
+constexpr uint64_t kLeafMask = PagedArrayIndex::kLeafRecords - 1;
+constexpr uint64_t kFanoutMask = PagedArrayIndex::kNodeFanout - 1;
 
 // Whether leaf `number` lies under a tree of `depth` node levels.
 inline bool Fits(uint64_t number, int depth) { return (number >> (kFanoutShift * depth)) == 0; }
+
+// The smallest depth whose tree holds leaves [0, leaves).
+int DepthFor(uint64_t leaves) {
+  int depth = 0;
+  while (!Fits(leaves - 1, depth)) ++depth;
+  return depth;
+}
 
 }  // namespace
 
 // A page of the tree in memory. Pages are owned by their parent's slot (or
 // top_) and deleted with DeletePage, which knows their type from the level.
-struct ExtensibleArrayIndex::Page {
+struct PagedArrayIndex::Page {
   // Changed since written: the page, and every node above it, must be
   // written by the next Flush.
   bool dirty = false;
 };
 
-struct ExtensibleArrayIndex::Leaf : Page {
+struct PagedArrayIndex::Leaf : Page {
   uint64_t addr[kLeafRecords] = {};
   // Filtered datasets only: stored size and filter mask of each record,
   // kept apart so unfiltered leaves cost 8 bytes a record in memory too.
@@ -61,7 +67,7 @@ struct ExtensibleArrayIndex::Leaf : Page {
   }
 };
 
-struct ExtensibleArrayIndex::Node : Page {
+struct PagedArrayIndex::Node : Page {
   Node() {
     for (auto& k : kids) k.store(nullptr, std::memory_order_relaxed);
   }
@@ -71,63 +77,91 @@ struct ExtensibleArrayIndex::Node : Page {
   BlockRef refs[kNodeFanout];
 };
 
-ExtensibleArrayIndex::ExtensibleArrayIndex(const IndexGeometry& geo, size_t u, uint64_t row, BlockStore* store,
-                                           std::string what)
-    : geo_(geo), u_(u), row_(row), max_steps_(kKeyLimit / row), store_(store), what_(std::move(what)) {
-  // Strides of the key over the grid in key order: u first, then the
-  // other dimensions in C order (key_strides_[0] is the row).
+PagedArrayIndex::PagedArrayIndex(const IndexGeometry& geo, size_t u, uint64_t row, BlockStore* store,
+                                 std::string what)
+    : geo_(geo),
+      u_(u),
+      row_(row),
+      // An extensible array's keys stop at the last whole step below
+      // kKeyLimit; a fixed array's at its grid's end.
+      key_limit_(u < geo.rank() ? kKeyLimit / row * row : row),
+      leaf_limit_(CeilDiv(key_limit_, kLeafRecords)),
+      fixed_depth_(u < geo.rank() ? 0 : DepthFor(leaf_limit_)),
+      store_(store),
+      what_(std::move(what)) {
+  // Key order: u first (if any), then the other dimensions in C order.
   const size_t rank = geo.rank();
-  Dims grid;
+  if (growable()) key_dims_.push_back(u);
   for (size_t d = 0; d < rank; ++d)
-    if (d != u) grid.push_back(geo.max_grid[d]);
+    if (d != u) key_dims_.push_back(d);
   key_strides_.assign(rank, 1);
-  for (size_t j = rank - 1; j-- > 0;) key_strides_[j] = key_strides_[j + 1] * grid[j];
+  for (size_t j = rank - 1; j-- > 0;) key_strides_[j] = key_strides_[j + 1] * geo.max_grid[key_dims_[j + 1]];
+  depth_ = root_depth_ = fixed_depth_;
 }
 
-ExtensibleArrayIndex::~ExtensibleArrayIndex() {
+PagedArrayIndex::~PagedArrayIndex() {
   if (Page* top = top_.load(std::memory_order_relaxed)) DeletePage(top, depth_);
 }
 
-Result<std::unique_ptr<ExtensibleArrayIndex>> ExtensibleArrayIndex::Open(const IndexGeometry& geo,
-                                                                          std::string_view root, BlockStore* store,
-                                                                          std::string what) {
-  size_t unlimited = 0, u = 0;
-  for (size_t d = 0; d < geo.rank(); ++d)
+Result<std::unique_ptr<PagedArrayIndex>> PagedArrayIndex::Open(IndexKind kind, const IndexGeometry& geo,
+                                                               std::string_view root, BlockStore* store,
+                                                               std::string what) {
+  const size_t rank = geo.rank();
+  size_t unlimited = 0, u = rank;
+  for (size_t d = 0; d < rank; ++d)
     if (geo.max_grid[d] == kUnlimited) {
       ++unlimited;
       u = d;
     }
-  if (unlimited != 1)
-    return Err(Status::Corruption(what + ": an extensible array needs exactly one unlimited dimension, the grid has " +
-                                  std::to_string(unlimited)));
+  // The product of the bounded dimensions: the row, or the whole grid.
+  const uint64_t limit = kind == IndexKind::kFixedArray ? kMaxFixedArrayChunks : kMaxExtensibleRowChunks;
   uint64_t row = 1;
-  for (size_t d = 0; d < geo.rank(); ++d) {
+  bool fits = rank > 0;
+  for (size_t d = 0; d < rank && fits; ++d) {
     if (d == u) continue;
     const uint64_t g = geo.max_grid[d];
-    if (g == 0 || g > kMaxExtensibleRowChunks || row > kMaxExtensibleRowChunks / g)
+    fits = g != 0 && g <= limit && row <= limit / g;
+    if (fits) row *= g;
+  }
+  if (kind == IndexKind::kFixedArray) {
+    if (unlimited != 0)
+      return Err(Status::Corruption(what + ": a fixed array cannot index an unlimited grid"));
+    if (!fits)
+      return Err(Status::Corruption(what + ": a fixed array indexes 1 to " + std::to_string(kMaxFixedArrayChunks) +
+                                    " chunks, not " + std::to_string(geo.max_chunks())));
+  } else if (kind == IndexKind::kExtensibleArray) {
+    if (unlimited != 1)
+      return Err(Status::Corruption(what + ": an extensible array needs exactly one unlimited dimension, " +
+                                    "the grid has " + std::to_string(unlimited)));
+    if (!fits)
       return Err(Status::Corruption(what + ": a step along the unlimited dimension of an extensible array must "
                                            "hold 1 to " + std::to_string(kMaxExtensibleRowChunks) + " chunks"));
-    row *= g;
+  } else {
+    return Err(Status::Corruption(what + ": not a paged-array index kind"));
   }
-  std::unique_ptr<ExtensibleArrayIndex> idx(new ExtensibleArrayIndex(geo, u, row, store, std::move(what)));
+  std::unique_ptr<PagedArrayIndex> idx(new PagedArrayIndex(geo, u, row, store, std::move(what)));
   if (root.empty()) return idx;
 
+  // The root of either kind: the fourth field is the row, which for a
+  // fixed array is its chunk count (as the first fixed-array layout wrote).
   Reader r(root);
   BlockRef ref;
   uint8_t depth;
   uint64_t root_row, disk_bytes;
   if (!r.U64(&ref.addr) || !r.U32(&ref.len) || !r.U8(&depth) || !r.U64(&root_row) || !r.U64(&disk_bytes) ||
       !r.done())
-    return Err(Status::Corruption(idx->what_ + ": bad extensible-array root"));
+    return Err(Status::Corruption(idx->what_ + ": bad paged-array root"));
   if (root_row != row)
-    return Err(Status::Corruption(idx->what_ + ": extensible-array root does not match the dataset shape"));
-  if (depth > kMaxDepth)
-    return Err(Status::Corruption(idx->what_ + ": extensible-array root claims " + std::to_string(depth) +
-                                  " node levels, more than " + std::to_string(kMaxDepth)));
+    return Err(Status::Corruption(idx->what_ + ": paged-array root does not match the dataset shape"));
+  if (idx->growable() ? depth > kMaxDepth : depth != idx->fixed_depth_)
+    return Err(Status::Corruption(idx->what_ + ": paged-array root claims " + std::to_string(depth) +
+                                  " node levels, the grid has " +
+                                  (idx->growable() ? "at most " + std::to_string(kMaxDepth)
+                                                   : std::to_string(idx->fixed_depth_))));
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, store->allocator()->file_end(), idx->what_ + " index root"));
-  if (ref.empty()) return Err(Status::Corruption(idx->what_ + ": extensible-array root names no block"));
+  if (ref.empty()) return Err(Status::Corruption(idx->what_ + ": paged-array root names no block"));
   if (disk_bytes < ref.len)
-    return Err(Status::Corruption(idx->what_ + ": extensible-array root counts fewer bytes than its top block"));
+    return Err(Status::Corruption(idx->what_ + ": paged-array root counts fewer bytes than its top block"));
   idx->depth_ = idx->root_depth_ = depth;
   idx->top_ref_ = idx->root_ref_ = ref;
   idx->disk_bytes_ = idx->tree_bytes_ = disk_bytes;
@@ -136,30 +170,21 @@ Result<std::unique_ptr<ExtensibleArrayIndex>> ExtensibleArrayIndex::Open(const I
 
 // ------------------------------------------------------------ keys
 
-Result<uint64_t> ExtensibleArrayIndex::Key(ChunkCoord c) const {
-  bool inside = c.size() == geo_.rank();
-  uint64_t pos = 0;
-  for (size_t d = 0; inside && d < c.size(); ++d) {
-    if (d == u_) continue;
-    inside = c[d] < geo_.max_grid[d];
-    pos = pos * geo_.max_grid[d] + c[d];
+Result<uint64_t> PagedArrayIndex::Key(ChunkCoord c) const {
+  const size_t rank = geo_.rank();
+  bool inside = c.size() == rank;
+  uint64_t key = 0;
+  for (size_t j = 0; inside && j < rank; ++j) {
+    const size_t d = key_dims_[j];
+    // Along u, the steps whose keys stay below the limit.
+    inside = c[d] < (d == u_ ? key_limit_ / row_ : geo_.max_grid[d]);
+    key += c[d] * key_strides_[j];
   }
-  if (!inside || c[u_] >= max_steps_)
-    return Err(Status::InvalidArgument(what_ + ": chunk coordinates outside the chunk grid"));
-  return c[u_] * row_ + pos;
+  if (!inside) return Err(Status::InvalidArgument(what_ + ": chunk coordinates outside the chunk grid"));
+  return key;
 }
 
-void ExtensibleArrayIndex::KeyToCoord(uint64_t key, uint64_t* c) const {
-  c[u_] = key / row_;
-  uint64_t pos = key % row_;
-  for (size_t d = geo_.rank(); d-- > 0;) {
-    if (d == u_) continue;
-    c[d] = pos % geo_.max_grid[d];
-    pos /= geo_.max_grid[d];
-  }
-}
-
-Status ExtensibleArrayIndex::CheckNewRecord(const ChunkRecord& rec) const {
+Status PagedArrayIndex::CheckNewRecord(const ChunkRecord& rec) const {
   bool ok;
   if (!rec.allocated()) ok = rec.size == 0 && rec.filter_mask == 0;
   else if (rec.addr < kDataStart) ok = false;
@@ -171,14 +196,14 @@ Status ExtensibleArrayIndex::CheckNewRecord(const ChunkRecord& rec) const {
 
 // ------------------------------------------------------------ pages
 
-ExtensibleArrayIndex::Page* ExtensibleArrayIndex::NewPage(int level) const {
+PagedArrayIndex::Page* PagedArrayIndex::NewPage(int level) const {
   if (level > 0) return new Node;
   auto* l = new Leaf;
   if (geo_.filtered) l->meta.reset(new uint32_t[2 * kLeafRecords]());
   return l;
 }
 
-void ExtensibleArrayIndex::DeletePage(Page* p, int level) {
+void PagedArrayIndex::DeletePage(Page* p, int level) {
   if (level == 0) {
     delete static_cast<Leaf*>(p);
     return;
@@ -189,86 +214,119 @@ void ExtensibleArrayIndex::DeletePage(Page* p, int level) {
   delete n;
 }
 
-Result<std::unique_ptr<ExtensibleArrayIndex::Leaf>> ExtensibleArrayIndex::ParseLeaf(std::string_view payload,
-                                                                                     uint64_t first_leaf) const {
+// A leaf or node of either layout; `type` says which. The paged-array
+// blocks (types 6, 7) stop at the last allocated record or stored child;
+// the first fixed-array layout's (types 3, 4) hold every slot of their part
+// of the grid (512 records, 256 children, fewer only at the grid's end),
+// stored or not.
+Result<std::unique_ptr<PagedArrayIndex::Leaf>> PagedArrayIndex::ParseLeaf(std::string_view payload, BlockType type,
+                                                                           uint64_t first_leaf) const {
+  const std::string what = what_ + ": " + std::string(BlockTypeName(type));
+  const bool paged = type == BlockType::kPagedLeaf;
+  const uint64_t want_first = first_leaf << kLeafShift;
+  const uint64_t slots = want_first < key_limit_ ? std::min(kLeafRecords, key_limit_ - want_first) : 0;
   Reader r(payload);
   uint64_t first;
-  uint16_t count;
-  if (!r.U64(&first) || !r.U16(&count) || first != first_leaf << kLeafShift || count == 0 || count > kLeafRecords)
-    return Err(Status::Corruption(what_ + ": extensible-array leaf does not match its position"));
+  uint32_t count = 0;
+  uint16_t count16;
+  bool fits = r.U64(&first) && first == want_first && slots > 0;
+  if (paged) {
+    fits = fits && r.U16(&count16) && count16 > 0 && count16 <= slots;
+    count = count16;
+  } else {
+    fits = fits && r.U32(&count) && count == slots;
+  }
+  if (!fits) return Err(Status::Corruption(what + " does not match its position"));
   std::unique_ptr<Leaf> l(static_cast<Leaf*>(NewPage(0)));
   const uint64_t file_end = store_->allocator()->file_end();
   for (size_t i = 0; i < count; ++i) {
     ChunkRecord rec;
-    if (!GetRecord(&r, &rec, geo_.filtered))
-      return Err(Status::Corruption(what_ + ": extensible-array leaf is truncated"));
-    SLABFS_RETURN_IF_ERROR_R(CheckRecord(rec, geo_, file_end, what_ + " extensible-array leaf"));
+    if (!GetRecord(&r, &rec, geo_.filtered)) return Err(Status::Corruption(what + " is truncated"));
+    SLABFS_RETURN_IF_ERROR_R(CheckRecord(rec, geo_, file_end, what));
     l->Set(i, rec);
   }
-  if (!r.done()) return Err(Status::Corruption(what_ + ": trailing bytes in extensible-array leaf"));
+  if (!r.done()) return Err(Status::Corruption(what + " has trailing bytes"));
   // The writer stops at the last allocated record; anything else is damage.
-  if (l->addr[count - 1] == 0)
-    return Err(Status::Corruption(what_ + ": extensible-array leaf ends in an unallocated record"));
+  if (paged && l->addr[count - 1] == 0) return Err(Status::Corruption(what + " ends in an unallocated record"));
   return l;
 }
 
-Result<std::unique_ptr<ExtensibleArrayIndex::Node>> ExtensibleArrayIndex::ParseNode(std::string_view payload,
-                                                                                     int level,
-                                                                                     uint64_t first_leaf) const {
+Result<std::unique_ptr<PagedArrayIndex::Node>> PagedArrayIndex::ParseNode(std::string_view payload, BlockType type,
+                                                                           int level, uint64_t first_leaf) const {
+  const std::string what = what_ + ": " + std::string(BlockTypeName(type));
+  const bool paged = type == BlockType::kPagedNode;
+  // Children at the level below that hold a key, and the first of them
+  // this node holds: no child may start past the last leaf a key reaches
+  // (for an extensible array only the top of a seven-level tree can list
+  // one).
+  const int child_shift = kFanoutShift * (level - 1);
+  const uint64_t children_below = ((leaf_limit_ - 1) >> child_shift) + 1;
+  const uint64_t first_child = first_leaf >> child_shift;
+  const uint64_t slots = first_child < children_below ? std::min(kNodeFanout, children_below - first_child) : 0;
   Reader r(payload);
   uint8_t lvl;
   uint64_t first;
-  uint16_t count;
-  if (!r.U8(&lvl) || !r.U64(&first) || !r.U16(&count) || lvl != level || first != first_leaf || count == 0 ||
-      count > kNodeFanout)
-    return Err(Status::Corruption(what_ + ": extensible-array node does not match its position"));
+  uint32_t count = 0;
+  uint16_t count16;
+  bool fits = r.U8(&lvl) && r.U64(&first) && lvl == level && first == first_leaf && slots > 0;
+  if (paged) {
+    fits = fits && r.U16(&count16) && count16 > 0 && count16 <= kNodeFanout;
+    count = count16;
+  } else {
+    fits = fits && r.U32(&count) && count == slots;
+  }
+  if (!fits) return Err(Status::Corruption(what + " does not match its position"));
   auto n = std::make_unique<Node>();
   const uint64_t file_end = store_->allocator()->file_end();
   for (size_t i = 0; i < count; ++i) {
     BlockRef& c = n->refs[i];
-    if (!r.U64(&c.addr) || !r.U32(&c.len))
-      return Err(Status::Corruption(what_ + ": extensible-array node is truncated"));
-    SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(c, file_end, what_ + " extensible-array node child"));
+    if (!r.U64(&c.addr) || !r.U32(&c.len)) return Err(Status::Corruption(what + " is truncated"));
+    SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(c, file_end, what + " child"));
   }
-  if (!r.done()) return Err(Status::Corruption(what_ + ": trailing bytes in extensible-array node"));
-  if (n->refs[count - 1].empty())
-    return Err(Status::Corruption(what_ + ": extensible-array node ends in a missing child"));
-  // Only the top of a seven-level tree can list children no key reaches.
-  const uint64_t last_leaf = first_leaf + (uint64_t{count - 1u} << (kFanoutShift * (level - 1)));
-  if (last_leaf >= (kKeyLimit >> kLeafShift))
-    return Err(Status::Corruption(what_ + ": extensible-array node lists children past the largest key"));
+  if (!r.done()) return Err(Status::Corruption(what + " has trailing bytes"));
+  if (paged && n->refs[count - 1].empty()) return Err(Status::Corruption(what + " ends in a missing child"));
+  if (count > slots) return Err(Status::Corruption(what + " lists children past the largest key"));
   return n;
 }
 
-Result<ExtensibleArrayIndex::Page*> ExtensibleArrayIndex::Load(std::atomic<Page*>* slot, const BlockRef& ref,
-                                                               int level, uint64_t first_leaf) {
-  // One loader at a time keeps a page from being read twice and published
-  // over itself; readers of pages already in memory never take the lock.
-  std::lock_guard lock(load_mu_);
-  if (Page* p = slot->load(std::memory_order_relaxed)) return p;
+Result<PagedArrayIndex::Page*> PagedArrayIndex::Load(std::atomic<Page*>* slot, const BlockRef& ref, int level,
+                                                     uint64_t first_leaf) {
+  // Read and decode without a lock (the lock order keeps block I/O out of
+  // the inner locks); two readers of one missing page may both read it, and the
+  // one that publishes second drops its copy.
+  const bool leaf = level == 0;
+  const BlockType type = leaf ? BlockType::kPagedLeaf : BlockType::kPagedNode;
+  // A fixed array also reads the first layout's blocks.
+  const BlockType fixed_type = leaf ? BlockType::kFixedArrayLeaf : BlockType::kFixedArrayNode;
+  BlockType got = type;
+  const std::string what = what_ + (leaf ? " index leaf" : " index node");
+  auto payload = growable() ? store_->Read(ref, type, what) : store_->Read(ref, type, fixed_type, what, &got);
+  if (!payload) return Err(payload.error());
   Page* page;
-  if (level == 0) {
-    SLABFS_ASSIGN_OR_RETURN(std::string payload,
-                            store_->Read(ref, BlockType::kExtArrayLeaf, what_ + " extensible-array leaf"));
-    SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Leaf> l, ParseLeaf(payload, first_leaf));
-    page = l.release();
+  if (leaf) {
+    auto l = ParseLeaf(*payload, got, first_leaf);
+    if (!l) return Err(l.error());
+    page = l->release();
   } else {
-    SLABFS_ASSIGN_OR_RETURN(std::string payload,
-                            store_->Read(ref, BlockType::kExtArrayNode, what_ + " extensible-array node"));
-    SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Node> n, ParseNode(payload, level, first_leaf));
-    page = n.release();
+    auto n = ParseNode(*payload, got, level, first_leaf);
+    if (!n) return Err(n.error());
+    page = n->release();
   }
-  slot->store(page, std::memory_order_release);
+  Page* published = nullptr;
+  if (!slot->compare_exchange_strong(published, page, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    DeletePage(page, level);  // a fresh page: it owns no children yet
+    return published;
+  }
   return page;
 }
 
-Result<ExtensibleArrayIndex::Page*> ExtensibleArrayIndex::Top() {
+Result<PagedArrayIndex::Page*> PagedArrayIndex::Top() {
   Page* p = top_.load(std::memory_order_acquire);
   if (p || top_ref_.empty()) return p;
   return Load(&top_, top_ref_, depth_, 0);
 }
 
-Result<ExtensibleArrayIndex::Leaf*> ExtensibleArrayIndex::FindLeaf(uint64_t number) {
+Result<PagedArrayIndex::Leaf*> PagedArrayIndex::FindLeaf(uint64_t number) {
   // The top is read even for a leaf past it: reading it checks the depth
   // the root claims, so a root too shallow for its tree is Corruption
   // rather than records that seem unallocated.
@@ -287,15 +345,15 @@ Result<ExtensibleArrayIndex::Leaf*> ExtensibleArrayIndex::FindLeaf(uint64_t numb
   return static_cast<Leaf*>(p);
 }
 
-Result<ExtensibleArrayIndex::Found> ExtensibleArrayIndex::NextLeaf(uint64_t from, uint64_t last) {
+Result<PagedArrayIndex::Found> PagedArrayIndex::NextLeaf(uint64_t from, uint64_t last) {
   if (from > last) return Found{};
   SLABFS_ASSIGN_OR_RETURN(Page * p, Top());  // checks the depth, as in FindLeaf
   if (!p || !Fits(from, depth_)) return Found{};
   return NextIn(p, depth_, 0, from, last);
 }
 
-Result<ExtensibleArrayIndex::Found> ExtensibleArrayIndex::NextIn(Page* p, int level, uint64_t first_leaf,
-                                                                 uint64_t from, uint64_t last) {
+Result<PagedArrayIndex::Found> PagedArrayIndex::NextIn(Page* p, int level, uint64_t first_leaf, uint64_t from,
+                                                       uint64_t last) {
   if (level == 0) return Found{first_leaf, static_cast<Leaf*>(p)};
   auto* n = static_cast<Node*>(p);
   const int shift = kFanoutShift * (level - 1);
@@ -315,14 +373,14 @@ Result<ExtensibleArrayIndex::Found> ExtensibleArrayIndex::NextIn(Page* p, int le
 
 // ------------------------------------------------------------ lookup and change
 
-Result<ChunkRecord> ExtensibleArrayIndex::Get(ChunkCoord c) {
+Result<ChunkRecord> PagedArrayIndex::Get(ChunkCoord c) {
   SLABFS_ASSIGN_OR_RETURN(uint64_t key, Key(c));
   SLABFS_ASSIGN_OR_RETURN(Leaf * l, FindLeaf(key >> kLeafShift));
   if (!l) return ChunkRecord{};
   return l->Record(key & kLeafMask);
 }
 
-void ExtensibleArrayIndex::Grow(uint64_t number) {
+void PagedArrayIndex::Grow(uint64_t number) {
   int depth = depth_;
   while (!Fits(number, depth)) ++depth;
   if (!top_.load(std::memory_order_relaxed) && top_ref_.empty()) {
@@ -342,12 +400,12 @@ void ExtensibleArrayIndex::Grow(uint64_t number) {
   }
 }
 
-Status ExtensibleArrayIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
+Status PagedArrayIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
   SLABFS_ASSIGN_OR_RETURN(uint64_t key, Key(c));
   SLABFS_RETURN_IF_ERROR(CheckNewRecord(rec));
   const uint64_t number = key >> kLeafShift;
   const bool adding = rec.allocated();
-  if (!Fits(number, depth_)) {
+  if (!Fits(number, depth_)) {  // only an extensible array's keys outgrow it
     if (!adding) return Status::OK();  // past every stored key: nothing to remove
     Grow(number);
   }
@@ -386,29 +444,25 @@ Status ExtensibleArrayIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
 
 // ------------------------------------------------------------ iteration
 
-Status ExtensibleArrayIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
+Status PagedArrayIndex::ForEachIn(ChunkCoord lo, ChunkCoord hi, const Visitor& fn) {
   return WalkKeys(lo, hi, [&fn](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
     SLABFS_RETURN_IF_ERROR_R(fn(c, rec));
     return true;
   });
 }
 
-Status ExtensibleArrayIndex::WalkKeys(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
+Status PagedArrayIndex::WalkKeys(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
   const size_t rank = geo_.rank();
   if (lo.size() != rank || hi.size() != rank) return Status::InvalidArgument(what_ + ": range of the wrong rank");
-  // The box in key order (u first, then the others in C order), clipped to
-  // the grid and, along u, to the keys that can exist.
+  // The box in key order, clipped to the grid and, along u, to the keys
+  // that can exist.
   Dims plo(rank), phi(rank);
-  plo[0] = lo[u_];
-  phi[0] = std::min(hi[u_], max_steps_);
-  for (size_t d = 0, j = 1; d < rank; ++d) {
-    if (d == u_) continue;
+  for (size_t j = 0; j < rank; ++j) {
+    const size_t d = key_dims_[j];
     plo[j] = lo[d];
-    phi[j] = std::min(hi[d], geo_.max_grid[d]);
-    ++j;
-  }
-  for (size_t j = 0; j < rank; ++j)
+    phi[j] = std::min(hi[d], d == u_ ? key_limit_ / row_ : geo_.max_grid[d]);
     if (plo[j] >= phi[j]) return Status::OK();
+  }
   Dims c(rank);  // the coordinates fn gets, in the grid's order
   auto next_leaf = [this](uint64_t from, uint64_t last) -> Result<std::pair<uint64_t, const Leaf*>> {
     SLABFS_ASSIGN_OR_RETURN(Found f, NextLeaf(from, last));
@@ -417,17 +471,15 @@ Status ExtensibleArrayIndex::WalkKeys(ChunkCoord lo, ChunkCoord hi, const Ordere
   auto visit = [&](const uint64_t* p, uint64_t key, const Leaf& l) -> Result<bool> {
     const size_t slot = key & kLeafMask;
     if (l.addr[slot] == 0) return true;
-    c[u_] = p[0];
-    for (size_t d = 0, j = 1; d < rank; ++d)
-      if (d != u_) c[d] = p[j++];
+    for (size_t j = 0; j < rank; ++j) c[key_dims_[j]] = p[j];
     return fn(ChunkCoord(c), l.Record(slot));
   };
   return WalkPagedBox<Leaf>(PagedGrid{rank, key_strides_.data(), kLeafShift}, ChunkCoord(plo), ChunkCoord(phi),
                             next_leaf, visit);
 }
 
-Status ExtensibleArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
-  if (u_ == 0) return WalkKeys(lo, hi, fn);  // key order is C order
+Status PagedArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const OrderedVisitor& fn) {
+  if (key_dims_[0] == 0) return WalkKeys(lo, hi, fn);  // key order is C order
   const size_t rank = geo_.rank();
   if (lo.size() != rank || hi.size() != rank) return Status::InvalidArgument(what_ + ": range of the wrong rank");
   // Key order passes through dimension 0 once per step along u. The walk
@@ -438,7 +490,7 @@ Status ExtensibleArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const 
   // early reads only its first windows.
   const uint64_t end = std::min(hi[0], geo_.max_grid[0]);
   Dims wlo(lo.begin(), lo.end()), whi(hi.begin(), hi.end());
-  std::vector<uint64_t> coords;    // rank per record
+  std::vector<uint64_t> coords;  // rank per record
   std::vector<ChunkRecord> recs;
   std::vector<size_t> order;
   for (uint64_t a = lo[0], w = 1; a < end; a += w, w *= 2) {
@@ -447,11 +499,12 @@ Status ExtensibleArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const 
     whi[0] = a + w;
     coords.clear();
     recs.clear();
-    SLABFS_RETURN_IF_ERROR(WalkKeys(ChunkCoord(wlo), ChunkCoord(whi), [&](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
-      coords.insert(coords.end(), c.begin(), c.end());
-      recs.push_back(rec);
-      return true;
-    }));
+    SLABFS_RETURN_IF_ERROR(
+        WalkKeys(ChunkCoord(wlo), ChunkCoord(whi), [&](ChunkCoord c, const ChunkRecord& rec) -> Result<bool> {
+          coords.insert(coords.end(), c.begin(), c.end());
+          recs.push_back(rec);
+          return true;
+        }));
     order.resize(recs.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
@@ -468,13 +521,13 @@ Status ExtensibleArrayIndex::ForEachInOrder(ChunkCoord lo, ChunkCoord hi, const 
 
 // ------------------------------------------------------------ flush
 
-bool ExtensibleArrayIndex::dirty() const {
+bool PagedArrayIndex::dirty() const {
   // Every change marks the whole path up to the top.
   const Page* top = top_.load(std::memory_order_relaxed);
   return top && top->dirty;
 }
 
-void ExtensibleArrayIndex::EncodeLeaf(const Leaf& l, uint64_t first_leaf, std::string* dst) const {
+void PagedArrayIndex::EncodeLeaf(const Leaf& l, uint64_t first_leaf, std::string* dst) const {
   // Unallocated records at the end are not stored; a leaf with none
   // allocated is not stored at all (empty payload).
   size_t count = kLeafRecords;
@@ -486,7 +539,7 @@ void ExtensibleArrayIndex::EncodeLeaf(const Leaf& l, uint64_t first_leaf, std::s
   for (size_t i = 0; i < count; ++i) PutRecord(dst, l.Record(i), geo_.filtered);
 }
 
-void ExtensibleArrayIndex::EncodeNode(const Node& n, int level, uint64_t first_leaf, std::string* dst) const {
+void PagedArrayIndex::EncodeNode(const Node& n, int level, uint64_t first_leaf, std::string* dst) const {
   size_t count = kNodeFanout;
   while (count > 0 && n.refs[count - 1].empty()) --count;
   if (count == 0) return;
@@ -500,7 +553,7 @@ void ExtensibleArrayIndex::EncodeNode(const Node& n, int level, uint64_t first_l
   }
 }
 
-Status ExtensibleArrayIndex::Replace(Page* p, BlockType type, std::string_view payload, BlockRef* ref) {
+Status PagedArrayIndex::Replace(Page* p, BlockType type, std::string_view payload, BlockRef* ref) {
   BlockRef fresh;
   if (!payload.empty()) {
     SLABFS_ASSIGN_OR_RETURN(fresh, store_->Write(type, payload));
@@ -519,7 +572,7 @@ Status ExtensibleArrayIndex::Replace(Page* p, BlockType type, std::string_view p
   return Status::OK();
 }
 
-Status ExtensibleArrayIndex::FlushChildren(Node* n, int level, uint64_t first_leaf) {
+Status PagedArrayIndex::FlushChildren(Node* n, int level, uint64_t first_leaf) {
   const int shift = kFanoutShift * (level - 1);
   for (size_t i = 0; i < kNodeFanout; ++i) {
     Page* k = n->kids[i].load(std::memory_order_relaxed);
@@ -534,19 +587,19 @@ Status ExtensibleArrayIndex::FlushChildren(Node* n, int level, uint64_t first_le
   return Status::OK();
 }
 
-Status ExtensibleArrayIndex::WritePage(Page* p, int level, uint64_t first_leaf, BlockRef* ref) {
+Status PagedArrayIndex::WritePage(Page* p, int level, uint64_t first_leaf, BlockRef* ref) {
   std::string payload;
   if (level == 0) {
     EncodeLeaf(*static_cast<Leaf*>(p), first_leaf, &payload);
-    return Replace(p, BlockType::kExtArrayLeaf, payload, ref);
+    return Replace(p, BlockType::kPagedLeaf, payload, ref);
   }
   auto* n = static_cast<Node*>(p);
   SLABFS_RETURN_IF_ERROR(FlushChildren(n, level, first_leaf));
   EncodeNode(*n, level, first_leaf, &payload);
-  return Replace(p, BlockType::kExtArrayNode, payload, ref);
+  return Replace(p, BlockType::kPagedNode, payload, ref);
 }
 
-void ExtensibleArrayIndex::ShrinkTop() {
+void PagedArrayIndex::ShrinkTop() {
   while (depth_ > 0) {
     Page* p = top_.load(std::memory_order_relaxed);
     if (!p && top_ref_.empty()) break;
@@ -573,16 +626,10 @@ void ExtensibleArrayIndex::ShrinkTop() {
   if (!top_.load(std::memory_order_relaxed) && top_ref_.empty()) depth_ = 0;
 }
 
-Status ExtensibleArrayIndex::Flush() {
+Status PagedArrayIndex::Flush() {
   Page* top = top_.load(std::memory_order_relaxed);
   if (top && top->dirty) {
-    if (depth_ == 0) {
-      SLABFS_RETURN_IF_ERROR(WritePage(top, 0, 0, &top_ref_));
-      if (top_ref_.empty()) {
-        top_.store(nullptr, std::memory_order_relaxed);
-        DeletePage(top, 0);
-      }
-    } else {
+    if (growable() && depth_ > 0) {
       auto* n = static_cast<Node*>(top);
       SLABFS_RETURN_IF_ERROR(FlushChildren(n, depth_, 0));
       // A top whose only stored child is child 0 is not written: the keys
@@ -590,9 +637,16 @@ Status ExtensibleArrayIndex::Flush() {
       if (std::any_of(n->refs + 1, n->refs + kNodeFanout, [](const BlockRef& r) { return !r.empty(); })) {
         std::string payload;
         EncodeNode(*n, depth_, 0, &payload);
-        SLABFS_RETURN_IF_ERROR(Replace(n, BlockType::kExtArrayNode, payload, &top_ref_));
+        SLABFS_RETURN_IF_ERROR(Replace(n, BlockType::kPagedNode, payload, &top_ref_));
       } else {
         ShrinkTop();
+      }
+    } else {
+      // A leaf top, or a fixed array's top node (its depth never changes).
+      SLABFS_RETURN_IF_ERROR(WritePage(top, depth_, 0, &top_ref_));
+      if (top_ref_.empty()) {
+        top_.store(nullptr, std::memory_order_relaxed);
+        DeletePage(top, depth_);
       }
     }
   }
@@ -602,7 +656,7 @@ Status ExtensibleArrayIndex::Flush() {
   return Status::OK();
 }
 
-std::string ExtensibleArrayIndex::EncodeRoot() const {
+std::string PagedArrayIndex::EncodeRoot() const {
   std::string s;
   if (root_ref_.empty()) return s;
   PutU64(&s, root_ref_.addr);
@@ -615,8 +669,7 @@ std::string ExtensibleArrayIndex::EncodeRoot() const {
 
 // ------------------------------------------------------------ destroy
 
-Status ExtensibleArrayIndex::LoadAllNodes(std::atomic<Page*>* slot, const BlockRef& ref, int level,
-                                          uint64_t first_leaf) {
+Status PagedArrayIndex::LoadAllNodes(std::atomic<Page*>* slot, const BlockRef& ref, int level, uint64_t first_leaf) {
   if (level == 0) return Status::OK();
   Page* p = slot->load(std::memory_order_relaxed);
   if (!p) {
@@ -630,7 +683,7 @@ Status ExtensibleArrayIndex::LoadAllNodes(std::atomic<Page*>* slot, const BlockR
   return Status::OK();
 }
 
-void ExtensibleArrayIndex::FreeBlocks(Page* p, const BlockRef& ref, int level) {
+void PagedArrayIndex::FreeBlocks(Page* p, const BlockRef& ref, int level) {
   store_->Free(ref);
   if (!p || level == 0) return;
   auto* n = static_cast<Node*>(p);
@@ -638,20 +691,20 @@ void ExtensibleArrayIndex::FreeBlocks(Page* p, const BlockRef& ref, int level) {
     FreeBlocks(n->kids[i].load(std::memory_order_relaxed), n->refs[i], level - 1);
 }
 
-Status ExtensibleArrayIndex::Destroy() {
+Status PagedArrayIndex::Destroy() {
   // Every node is read first, so a damaged one fails Destroy before any
   // block is freed. Leaves need not be read: their blocks are named above.
   SLABFS_RETURN_IF_ERROR(LoadAllNodes(&top_, top_ref_, depth_, 0));
   Page* top = top_.exchange(nullptr, std::memory_order_relaxed);
   FreeBlocks(top, top_ref_, depth_);
   if (top) DeletePage(top, depth_);
-  depth_ = root_depth_ = 0;
+  depth_ = root_depth_ = fixed_depth_;
   top_ref_ = root_ref_ = BlockRef{};
   disk_bytes_ = tree_bytes_ = 0;
   return Status::OK();
 }
 
-Status ExtensibleArrayIndex::CollectBlocks(std::vector<BlockRef>* out) {
+Status PagedArrayIndex::CollectBlocks(std::vector<BlockRef>* out) {
   SLABFS_RETURN_IF_ERROR(LoadAllNodes(&top_, top_ref_, depth_, 0));
   // The nodes are all in memory now; walk them for their references.
   std::function<void(Page*, const BlockRef&, int)> walk = [&](Page* p, const BlockRef& ref, int level) {
@@ -659,8 +712,7 @@ Status ExtensibleArrayIndex::CollectBlocks(std::vector<BlockRef>* out) {
     out->push_back(ref);
     if (!p || level == 0) return;
     auto* n = static_cast<Node*>(p);
-    for (size_t i = 0; i < kNodeFanout; ++i)
-      walk(n->kids[i].load(std::memory_order_acquire), n->refs[i], level - 1);
+    for (size_t i = 0; i < kNodeFanout; ++i) walk(n->kids[i].load(std::memory_order_acquire), n->refs[i], level - 1);
   };
   walk(top_.load(std::memory_order_acquire), top_ref_, depth_);
   return Status::OK();
