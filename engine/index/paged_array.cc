@@ -146,7 +146,7 @@ Result<std::unique_ptr<PagedArrayIndex>> PagedArrayIndex::Open(IndexKind kind, c
   // fixed array is its chunk count (as the first fixed-array layout wrote).
   Reader r(root);
   BlockRef ref;
-  uint8_t depth;
+  uint8_t depth = 0;
   uint64_t root_row, disk_bytes;
   if (!r.U64(&ref.addr) || !r.U32(&ref.len) || !r.U8(&depth) || !r.U64(&root_row) || !r.U64(&disk_bytes) ||
       !r.done())
@@ -226,9 +226,9 @@ Result<std::unique_ptr<PagedArrayIndex::Leaf>> PagedArrayIndex::ParseLeaf(std::s
   const uint64_t want_first = first_leaf << kLeafShift;
   const uint64_t slots = want_first < key_limit_ ? std::min(kLeafRecords, key_limit_ - want_first) : 0;
   Reader r(payload);
-  uint64_t first;
+  uint64_t first = 0;
   uint32_t count = 0;
-  uint16_t count16;
+  uint16_t count16 = 0;
   bool fits = r.U64(&first) && first == want_first && slots > 0;
   if (paged) {
     fits = fits && r.U16(&count16) && count16 > 0 && count16 <= slots;
@@ -264,10 +264,10 @@ Result<std::unique_ptr<PagedArrayIndex::Node>> PagedArrayIndex::ParseNode(std::s
   const uint64_t first_child = first_leaf >> child_shift;
   const uint64_t slots = first_child < children_below ? std::min(kNodeFanout, children_below - first_child) : 0;
   Reader r(payload);
-  uint8_t lvl;
-  uint64_t first;
+  uint8_t lvl = 0;
+  uint64_t first = 0;
   uint32_t count = 0;
-  uint16_t count16;
+  uint16_t count16 = 0;
   bool fits = r.U8(&lvl) && r.U64(&first) && lvl == level && first == first_leaf && slots > 0;
   if (paged) {
     fits = fits && r.U16(&count16) && count16 > 0 && count16 <= kNodeFanout;
