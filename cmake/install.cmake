@@ -25,9 +25,18 @@
 # is made of it whole, so nothing is compiled twice. Its ABI is not promised
 # stable before 1.0: the soname carries major.minor.
 if(SLABFS_SANITIZE STREQUAL "" AND NOT SLABFS_FUZZ)
-  set_target_properties(slabfs_engine PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  set_target_properties(${SLABFS_ENGINE_TARGETS} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   add_library(slabfs_shared SHARED ${CMAKE_SOURCE_DIR}/packaging/libslabfs.cc)
-  target_link_libraries(slabfs_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,slabfs_engine>")
+  # Every layer's archive whole (the public functions of fsck, npy and slices
+  # are called by nothing in the engine), then the engine as usual for the
+  # libraries it needs. Not $<LINK_LIBRARY:WHOLE_ARCHIVE,...>: CMake refuses
+  # an archive linked both whole and as a dependency of another.
+  set(_slabfs_whole "")
+  foreach(t ${SLABFS_ENGINE_TARGETS})
+    list(APPEND _slabfs_whole $<TARGET_FILE:${t}>)
+  endforeach()
+  target_link_libraries(slabfs_shared PRIVATE -Wl,--whole-archive ${_slabfs_whole} -Wl,--no-whole-archive
+    slabfs_engine)
   set_target_properties(slabfs_shared PROPERTIES
     OUTPUT_NAME slabfs
     VERSION ${PROJECT_VERSION}
