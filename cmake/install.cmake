@@ -80,7 +80,11 @@ find_program(SLABFS_HELP2MAN help2man)
 find_program(SLABFS_GZIP gzip)
 if(SLABFS_HELP2MAN AND SLABFS_GZIP)
   set(SLABFS_MAN_DIR ${CMAKE_BINARY_DIR}/man)
-  foreach(prog slabfs slab)
+  set(SLABFS_MAN_PROGRAMS slabfs)
+  if(TARGET slab)
+    list(APPEND SLABFS_MAN_PROGRAMS slab)
+  endif()
+  foreach(prog ${SLABFS_MAN_PROGRAMS})
     add_custom_command(
       OUTPUT ${SLABFS_MAN_DIR}/${prog}.1.gz
       COMMAND ${CMAKE_COMMAND} -E make_directory ${SLABFS_MAN_DIR}
@@ -103,8 +107,10 @@ else()
 endif()
 
 # ---------------------------------------------------------------- the rest
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/slab.bash-completion
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME slab)
+if(TARGET slab)
+  install(FILES ${CMAKE_SOURCE_DIR}/packaging/slab.bash-completion
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME slab)
+endif()
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Where Debian looks for a package's license.
