@@ -113,7 +113,8 @@ TEST(DescriptionTest, DatasetFieldsComeInTheirOrder) {
       "defined_elements", "size_bytes", "num_chunks", "allocated_chunks", "stored_bytes", "compression_ratio",
       "index_bytes",  "attributes"};
   std::vector<std::string> json_keys;
-  for (const auto& [key, value] : DescriptionToJson(SampleDataset()).items()) json_keys.push_back(key);
+  const Json j = DescriptionToJson(SampleDataset());
+  for (const auto& [key, value] : j.items()) json_keys.push_back(key);
   EXPECT_EQ(json_keys, want);
   std::vector<std::string> text_keys;
   const std::string text = DescriptionToText(SampleDataset());

@@ -18,8 +18,12 @@ namespace {
 
 // A structured binding names every member, so these fail to compile when a
 // member is added without a line in its VisitFields (and in these tests).
-[[maybe_unused]] void CacheStatsHasTenMembers(const CacheStats& s) { [[maybe_unused]] const auto& [a, b, c, d, e, f, g, h, i, j] = s; }
-[[maybe_unused]] void SpaceInfoHasEightMembers(const SpaceInfo& s) { [[maybe_unused]] const auto& [a, b, c, d, e, f, g, h] = s; }
+[[maybe_unused]] void CacheStatsHasTenMembers(const CacheStats& s) {
+  [[maybe_unused]] const auto& [a, b, c, d, e, f, g, h, i, j] = s;
+}
+[[maybe_unused]] void SpaceInfoHasEightMembers(const SpaceInfo& s) {
+  [[maybe_unused]] const auto& [a, b, c, d, e, f, g, h] = s;
+}
 [[maybe_unused]] void DatasetInfoHasSixteenMembers(const DatasetInfo& s) {
   [[maybe_unused]] const auto& [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p] = s;
 }
