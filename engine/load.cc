@@ -14,11 +14,11 @@
 #include <ctime>
 
 #include "engine/container_impl.h"
-#include "engine/log.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
 #include "engine/format/limits.h"
 #include "engine/index/dataset_geometry.h"
+#include "engine/util/log.h"
 
 namespace slabfs::engine {
 Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
