@@ -44,6 +44,19 @@ char* RawBuffer(size_t n) {
   return buf.get();
 }
 
+// A decoded chunk read whole and copied out in runs: one buffer per
+// thread, kept between chunks (up to 16 MiB).
+char* ChunkBuffer(size_t n) {
+  thread_local std::unique_ptr<char[]> buf;
+  thread_local size_t size = 0;
+  if (size < n || (size > (16u << 20) && n < size / 4)) {
+    buf.reset();
+    buf.reset(new char[n]);
+    size = n;
+  }
+  return buf.get();
+}
+
 }  // namespace
 
 void SwapBytes(char* data, uint64_t n, size_t item_size) {
@@ -233,6 +246,19 @@ Status Hdf5Dataset::ReadStripe(const engine::TransferPlan& plan, char* out, size
       uint64_t dst = 0;
       cur.ForEachRun([&](uint64_t, uint64_t moff, uint64_t) { dst = moff; });
       SLABFS_RETURN_IF_ERROR(LoadChunk(*rec, cur.coords(), out + dst * item));
+      cache_->CountBypassRead();
+      cache_->CountBytesRead(rec->bytes);
+      continue;
+    }
+    if (e == nullptr && cur.covers_chunk()) {
+      // Read whole but in several runs (a chunk narrower than the
+      // selection): decode into a per-thread buffer and copy out; nothing
+      // is cached, as above.
+      char* chunk = ChunkBuffer(chunk_bytes);
+      SLABFS_RETURN_IF_ERROR(LoadChunk(*rec, cur.coords(), chunk));
+      cur.ForEachRun([&](uint64_t coff, uint64_t moff, uint64_t n) {
+        std::memcpy(out + moff * item, chunk + coff * item, n * item);
+      });
       cache_->CountBypassRead();
       cache_->CountBytesRead(rec->bytes);
       continue;
