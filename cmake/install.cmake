@@ -25,9 +25,18 @@
 # is made of it whole, so nothing is compiled twice. Its ABI is not promised
 # stable before 1.0: the soname carries major.minor.
 if(SLABFS_SANITIZE STREQUAL "" AND NOT SLABFS_FUZZ)
-  set_target_properties(slabfs_engine PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  set_target_properties(${SLABFS_ENGINE_TARGETS} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   add_library(slabfs_shared SHARED ${CMAKE_SOURCE_DIR}/packaging/libslabfs.cc)
-  target_link_libraries(slabfs_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,slabfs_engine>")
+  # Every layer's archive whole (the public functions of fsck, npy and slices
+  # are called by nothing in the engine), then the engine as usual for the
+  # libraries it needs. Not $<LINK_LIBRARY:WHOLE_ARCHIVE,...>: CMake refuses
+  # an archive linked both whole and as a dependency of another.
+  set(_slabfs_whole "")
+  foreach(t ${SLABFS_ENGINE_TARGETS})
+    list(APPEND _slabfs_whole $<TARGET_FILE:${t}>)
+  endforeach()
+  target_link_libraries(slabfs_shared PRIVATE -Wl,--whole-archive ${_slabfs_whole} -Wl,--no-whole-archive
+    slabfs_engine)
   set_target_properties(slabfs_shared PROPERTIES
     OUTPUT_NAME slabfs
     VERSION ${PROJECT_VERSION}
@@ -71,7 +80,11 @@ find_program(SLABFS_HELP2MAN help2man)
 find_program(SLABFS_GZIP gzip)
 if(SLABFS_HELP2MAN AND SLABFS_GZIP)
   set(SLABFS_MAN_DIR ${CMAKE_BINARY_DIR}/man)
-  foreach(prog slabfs slab)
+  set(SLABFS_MAN_PROGRAMS slabfs)
+  if(TARGET slab)
+    list(APPEND SLABFS_MAN_PROGRAMS slab)
+  endif()
+  foreach(prog ${SLABFS_MAN_PROGRAMS})
     add_custom_command(
       OUTPUT ${SLABFS_MAN_DIR}/${prog}.1.gz
       COMMAND ${CMAKE_COMMAND} -E make_directory ${SLABFS_MAN_DIR}
@@ -94,8 +107,10 @@ else()
 endif()
 
 # ---------------------------------------------------------------- the rest
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/slab.bash-completion
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME slab)
+if(TARGET slab)
+  install(FILES ${CMAKE_SOURCE_DIR}/packaging/slab.bash-completion
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME slab)
+endif()
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Where Debian looks for a package's license.

@@ -1,4 +1,5 @@
 // The public API (include/slabfs/container.h) over the engine.
+#include "engine/api_access.h"
 #include "engine/container_impl.h"
 #include "engine/util/crc32c.h"
 #include "slabfs/checksum.h"
@@ -37,8 +38,22 @@ uint32_t Crc32c(const void* data, size_t n) { return engine::Crc32c(data, n); }
 
 // ------------------------------------------------------------- Container
 
-Container::Container(std::unique_ptr<ContainerImpl> impl) : impl_(std::move(impl)) {}
+struct Container::Rep {
+  std::unique_ptr<ContainerImpl> impl;
+};
+
+Container::Container(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Container::~Container() = default;
+
+namespace engine {
+
+std::unique_ptr<Container> ApiAccess::Wrap(std::unique_ptr<ContainerImpl> impl) {
+  return std::unique_ptr<Container>(new Container(std::make_unique<Container::Rep>(std::move(impl))));
+}
+
+ContainerImpl& ApiAccess::Impl(const Container& c) { return *c.rep_->impl; }
+
+}  // namespace engine
 
 Result<std::unique_ptr<Container>> Container::Open(const std::string& path, const OpenOptions& options) {
   if (path.empty()) return Err(Status::InvalidArgument("empty container path"));
@@ -48,35 +63,35 @@ Result<std::unique_ptr<Container>> Container::Open(const std::string& path, cons
   }
   SLABFS_ASSIGN_OR_RETURN(auto file, engine::OpenPosixFile(path, {.writable = !options.read_only, .create = false}));
   SLABFS_ASSIGN_OR_RETURN(auto impl, ContainerImpl::Open(std::move(file), options));
-  return std::make_unique<Container>(std::move(impl));
+  return engine::ApiAccess::Wrap(std::move(impl));
 }
 
-Status Container::Close() { return impl_->Close(); }
-void Container::Discard() { impl_->Discard(); }
+Status Container::Close() { return rep_->impl->Close(); }
+void Container::Discard() { rep_->impl->Discard(); }
 
 const char* Version() { return SLABFS_VERSION; }
-Status Container::Commit() { return impl_->Commit(); }
-Result<RefreshInfo> Container::Refresh() { return impl_->Refresh(); }
-bool Container::dirty() const { return impl_->dirty(); }
-bool Container::read_only() const { return impl_->read_only(); }
-const std::string& Container::path() const { return impl_->path(); }
+Status Container::Commit() { return rep_->impl->Commit(); }
+Result<RefreshInfo> Container::Refresh() { return rep_->impl->Refresh(); }
+bool Container::dirty() const { return rep_->impl->dirty(); }
+bool Container::read_only() const { return rep_->impl->read_only(); }
+const std::string& Container::path() const { return rep_->impl->path(); }
 
-Result<ObjectId> Container::Resolve(std::string_view path) const { return impl_->Resolve(path); }
+Result<ObjectId> Container::Resolve(std::string_view path) const { return rep_->impl->Resolve(path); }
 Result<ObjectId> Container::Lookup(ObjectId parent, std::string_view name) const {
-  return impl_->Lookup(parent, name);
+  return rep_->impl->Lookup(parent, name);
 }
-Result<ObjectInfo> Container::Stat(ObjectId id) const { return impl_->Stat(id); }
-Result<std::vector<Entry>> Container::List(ObjectId group) const { return impl_->List(group); }
-Result<std::string> Container::PathOf(ObjectId id) const { return impl_->PathOf(id); }
+Result<ObjectInfo> Container::Stat(ObjectId id) const { return rep_->impl->Stat(id); }
+Result<std::vector<Entry>> Container::List(ObjectId group) const { return rep_->impl->List(group); }
+Result<std::string> Container::PathOf(ObjectId id) const { return rep_->impl->PathOf(id); }
 Result<ObjectId> Container::CreateGroup(ObjectId parent, std::string_view name) {
-  return impl_->CreateGroup(parent, name);
+  return rep_->impl->CreateGroup(parent, name);
 }
 Result<ObjectId> Container::MakeGroups(std::string_view path, bool parents) {
-  return impl_->MakeGroups(path, parents);
+  return rep_->impl->MakeGroups(path, parents);
 }
 
 Result<Dataset> Container::CreateDataset(ObjectId parent, std::string_view name, const DatasetOptions& options) {
-  SLABFS_ASSIGN_OR_RETURN(auto ds, impl_->CreateDataset(parent, name, options));
+  SLABFS_ASSIGN_OR_RETURN(auto ds, rep_->impl->CreateDataset(parent, name, options));
   return Dataset(std::move(ds));
 }
 
@@ -97,55 +112,55 @@ Result<std::pair<std::string, std::string>> SplitParent(std::string_view path) {
 
 Result<Dataset> Container::CreateDataset(std::string_view path, const DatasetOptions& options) {
   SLABFS_ASSIGN_OR_RETURN(auto pn, SplitParent(path));
-  SLABFS_ASSIGN_OR_RETURN(ObjectId parent, impl_->Resolve(pn.first));
+  SLABFS_ASSIGN_OR_RETURN(ObjectId parent, rep_->impl->Resolve(pn.first));
   return CreateDataset(parent, pn.second, options);
 }
 
 Result<Dataset> Container::OpenDataset(ObjectId id) const {
-  SLABFS_ASSIGN_OR_RETURN(auto ds, impl_->OpenDataset(id));
+  SLABFS_ASSIGN_OR_RETURN(auto ds, rep_->impl->OpenDataset(id));
   return Dataset(std::move(ds));
 }
 
 Result<Dataset> Container::OpenDataset(std::string_view path) const {
-  SLABFS_ASSIGN_OR_RETURN(ObjectId id, impl_->Resolve(path));
-  auto ds = impl_->OpenDataset(id);
+  SLABFS_ASSIGN_OR_RETURN(ObjectId id, rep_->impl->Resolve(path));
+  auto ds = rep_->impl->OpenDataset(id);
   if (!ds) return Err(ds.error().code() == Code::kNotADataset
                           ? Status::NotADataset(std::string(path) + " is a group, not a dataset")
                           : ds.error());
   return Dataset(std::move(*ds));
 }
 
-Status Container::Remove(ObjectId parent, std::string_view name) { return impl_->Remove(parent, name); }
+Status Container::Remove(ObjectId parent, std::string_view name) { return rep_->impl->Remove(parent, name); }
 
 Status Container::Remove(std::string_view path) {
   SLABFS_ASSIGN_OR_RETURN(auto pn, SplitParent(path));
-  SLABFS_ASSIGN_OR_RETURN(ObjectId parent, impl_->Resolve(pn.first));
-  return impl_->Remove(parent, pn.second);
+  SLABFS_ASSIGN_OR_RETURN(ObjectId parent, rep_->impl->Resolve(pn.first));
+  return rep_->impl->Remove(parent, pn.second);
 }
 
 Status Container::Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent,
                          std::string_view to_name, bool no_replace) {
-  return impl_->Rename(from_parent, from_name, to_parent, to_name, no_replace);
+  return rep_->impl->Rename(from_parent, from_name, to_parent, to_name, no_replace);
 }
 
 Status Container::Rename(std::string_view from_path, std::string_view to_path) {
   SLABFS_ASSIGN_OR_RETURN(auto from, SplitParent(from_path));
   SLABFS_ASSIGN_OR_RETURN(auto to, SplitParent(to_path));
-  SLABFS_ASSIGN_OR_RETURN(ObjectId fp, impl_->Resolve(from.first));
-  SLABFS_ASSIGN_OR_RETURN(ObjectId tp, impl_->Resolve(to.first));
-  return impl_->Rename(fp, from.second, tp, to.second, false);
+  SLABFS_ASSIGN_OR_RETURN(ObjectId fp, rep_->impl->Resolve(from.first));
+  SLABFS_ASSIGN_OR_RETURN(ObjectId tp, rep_->impl->Resolve(to.first));
+  return rep_->impl->Rename(fp, from.second, tp, to.second, false);
 }
 
-Result<std::vector<std::string>> Container::ListAttributes(ObjectId id) const { return impl_->ListAttributes(id); }
+Result<std::vector<std::string>> Container::ListAttributes(ObjectId id) const { return rep_->impl->ListAttributes(id); }
 Result<Attribute> Container::GetAttribute(ObjectId id, std::string_view name) const {
-  return impl_->GetAttribute(id, name);
+  return rep_->impl->GetAttribute(id, name);
 }
 Status Container::SetAttribute(ObjectId id, std::string_view name, const Attribute& value) {
-  return impl_->SetAttribute(id, name, value);
+  return rep_->impl->SetAttribute(id, name, value);
 }
-Status Container::DeleteAttribute(ObjectId id, std::string_view name) { return impl_->DeleteAttribute(id, name); }
-CacheStats Container::cache_stats() const { return impl_->cache_stats(); }
-SpaceInfo Container::space() const { return impl_->space(); }
+Status Container::DeleteAttribute(ObjectId id, std::string_view name) { return rep_->impl->DeleteAttribute(id, name); }
+CacheStats Container::cache_stats() const { return rep_->impl->cache_stats(); }
+SpaceInfo Container::space() const { return rep_->impl->space(); }
 
 // --------------------------------------------------------------- Dataset
 

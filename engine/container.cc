@@ -634,7 +634,7 @@ Status ContainerImpl::WriteNodesLocked(Node* n) {
       for (auto it = n->children.lower_bound(lo); it != n->children.end() && (!hi || it->first < *hi); ++it)
         out->push_back({it->first, it->second->kind, it->second->id, it->second->block});
     };
-    SLABFS_ASSIGN_OR_RETURN(rec.child_pages, n->pages.Write(store_, n->id, collect));
+    SLABFS_RETURN_IF_ERROR(n->pages.Write(store_, n->id, collect, &rec));
   } else if (n->kind == ObjectKind::kGroup) {
     n->pages.FreeAll(store_);
     for (const auto& [name, c] : n->children) rec.children.push_back({name, c->kind, c->id, c->block});

@@ -14,11 +14,11 @@
 #include <ctime>
 
 #include "engine/container_impl.h"
-#include "engine/log.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
 #include "engine/format/limits.h"
 #include "engine/index/dataset_geometry.h"
+#include "engine/util/log.h"
 
 namespace slabfs::engine {
 Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
@@ -214,10 +214,12 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
     if (before && before->ds) t->replaced.emplace_back(before->ds, n->ds);
     return Status::OK();
   }
-  SLABFS_ASSIGN_OR_RETURN(std::vector<ChildRecord> children, ReadGroupChildren(store_, rec, t->sb.file_end));
+  std::vector<ChildPageRef> page_table;
+  SLABFS_ASSIGN_OR_RETURN(std::vector<ChildRecord> children,
+                          ReadGroupChildren(store_, rec, t->sb.file_end, nullptr, &page_table));
   for (const ChildRecord& c : children)
     SLABFS_RETURN_IF_ERROR(LoadNode(c.block, c.kind, c.id, n, c.name, depth + 1, t));
-  n->pages.Adopt(rec.child_pages);  // after the children, which would touch its pages
+  n->pages.Adopt(page_table, rec.child_tables);  // after the children, which would touch its pages
   return Status::OK();
 }
 

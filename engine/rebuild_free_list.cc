@@ -11,7 +11,7 @@
 
 #include "engine/container_impl.h"
 #include "engine/format/layout.h"
-#include "engine/log.h"
+#include "engine/util/log.h"
 
 namespace slabfs::engine {
 

@@ -30,7 +30,7 @@ namespace {
 constexpr const char* kPattern = "slabfs[%P]: %l: %v";
 // syslog and journald stamp their lines; a file has only what we write.
 constexpr const char* kFilePattern = "%Y-%m-%d %H:%M:%S.%e slabfs[%P]: %l: %v";
-constexpr const char* kEngineLoggerName = "slabfs";  // as engine/log.cc looks it up
+constexpr const char* kEngineLoggerName = "slabfs";  // as engine/util/log.cc looks it up
 
 struct Logging {
   Logging()

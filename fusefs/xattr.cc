@@ -1,5 +1,6 @@
 #include "fusefs/xattr.h"
 
+#include <iterator>
 #include <string>
 
 #include <fmt/format.h>
@@ -59,12 +60,15 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
 Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
                                        std::string_view name, std::string_view last_error) {
   if (name == "cache") {
-    return fmt::format(
-        "hits={} misses={} bytes_read={} bytes_written={} evictions={} bypass_reads={} "
-        "bypass_writes={} extent_reads={} resident_bytes={} budget_bytes={}",
-        c.hits, c.misses, c.bytes_read, c.bytes_written, c.evictions, c.bypass_reads,
-        c.bypass_writes, c.extent_reads, c.resident_bytes, c.budget_bytes);
+    std::string out;
+    VisitFields(c, [&out](std::string_view field, uint64_t value) {
+      if (!out.empty()) out.push_back(' ');
+      fmt::format_to(std::back_inserter(out), "{}={}", field, value);
+    });
+    return out;
   }
+  // A short summary, in its own order and with its own name for
+  // num_objects ("objects"), not every SpaceInfo field.
   if (name == "space") {
     return fmt::format("file_bytes={} free_bytes={} held_bytes={} objects={}", s.file_bytes,
                        s.free_bytes, s.held_bytes, s.num_objects);

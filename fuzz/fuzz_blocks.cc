@@ -1,6 +1,6 @@
 // The metadata decoders on their own: the first byte picks one, the rest is
-// its input. Superblock, block envelope, group (inline and paged), group
-// page and dataset object payloads, free list and free-list delta (applied
+// its input. Superblock, block envelope, group (inline, paged and with page
+// tables), group page, group page table and dataset object payloads, free list and free-list delta (applied
 // to an empty set, as a reader replays a chain).
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
   // A file end that lets most references pass, so decoding goes on past them.
   constexpr uint64_t kFileEnd = uint64_t{1} << 40;
-  switch (data[0] % 9) {
+  switch (data[0] % 11) {
     case 0: (void)DecodeSuperblock(in); break;
     case 1: (void)DecodeBlock(in, BlockType::kGroup, "fuzz"); break;
     case 2: (void)DecodeObject(in, BlockType::kGroup, kFileEnd); break;
@@ -29,6 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 7: {
       const std::string next = "m";
       (void)DecodeGroupPage(in, 9, ChildPageRef{"", {}, 3}, &next, kFileEnd);
+      break;
+    }
+    case 9: (void)DecodeObject(in, BlockType::kGroup, kFileEnd, 3); break;
+    case 10: {
+      const std::string next = "m";
+      (void)DecodeGroupPageTable(in, 9, ChildPageRef{"", {}, 3}, &next, kFileEnd);
       break;
     }
     case 8: {

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/api_access.h"
 #include "engine/container_impl.h"
 #include "fuzz/mem_file.h"
 #include "slabfs/container.h"
@@ -63,9 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto impl = slabfs::engine::ContainerImpl::Open(
       std::make_unique<slabfs::fuzz::MemFile>(std::string(reinterpret_cast<const char*>(data), size)), o);
   if (!impl) return 0;
-  Container c(std::move(*impl));
+  std::unique_ptr<Container> c = slabfs::engine::ApiAccess::Wrap(std::move(*impl));
   uint64_t budget = kReadBudget;
-  Walk(c, slabfs::kRootId, 0, &budget);
-  (void)c.space();
+  Walk(*c, slabfs::kRootId, 0, &budget);
+  (void)c->space();
   return 0;
 }

@@ -253,13 +253,16 @@ def main():
                 blk = image[off:off + length]
                 open(os.path.join(out, "blocks", f"b{n}-{off}"), "wb").write(bytes([1]) + blk)
                 if btype == 1:
-                    # Inline groups go to the version 1 decoder, paged ones to version 2.
-                    sel = 6 if blk[5] == 2 else 2
+                    # Inline groups go to the version 1 decoder, paged ones to
+                    # version 2, ones with page tables to version 3.
+                    sel = {2: 6, 3: 9}.get(blk[5], 2)
                     open(os.path.join(out, "blocks", f"g{n}-{off}"), "wb").write(bytes([sel]) + blk[16:])
                 if btype == 10:
                     open(os.path.join(out, "blocks", f"fd{n}-{off}"), "wb").write(bytes([8]) + blk[16:])
                 if btype == 11:
                     open(os.path.join(out, "blocks", f"gp{n}-{off}"), "wb").write(bytes([7]) + blk[16:])
+                if btype == 12:
+                    open(os.path.join(out, "blocks", f"gt{n}-{off}"), "wb").write(bytes([10]) + blk[16:])
                 if btype == 2:
                     open(os.path.join(out, "blocks", f"d{n}-{off}"), "wb").write(bytes([3]) + blk[16:])
                     open(os.path.join(out, "blocks", f"db{n}-{off}"), "wb").write(bytes([5]) + blk)

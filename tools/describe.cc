@@ -1,5 +1,9 @@
 #include "tools/describe.h"
 
+#include <string>
+#include <string_view>
+#include <type_traits>
+
 #include <fmt/format.h>
 
 #include "tools/commands.h"
@@ -29,6 +33,10 @@ Json DimsToJson(const Dims& dims) {
 std::string_view KindName(ObjectKind k) { return k == ObjectKind::kGroup ? "group" : "dataset"; }
 
 std::string FiltersText(const DatasetInfo& i) { return i.filters.empty() ? "none" : i.filters; }
+
+std::string FillText(const DatasetInfo& i) {
+  return i.fill.size() == ItemSize(i.dtype) ? FormatScalar(i.dtype, i.fill.data()) : std::string("?");
+}
 
 }  // namespace
 
@@ -98,26 +106,30 @@ Json DescriptionToJson(const Description& d) {
   j["id"] = d.object.id;
   if (d.dataset) {
     const DatasetInfo& i = *d.dataset;
-    j["dtype"] = DTypeName(i.dtype);
-    j["shape"] = DimsToJson(i.shape);
-    j["max_shape"] = DimsToJson(i.max_shape);
-    j["chunks"] = DimsToJson(i.chunks);
-    j["fill"] = i.fill.size() == ItemSize(i.dtype) ? ElementToJson(i.dtype, i.fill.data())
-                                                    : Json(nullptr);
-    j["index"] = IndexKindName(i.index);
-    j["filters"] = FiltersText(i);
-    j["sparse"] = i.sparse;
-    j["num_elements"] = i.num_elements;
-    j["defined_elements"] = i.defined_elements;
-    j["size_bytes"] = i.size_bytes;
-    j["num_chunks"] = i.num_chunks;
-    j["allocated_chunks"] = i.allocated_chunks;
-    j["stored_bytes"] = i.stored_bytes;
-    j["compression_ratio"] =
-        i.stored_bytes == 0
-            ? Json(nullptr)
-            : Json(static_cast<double>(i.size_bytes) / static_cast<double>(i.stored_bytes));
-    j["index_bytes"] = i.index_bytes;
+    const Json fill = i.fill.size() == ItemSize(i.dtype) ? ElementToJson(i.dtype, i.fill.data()) : Json(nullptr);
+    VisitFields(i, [&i, &j, &fill](std::string_view name, const auto& value) {
+      using T = std::decay_t<decltype(value)>;
+      const std::string key(name);
+      if constexpr (std::is_same_v<T, DType>) {
+        j[key] = DTypeName(value);
+      } else if constexpr (std::is_same_v<T, IndexKind>) {
+        j[key] = IndexKindName(value);
+      } else if constexpr (std::is_same_v<T, Dims>) {
+        j[key] = DimsToJson(value);
+      } else if constexpr (std::is_same_v<T, std::string>) {
+        j[key] = name == "fill" ? fill : Json(FiltersText(i));
+      } else if constexpr (std::is_same_v<T, bool>) {
+        if (name != "length_resizable") j[key] = value;
+      } else {
+        j[key] = value;
+        if (name == "stored_bytes") {
+          j["compression_ratio"] =
+              i.stored_bytes == 0
+                  ? Json(nullptr)
+                  : Json(static_cast<double>(i.size_bytes) / static_cast<double>(i.stored_bytes));
+        }
+      }
+    });
   } else {
     j["num_children"] = d.object.num_children;
   }
@@ -137,23 +149,23 @@ std::string DescriptionToText(const Description& d) {
   line("id", d.object.id);
   if (d.dataset) {
     const DatasetInfo& i = *d.dataset;
-    line("dtype", DTypeName(i.dtype));
-    line("shape", FormatDims(i.shape));
-    line("max_shape", FormatDims(i.max_shape));
-    line("chunks", FormatDims(i.chunks));
-    line("fill", i.fill.size() == ItemSize(i.dtype) ? FormatScalar(i.dtype, i.fill.data())
-                                                    : std::string("?"));
-    line("index", IndexKindName(i.index));
-    line("filters", FiltersText(i));
-    line("sparse", i.sparse ? "yes" : "no");
-    line("num_elements", i.num_elements);
-    line("defined_elements", i.defined_elements);
-    line("size_bytes", i.size_bytes);
-    line("num_chunks", i.num_chunks);
-    line("allocated_chunks", i.allocated_chunks);
-    line("stored_bytes", i.stored_bytes);
-    line("compression_ratio", FormatRatio(i.size_bytes, i.stored_bytes));
-    line("index_bytes", i.index_bytes);
+    VisitFields(i, [&i, &line](std::string_view name, const auto& value) {
+      using T = std::decay_t<decltype(value)>;
+      if constexpr (std::is_same_v<T, DType>) {
+        line(name, DTypeName(value));
+      } else if constexpr (std::is_same_v<T, IndexKind>) {
+        line(name, IndexKindName(value));
+      } else if constexpr (std::is_same_v<T, Dims>) {
+        line(name, FormatDims(value));
+      } else if constexpr (std::is_same_v<T, std::string>) {
+        line(name, name == "fill" ? FillText(i) : FiltersText(i));
+      } else if constexpr (std::is_same_v<T, bool>) {
+        if (name != "length_resizable") line(name, value ? "yes" : "no");
+      } else {
+        line(name, value);
+        if (name == "stored_bytes") line("compression_ratio", FormatRatio(i.size_bytes, i.stored_bytes));
+      }
+    });
   } else {
     line("num_children", d.object.num_children);
   }

@@ -19,12 +19,14 @@ std::string_view BlockTypeName(BlockType t) {
     case BlockType::kBTreeNode: return "b-tree node";
     case BlockType::kFreeListDelta: return "free-list delta";
     case BlockType::kGroupPage: return "group page";
+    case BlockType::kGroupPageTable: return "group page table";
   }
   return "unknown";
 }
 
 uint8_t MaxBlockVersion(BlockType type) {
-  return type == BlockType::kFreeList || type == BlockType::kDataset || type == BlockType::kGroup ? 2 : 1;
+  if (type == BlockType::kGroup) return 3;
+  return type == BlockType::kFreeList || type == BlockType::kDataset ? 2 : 1;
 }
 
 std::string EncodeBlock(BlockType type, std::string_view payload, uint8_t version) {

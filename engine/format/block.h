@@ -40,6 +40,7 @@ enum class BlockType : uint8_t {
   kBTreeNode = 9,
   kFreeListDelta = 10,  // free_list.h
   kGroupPage = 11,      // object.h
+  kGroupPageTable = 12,  // object.h
 };
 std::string_view BlockTypeName(BlockType t);
 
@@ -50,8 +51,8 @@ struct BlockRef {
   bool operator==(const BlockRef&) const = default;
 };
 
-// The newest version of each block type: 1, and 2 for the free list,
-// datasets and groups.
+// The newest version of each block type: 1, 2 for the free list and
+// datasets, 3 for groups.
 uint8_t MaxBlockVersion(BlockType type);
 
 // Header + payload, ready to write.

@@ -56,7 +56,7 @@ Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shap
 }
 
 uint8_t ObjectBlockVersion(const ObjectRecord& o) {
-  if (o.kind == ObjectKind::kGroup) return o.child_pages.empty() ? 1 : 2;
+  if (o.kind == ObjectKind::kGroup) return !o.child_tables.empty() ? 3 : o.child_pages.empty() ? 1 : 2;
   return (o.dataset.flags & kDatasetFlagTrimmedEdge) ? 2 : 1;
 }
 
@@ -88,7 +88,69 @@ Status ReadChild(Reader& r, ObjectId group, const ChildRecord* prev, uint64_t fi
   return Status::OK();
 }
 
+void PutPageRef(std::string* s, const ChildPageRef& p) {
+  PutShortString(s, p.key);
+  PutU64(s, p.block.addr);
+  PutU32(s, p.block.len);
+  PutU32(s, p.entries);
+}
+
+// Reads `n` page references (a version 2 group's page table, a version 3
+// group's table of tables, or a group page table's) into `out`: keys
+// valid and increasing, the first `first_key` when given, else any name
+// above `above` (when given); each with an entry count in 1..max_entries
+// and a block in bounds. `total` adds up the entry counts.
+Status ReadPageRefs(Reader& r, ObjectId group, uint32_t n, std::string_view what, const std::string* first_key,
+                    uint64_t max_entries, uint64_t file_end, std::vector<ChildPageRef>* out, uint64_t* total) {
+  for (uint32_t i = 0; i < n; ++i) {
+    ChildPageRef p;
+    std::string_view key;
+    if (!r.ShortString(&key) || !r.U64(&p.block.addr) || !r.U32(&p.block.len) || !r.U32(&p.entries))
+      return Bad(group, std::string(what) + " is truncated");
+    const bool key_ok = i == 0 && first_key ? key == *first_key
+                                            : ValidateName(key).ok() && (out->empty() || out->back().key < key);
+    if (!key_ok) return Bad(group, "bad key in " + std::string(what));
+    if (p.entries == 0 || p.entries > max_entries) return Bad(group, "bad entry count in " + std::string(what));
+    if (p.block.empty()) return Bad(group, std::string(what) + " entry without a block");
+    SLABFS_RETURN_IF_ERROR(CheckBlockRef(p.block, file_end, "object " + std::to_string(group) + " page"));
+    *total += p.entries;
+    if (*total > kLoadMaxChildren) return Bad(group, "bad child count");
+    p.key = std::string(key);
+    out->push_back(std::move(p));
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+std::string EncodeGroupPageTable(ObjectId group, const ChildPageRef* pages, size_t n) {
+  std::string s;
+  PutU64(&s, group);
+  PutU32(&s, static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) PutPageRef(&s, pages[i]);
+  return s;
+}
+
+Result<std::vector<ChildPageRef>> DecodeGroupPageTable(std::string_view payload, ObjectId group,
+                                                       const ChildPageRef& ref, const std::string* next_key,
+                                                       uint64_t file_end) {
+  Reader r(payload);
+  uint64_t id;
+  uint32_t n;
+  if (!r.U64(&id) || !r.U32(&n)) return Err(Bad(group, "group page table is truncated"));
+  if (id != group) return Err(Bad(group, "group page table of object " + std::to_string(id)));
+  if (n != ref.entries)
+    return Err(Bad(group, "group page table holds " + std::to_string(n) + " pages, its group says " +
+                              std::to_string(ref.entries)));
+  std::vector<ChildPageRef> out;
+  out.reserve(n);
+  uint64_t total = 0;
+  SLABFS_RETURN_IF_ERROR_R(
+      ReadPageRefs(r, group, n, "group page table", &ref.key, kLoadMaxChildren, file_end, &out, &total));
+  if (next_key && out.back().key >= *next_key) return Err(Bad(group, "group page table entry outside its table"));
+  if (!r.done()) return Err(Bad(group, "trailing bytes in group page table"));
+  return out;
+}
 
 std::string EncodeGroupPage(ObjectId group, const ChildRecord* children, size_t n) {
   std::string s;
@@ -129,14 +191,10 @@ std::string EncodeObject(const ObjectRecord& o) {
     PutU8(&s, a.value.kind == Attribute::Kind::kNumeric ? static_cast<uint8_t>(a.value.dtype) : 0);
     PutLongString(&s, a.value.data);
   }
-  if (o.kind == ObjectKind::kGroup && !o.child_pages.empty()) {
-    PutU32(&s, static_cast<uint32_t>(o.child_pages.size()));
-    for (const ChildPageRef& p : o.child_pages) {
-      PutShortString(&s, p.key);
-      PutU64(&s, p.block.addr);
-      PutU32(&s, p.block.len);
-      PutU32(&s, p.entries);
-    }
+  if (o.kind == ObjectKind::kGroup && (!o.child_pages.empty() || !o.child_tables.empty())) {
+    const std::vector<ChildPageRef>& refs = o.child_tables.empty() ? o.child_pages : o.child_tables;
+    PutU32(&s, static_cast<uint32_t>(refs.size()));
+    for (const ChildPageRef& p : refs) PutPageRef(&s, p);
   } else if (o.kind == ObjectKind::kGroup) {
     PutU32(&s, static_cast<uint32_t>(o.children.size()));
     for (const auto& c : o.children) PutChild(&s, c);
@@ -197,24 +255,15 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
     o.attrs.push_back(std::move(a));
   }
   if (o.kind == ObjectKind::kGroup && version >= 2) {
+    // Version 2: the page table; version 3: the table of page tables.
+    const bool tables = version >= 3;
+    const char* what = tables ? "group table of page tables" : "group page table";
     uint32_t n;
-    if (!r.U32(&n) || n == 0 || n > kLoadMaxChildren) return Err(Bad(o.id, "bad group page count"));
+    if (!r.U32(&n) || n == 0 || n > kLoadMaxChildren) return Err(Bad(o.id, std::string("bad count in ") + what));
+    const std::string first;  // the first key is ""
     uint64_t total = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      ChildPageRef p;
-      std::string_view key;
-      if (!r.ShortString(&key) || !r.U64(&p.block.addr) || !r.U32(&p.block.len) || !r.U32(&p.entries))
-        return Err(Bad(o.id, "group page table is truncated"));
-      if (i == 0 ? !key.empty() : (!ValidateName(key).ok() || o.child_pages.back().key >= key))
-        return Err(Bad(o.id, "bad group page key"));
-      if (p.entries == 0) return Err(Bad(o.id, "empty group page"));
-      if (p.block.empty()) return Err(Bad(o.id, "group page without a block"));
-      SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(p.block, file_end, "object " + std::to_string(o.id) + " page"));
-      total += p.entries;
-      if (total > kLoadMaxChildren) return Err(Bad(o.id, "bad child count"));
-      p.key = std::string(key);
-      o.child_pages.push_back(std::move(p));
-    }
+    SLABFS_RETURN_IF_ERROR_R(ReadPageRefs(r, o.id, n, what, &first, kLoadMaxChildren, file_end,
+                                          tables ? &o.child_tables : &o.child_pages, &total));
   } else if (o.kind == ObjectKind::kGroup) {
     uint32_t n;
     if (!r.U32(&n) || n > kLoadMaxChildren) return Err(Bad(o.id, "bad child count"));

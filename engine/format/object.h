@@ -8,10 +8,17 @@
 // hold; the first page's is ""), reference and entry count. A page holds
 // the names from its key up to the next page's key. A change to one child
 // then rewrites one page and the table, not every entry
-// (engine/txn/group_pages.h).
+// (engine/txn/group_pages.h). A group with more pages than fit a small
+// table (group block version 3) keeps the table itself in group page
+// tables (type kGroupPageTable), each a run of the page references, and
+// its block holds the table of those: each table's key (its first page's
+// key), reference and page count. A change then rewrites one page, one
+// table and the group block, whatever the group's size.
 //
 //   group page payload: u64 group id, u32 count, count x child entry
 //   (the same entries as a version 1 group block's).
+//   group page table payload: u64 group id, u32 count, count x page
+//   reference (the same references as a version 2 group block's).
 #ifndef SLABFS_ENGINE_FORMAT_OBJECT_H_
 #define SLABFS_ENGINE_FORMAT_OBJECT_H_
 
@@ -72,7 +79,9 @@ struct DatasetRecord {
   uint64_t defined_elements = 0;  // sparse datasets
 };
 
-// One entry of a version 2 group's page table.
+// One entry of a version 2 group's page table, of a group page table, or
+// of a version 3 group's table of page tables (then `entries` counts the
+// pages the table lists, and `key` is its first page's key).
 struct ChildPageRef {
   std::string key;  // names >= key (and below the next page's key)
   BlockRef block;
@@ -88,6 +97,9 @@ struct ObjectRecord {
   // Groups: when not empty, the children live in these pages (block
   // version 2) and `children` is empty.
   std::vector<ChildPageRef> child_pages;
+  // Groups: when not empty, the page table lives in these group page
+  // tables (block version 3); `children` and `child_pages` are empty.
+  std::vector<ChildPageRef> child_tables;
   DatasetRecord dataset;                 // datasets
 };
 
@@ -101,6 +113,15 @@ std::string EncodeGroupPage(ObjectId group, const ChildRecord* children, size_t 
 // below `next_key` (none for the last page), child references in bounds.
 Result<std::vector<ChildRecord>> DecodeGroupPage(std::string_view payload, ObjectId group, const ChildPageRef& ref,
                                                  const std::string* next_key, uint64_t file_end);
+
+// A group page table of group `group` listed as `ref` in its group's table
+// of tables: `ref.entries` page references, each key valid and increasing,
+// the first equal to `ref.key`, all below `next_key` (none for the last
+// table), each page's entry count >= 1 and its block in bounds.
+std::string EncodeGroupPageTable(ObjectId group, const ChildPageRef* pages, size_t n);
+Result<std::vector<ChildPageRef>> DecodeGroupPageTable(std::string_view payload, ObjectId group,
+                                                       const ChildPageRef& ref, const std::string* next_key,
+                                                       uint64_t file_end);
 
 BlockType BlockTypeOf(ObjectKind k);
 // The block version an object is written with: 2 for a dataset with

@@ -249,7 +249,7 @@ void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_i
   std::vector<BlockRef> pages;
   auto children = ReadGroupChildren(store_, *rec, sb_.file_end, &pages);
   for (const BlockRef& b : pages) {
-    extents_.Claim(b.addr, b.len, where + " group page");
+    extents_.Claim(b.addr, b.len, where + " group page or page table");
     ++report_.stats.object_blocks;
     report_.stats.object_bytes += b.len;
   }

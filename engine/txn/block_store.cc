@@ -4,8 +4,8 @@
 #include <string>
 
 #include "engine/format/layout.h"
-#include "engine/log.h"
 #include "engine/util/lock_order.h"
+#include "engine/util/log.h"
 
 namespace slabfs::engine {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "engine/format/layout.h"
-#include "engine/log.h"
+#include "engine/util/log.h"
 
 namespace slabfs::engine {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/log.h"
+#include "engine/util/log.h"
 
 namespace slabfs::engine {
 

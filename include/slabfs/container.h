@@ -43,7 +43,7 @@
 namespace slabfs {
 
 namespace engine {
-class ContainerImpl;
+class ApiAccess;
 class DatasetState;
 }  // namespace engine
 
@@ -305,12 +305,13 @@ class Container {
   Container(const Container&) = delete;
   Container& operator=(const Container&) = delete;
 
-  // For the engine's own use (tests build containers on fake files).
-  explicit Container(std::unique_ptr<engine::ContainerImpl> impl);
-  engine::ContainerImpl* impl() const { return impl_.get(); }
-
  private:
-  std::unique_ptr<engine::ContainerImpl> impl_;
+  // The engine's state behind the handle, and the engine's way to it
+  // (engine/api_access.h: containers on fake files for tests and fuzzing).
+  friend class engine::ApiAccess;
+  struct Rep;
+  explicit Container(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
 };
 
 // The slabfs version, "MAJOR.MINOR.PATCH".

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bind.h"
@@ -56,28 +57,16 @@ py::dict Refresh(const OpenContainer& oc) {
 
 py::dict CacheStatsDict(const CacheStats& s) {
   py::dict d;
-  d["hits"] = s.hits;
-  d["misses"] = s.misses;
-  d["bytes_read"] = s.bytes_read;
-  d["bytes_written"] = s.bytes_written;
-  d["evictions"] = s.evictions;
-  d["bypass_reads"] = s.bypass_reads;
-  d["bypass_writes"] = s.bypass_writes;
-  d["extent_reads"] = s.extent_reads;
-  d["resident_bytes"] = s.resident_bytes;
-  d["budget_bytes"] = s.budget_bytes;
+  VisitFields(s, [&d](std::string_view name, uint64_t value) { d[py::str(name.data(), name.size())] = value; });
   return d;
 }
 
 py::dict SpaceDict(const SpaceInfo& s) {
   py::dict d;
-  d["file_bytes"] = s.file_bytes;
-  d["free_bytes"] = s.free_bytes;
-  d["disk_free_bytes"] = s.disk_free_bytes;
-  d["disk_total_bytes"] = s.disk_total_bytes;
-  d["num_objects"] = s.num_objects;
-  d["generation"] = s.generation;
-  d["held_bytes"] = s.held_bytes;
+  VisitFields(s, [&d](std::string_view name, uint64_t value) {
+    if (name == "free_list_bytes") return;  // not part of File.space() (_slabfs.pyi)
+    d[py::str(name.data(), name.size())] = value;
+  });
   return d;
 }
 

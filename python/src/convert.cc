@@ -1,6 +1,8 @@
 #include "convert.h"
 
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "errors.h"
 
@@ -37,25 +39,37 @@ py::tuple DimsTuple(const Dims& d) {
 }
 }  // namespace
 
+// The keys are DatasetInfo's field names, but for "maxshape" (h5py's name,
+// None for an unlimited dimension); num_elements and size_bytes are left
+// out (Dataset.size and .nbytes follow from the shape).
 py::dict InfoDict(const DatasetInfo& i) {
   py::dict d;
-  d["dtype"] = std::string(DTypeName(i.dtype));
-  d["shape"] = DimsTuple(i.shape);
-  py::tuple maxshape(i.max_shape.size());
-  for (size_t k = 0; k < i.max_shape.size(); ++k)
-    maxshape[k] = i.max_shape[k] == kUnlimited ? py::object(py::none()) : py::object(py::int_(i.max_shape[k]));
-  d["maxshape"] = maxshape;
-  d["chunks"] = DimsTuple(i.chunks);
-  d["fill"] = py::bytes(i.fill);
-  d["index"] = std::string(IndexKindName(i.index));
-  d["filters"] = i.filters;
-  d["sparse"] = i.sparse;
-  d["length_resizable"] = i.length_resizable;
-  d["num_chunks"] = i.num_chunks;
-  d["allocated_chunks"] = i.allocated_chunks;
-  d["stored_bytes"] = i.stored_bytes;
-  d["index_bytes"] = i.index_bytes;
-  d["defined_elements"] = i.defined_elements;
+  VisitFields(i, [&d](std::string_view name, const auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    py::str key(name.data(), name.size());
+    if constexpr (std::is_same_v<T, DType>) {
+      d[key] = std::string(DTypeName(value));
+    } else if constexpr (std::is_same_v<T, IndexKind>) {
+      d[key] = std::string(IndexKindName(value));
+    } else if constexpr (std::is_same_v<T, Dims>) {
+      if (name != "max_shape") {
+        d[key] = DimsTuple(value);
+        return;
+      }
+      py::tuple maxshape(value.size());
+      for (size_t k = 0; k < value.size(); ++k)
+        maxshape[k] = value[k] == kUnlimited ? py::object(py::none()) : py::object(py::int_(value[k]));
+      d["maxshape"] = maxshape;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      d[key] = name == "fill" ? py::object(py::bytes(value)) : py::object(py::str(value));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      d[key] = value;
+    } else {
+      static_assert(std::is_same_v<T, uint64_t>);
+      if (name == "num_elements" || name == "size_bytes") return;
+      d[key] = value;
+    }
+  });
   return d;
 }
 

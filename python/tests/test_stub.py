@@ -110,3 +110,22 @@ def test_member_parameters(cls, member):
         runtime = runtime.__func__
     if not _is_property(fn):
         check_parameters(f"{cls}.{member}", runtime_signature(runtime), stub_signature(fn, True))
+
+
+def typeddict_keys(name):
+    for node in stub_tree().body:
+        if isinstance(node, ast.ClassDef) and node.name == name and _is_typeddict(node):
+            return [s.target.id for s in node.body if isinstance(s, ast.AnnAssign)]
+    raise AssertionError(f"no TypedDict {name} in the stub")
+
+
+def test_dicts_have_the_keys_of_their_typeddicts(tmp_path):
+    """The dicts the module builds from DatasetInfo, CacheStats and SpaceInfo
+    (with VisitFields, python/src) have the stub's keys."""
+    import slabfs
+
+    with slabfs.File(str(tmp_path / "a.slab"), "w") as f:
+        d = f.create_dataset("d", shape=(4,), dtype="u1")
+        assert sorted(d.info()) == sorted(typeddict_keys("DatasetInfo"))
+        assert list(f.cache_stats()) == typeddict_keys("CacheStats")
+        assert list(f.space()) == typeddict_keys("SpaceInfo")

@@ -1,5 +1,7 @@
 #include "tests/testutil/mem_container.h"
 
+#include "engine/api_access.h"
+
 namespace slabfs::testutil {
 
 std::shared_ptr<Disk> NewDisk() {
@@ -14,7 +16,7 @@ std::shared_ptr<Disk> NewDisk() {
 Result<std::unique_ptr<Container>> OpenOnDisk(const std::shared_ptr<Disk>& disk, OpenOptions o) {
   auto impl = engine::ContainerImpl::Open(std::make_unique<FaultFile>(disk), o);
   if (!impl) return Err(impl.error());
-  return std::make_unique<Container>(std::move(*impl));
+  return engine::ApiAccess::Wrap(std::move(*impl));
 }
 
 std::string Pattern(size_t n, uint32_t salt) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -101,6 +102,32 @@ TEST(DescriptionTest, DatasetJsonHasEveryField) {
   EXPECT_DOUBLE_EQ(j["compression_ratio"].get<double>(), 16000000.0 / 120000.0);
   EXPECT_EQ(j["attributes"]["units"], "K");
   EXPECT_EQ(j["attributes"]["scale"], 0.5);
+}
+
+// The keys of `slab info` and `slab info --json`, in their order (scripts
+// read them; DescriptionTo* take them from VisitFields).
+TEST(DescriptionTest, DatasetFieldsComeInTheirOrder) {
+  const std::vector<std::string> want = {
+      "path",         "kind",         "id",           "dtype",      "shape",         "max_shape",
+      "chunks",       "fill",         "index",        "filters",    "sparse",        "num_elements",
+      "defined_elements", "size_bytes", "num_chunks", "allocated_chunks", "stored_bytes", "compression_ratio",
+      "index_bytes",  "attributes"};
+  std::vector<std::string> json_keys;
+  const Json j = DescriptionToJson(SampleDataset());
+  for (const auto& [key, value] : j.items()) json_keys.push_back(key);
+  EXPECT_EQ(json_keys, want);
+  std::vector<std::string> text_keys;
+  const std::string text = DescriptionToText(SampleDataset());
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    if (!line.starts_with("  ")) text_keys.push_back(line.substr(0, line.find(':')));
+    pos = end + 1;
+  }
+  EXPECT_EQ(text_keys, want);
+  EXPECT_NE(text.find("fill: -1.5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("sparse: no\n"), std::string::npos) << text;
 }
 
 TEST(DescriptionTest, ShowsThePipelineAndTheRatio) {

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "engine/api_access.h"
 #include "engine/container_impl.h"
 #include "engine/format/layout.h"
 #include "slabfs/container.h"
@@ -342,7 +343,7 @@ TEST_F(RepackTest, WritesEveryChunkOnceInOneCommit) {
   EXPECT_EQ(out->cache_stats().bytes_written, stored);
   EXPECT_EQ(out->space().generation, 2u);  // created, then one commit
 
-  for (const engine::FreedExtent& e : out->impl()->allocator().Unreferenced()) {
+  for (const engine::FreedExtent& e : engine::ApiAccess::Impl(*out).allocator().Unreferenced()) {
     SCOPED_TRACE(fmt::format("free extent {}+{}", e.addr, e.len));
     // A gap ends where an aligned extent starts, and is shorter than the
     // largest alignment; the first also holds the replaced 64-byte root.

@@ -118,7 +118,7 @@ TEST(BlockTest, RejectsBlockOfAnotherType) {
 }
 
 TEST(BlockTest, RejectsUnknownVersionWithValidChecksum) {
-  for (uint8_t v : {0, 3, 255}) {
+  for (uint8_t v : {0, 4, 255}) {
     std::string image = EncodeBlock(BlockType::kGroup, "payload");
     image[5] = static_cast<char>(v);
     Reseal(&image);
@@ -127,14 +127,18 @@ TEST(BlockTest, RejectsUnknownVersionWithValidChecksum) {
   }
 }
 
-TEST(BlockTest, VersionTwoExistsOnlyForFreeListsDatasetsAndGroups) {
-  for (uint8_t t = 1; t <= static_cast<uint8_t>(BlockType::kGroupPage); ++t) {
+TEST(BlockTest, LaterVersionsExistOnlyForFreeListsDatasetsAndGroups) {
+  for (uint8_t t = 1; t <= static_cast<uint8_t>(BlockType::kGroupPageTable); ++t) {
     const auto type = static_cast<BlockType>(t);
-    const bool two = type == BlockType::kFreeList || type == BlockType::kDataset || type == BlockType::kGroup;
+    uint8_t max = 1;
+    if (type == BlockType::kGroup) max = 3;
+    if (type == BlockType::kFreeList || type == BlockType::kDataset) max = 2;
     SCOPED_TRACE(BlockTypeName(type));
-    EXPECT_EQ(MaxBlockVersion(type), two ? 2 : 1);
-    auto r = DecodeBlock(EncodeBlock(type, "x", 2), type, "t");
-    EXPECT_EQ(r.has_value(), two);
+    EXPECT_EQ(MaxBlockVersion(type), max);
+    for (uint8_t v = 2; v <= 4; ++v) {
+      auto r = DecodeBlock(EncodeBlock(type, "x", v), type, "t");
+      EXPECT_EQ(r.has_value(), v <= max) << "version " << int{v};
+    }
   }
 }
 

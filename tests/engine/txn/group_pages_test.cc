@@ -1,13 +1,16 @@
-// Groups with many children (engine/txn/group_pages.h): the page format and
-// its hostile inputs; a change to one entry of a big group writes one page
-// and the table; random inserts, removals and renames keep every name
-// through commits and reopens (fsck clean); a group goes back inline when
-// it shrinks; and a crash at any write of a commit leaves the old or the new
-// listing.
+// Groups with many children (engine/txn/group_pages.h): the page and page
+// table formats and their hostile inputs; a change to one entry of a big
+// group writes one page and the table, and of a group with page tables one
+// page, one page table and a small group block, as many bytes at 4x the
+// entries; random inserts, removals and renames keep every name through
+// commits and reopens (fsck clean), with short names (pages) and long ones
+// (page tables too); a group goes back inline when it shrinks; and a crash
+// at any write of a commit leaves the old or the new listing.
 #include "engine/txn/group_pages.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -83,7 +86,67 @@ TEST(GroupPageFormatTest, TableRoundTripsAndRejectsBadKeys) {
   EXPECT_FALSE(engine::DecodeObject(payload, engine::BlockType::kGroup, kEnd, 1).has_value());
 }
 
-std::string Name(uint64_t i) { return "entry-" + std::to_string(i * 7919 % 1000003); }
+// Entry names; a long `pad` makes many pages of few entries each, so that
+// a group of a few thousand entries has page tables.
+std::string Name(uint64_t i, size_t pad = 0) {
+  return "entry-" + std::to_string(i * 7919 % 1000003) + std::string(pad, 'p');
+}
+
+std::vector<ChildPageRef> PageRefs() {
+  return {{"", {engine::kDataStart, 64}, 3}, {"beta", {engine::kDataStart + 64, 64}, 1},
+          {"gamma", {engine::kDataStart + 128, 64}, 7}};
+}
+
+TEST(GroupPageFormatTest, PageTableRoundTripsAndRejectsHostileTables) {
+  const auto p = PageRefs();
+  const std::string table = engine::EncodeGroupPageTable(9, p.data(), p.size());
+  const std::string next = "zeta";
+  ASSERT_OK_AND_ASSIGN(auto back, engine::DecodeGroupPageTable(table, 9, ChildPageRef{"", {}, 3}, &next, kEnd));
+  EXPECT_EQ(back, p);
+  // Another group's table, a count its group does not say, a first key
+  // other than the table's, a page at or past the next table's key, a page
+  // out of bounds, truncation at every length.
+  EXPECT_CODE(engine::DecodeGroupPageTable(table, 8, ChildPageRef{"", {}, 3}, &next, kEnd), Code::kCorruption);
+  EXPECT_CODE(engine::DecodeGroupPageTable(table, 9, ChildPageRef{"", {}, 2}, &next, kEnd), Code::kCorruption);
+  EXPECT_CODE(engine::DecodeGroupPageTable(table, 9, ChildPageRef{"a", {}, 3}, &next, kEnd), Code::kCorruption);
+  const std::string low = "gamma";
+  EXPECT_CODE(engine::DecodeGroupPageTable(table, 9, ChildPageRef{"", {}, 3}, &low, kEnd), Code::kCorruption);
+  EXPECT_CODE(engine::DecodeGroupPageTable(table, 9, ChildPageRef{"", {}, 3}, &next, engine::kDataStart + 128),
+              Code::kCorruption);
+  for (size_t n = 0; n < table.size(); ++n)
+    EXPECT_FALSE(
+        engine::DecodeGroupPageTable(table.substr(0, n), 9, ChildPageRef{"", {}, 3}, &next, kEnd).has_value());
+  EXPECT_FALSE(engine::DecodeGroupPageTable(table + "x", 9, ChildPageRef{"", {}, 3}, &next, kEnd).has_value());
+  // Out of order, and a page of no entries.
+  std::vector<ChildPageRef> swapped = {p[0], p[2], p[1]};
+  EXPECT_CODE(engine::DecodeGroupPageTable(engine::EncodeGroupPageTable(9, swapped.data(), 3), 9,
+                                           ChildPageRef{"", {}, 3}, nullptr, kEnd),
+              Code::kCorruption);
+  std::vector<ChildPageRef> empty = p;
+  empty[1].entries = 0;
+  EXPECT_CODE(engine::DecodeGroupPageTable(engine::EncodeGroupPageTable(9, empty.data(), 3), 9,
+                                           ChildPageRef{"", {}, 3}, nullptr, kEnd),
+              Code::kCorruption);
+}
+
+TEST(GroupPageFormatTest, AGroupWithPageTablesIsVersionThree) {
+  engine::ObjectRecord g;
+  g.id = 9;
+  g.kind = ObjectKind::kGroup;
+  g.child_tables = {{"", {engine::kDataStart, 64}, 40}, {"m", {engine::kDataStart + 64, 64}, 33}};
+  EXPECT_EQ(engine::ObjectBlockVersion(g), 3);
+  const std::string payload = engine::EncodeObject(g);
+  ASSERT_OK_AND_ASSIGN(auto back, engine::DecodeObject(payload, engine::BlockType::kGroup, kEnd, 3));
+  EXPECT_EQ(back.child_tables, g.child_tables);
+  EXPECT_TRUE(back.child_pages.empty());
+  EXPECT_TRUE(back.children.empty());
+  g.child_tables[0].key = "a";  // the first table's key is ""
+  EXPECT_CODE(engine::DecodeObject(engine::EncodeObject(g), engine::BlockType::kGroup, kEnd, 3), Code::kCorruption);
+  // A block of version 3 is a group's only: a build that knows version 2
+  // at most refuses it by its version (MaxBlockVersion), never misreads it.
+  EXPECT_EQ(engine::MaxBlockVersion(engine::BlockType::kGroup), 3);
+  EXPECT_EQ(engine::MaxBlockVersion(engine::BlockType::kGroupPageTable), 1);
+}
 
 DatasetOptions Tiny() { return {.dtype = DType::kU1, .shape = {0}, .max_shape = {kUnlimited}}; }
 
@@ -140,7 +203,60 @@ TEST(GroupPagesTest, OneChangeInABigGroupWritesOnePageAndTheTable) {
   EXPECT_EQ(Listing(*c, "/big"), want);
 }
 
-TEST(GroupPagesTest, RandomChangesKeepEveryNameThroughCommitsAndReopens) {
+// Bytes one create, one rename and one removal write, each in its own
+// commit, in group `g` of `c`.
+int64_t BytesOfThreeChanges(Container& c, testutil::Disk& disk, const std::string& g, size_t pad) {
+  int64_t most = 0;
+  for (int op = 0; op < 3; ++op) {
+    const int64_t before = disk.bytes_written;
+    if (op == 0) EXPECT_OK(c.CreateDataset(g + "/" + Name(999999, pad), Tiny()));
+    if (op == 1) EXPECT_OK(c.Rename(g + "/" + Name(17, pad), g + "/" + Name(17, pad) + "r"));
+    if (op == 2) EXPECT_OK(c.Remove(g + "/" + Name(99, pad)));
+    EXPECT_OK(c.Commit());
+    most = std::max(most, disk.bytes_written - before);
+  }
+  return most;
+}
+
+TEST(GroupPagesTest, AGroupOfManyPagesWritesOnePageTableAndASmallBlockPerChange) {
+  // Names of ~220 bytes: about 70 entries a page. 2,500 entries make ~40
+  // pages (a table in the group block); 10,000 make ~150 (page tables,
+  // whose table in the group block would have taken ~35 KB).
+  constexpr size_t kPad = 200;
+  auto disk = NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+  ASSERT_OK(c->MakeGroups("/small"));
+  ASSERT_OK(c->MakeGroups("/big"));
+  for (uint64_t i = 0; i < 10000; ++i) {
+    if (i < 2500) ASSERT_OK(c->CreateDataset("/small/" + Name(i, kPad), Tiny()));
+    ASSERT_OK(c->CreateDataset("/big/" + Name(i, kPad), Tiny()));
+  }
+  ASSERT_OK(c->Commit());
+  const int64_t small = BytesOfThreeChanges(*c, *disk, "/small", kPad);
+  const int64_t big = BytesOfThreeChanges(*c, *disk, "/big", kPad);
+  // A page (at most 16 KiB) and a page table (at most 64 references of
+  // ~230 bytes) besides what every commit writes.
+  EXPECT_LT(big, small + 20 * 1024) << "4x the entries: " << big << " bytes a change, " << small << " at 2,500";
+  ASSERT_OK(c->Close());
+  c.reset();
+  EXPECT_GT(ExpectClean(disk, "after the big group"), 150u);
+  ASSERT_OK_AND_ASSIGN(c, OpenOnDisk(disk, {.read_only = true}));
+  std::set<std::string> want;
+  for (uint64_t i = 0; i < 10000; ++i) want.insert(Name(i, kPad));
+  want.insert(Name(999999, kPad));
+  want.erase(Name(17, kPad));
+  want.insert(Name(17, kPad) + "r");
+  want.erase(Name(99, kPad));
+  EXPECT_EQ(Listing(*c, "/big"), want);
+}
+
+class GroupPagesRandomTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(GroupPagesRandomTest, RandomChangesKeepEveryNameThroughCommitsAndReopens) {
+  const size_t pad = GetParam();
+  // Long names: each round's changes are five times as many, so the group
+  // grows past kInlineTablePages pages into page tables and shrinks back.
+  const int changes = pad == 0 ? 60 : 300;
   auto disk = NewDisk();
   auto c = OpenOnDisk(disk);
   ASSERT_TRUE(c.has_value());
@@ -149,29 +265,32 @@ TEST(GroupPagesTest, RandomChangesKeepEveryNameThroughCommitsAndReopens) {
   std::map<std::string, std::set<std::string>> model = {{"/g", {}}, {"/h", {}}};
   std::mt19937_64 rng(11);
   uint64_t next = 0;
-  bool paged = false, inline_again = false;
+  bool paged = false, tables = false, inline_again = false;
   for (int round = 0; round < 120; ++round) {
     // Bursts of inserts (the group grows past a page and splits), then
     // removals (pages merge, the group goes back inline), renames within
     // and across the two groups.
     const bool grow = (round / 30) % 2 == 0;
-    for (int k = 0; k < 60; ++k) {
-      const std::string g = rng() % 4 == 0 ? "/h" : "/g";
+    for (int k = 0; k < changes; ++k) {
+      // Growing rounds favour /g; shrinking ones take from the bigger group.
+      const std::string g = grow ? (rng() % 4 == 0 ? "/h" : "/g")
+                                 : (model["/g"].size() >= model["/h"].size() ? "/g" : "/h");
       auto& names = model[g];
       const uint64_t what = rng() % 10;
       if ((grow && what < 7) || names.empty()) {
-        const std::string n = Name(next++);
+        const std::string n = Name(next++, pad);
         ASSERT_OK((*c)->CreateDataset(g + "/" + n, Tiny()));
         names.insert(n);
       } else if (what < 8 || !grow) {
         auto it = names.begin();
         std::advance(it, static_cast<long>(rng() % names.size()));
-        if (what % 2 == 0) {
+        // Shrinking rounds mostly remove, so long names go back inline too.
+        if (grow ? what % 2 == 0 : what < 9) {
           ASSERT_OK((*c)->Remove(g + "/" + *it));
           names.erase(it);
         } else {
           const std::string to_group = rng() % 2 ? "/g" : "/h";
-          const std::string to = "r" + std::to_string(next++);
+          const std::string to = "r" + std::to_string(next++) + std::string(pad, 'p');
           ASSERT_OK((*c)->Rename(g + "/" + *it, to_group + "/" + to));
           names.erase(it);
           model[to_group].insert(to);
@@ -183,6 +302,7 @@ TEST(GroupPagesTest, RandomChangesKeepEveryNameThroughCommitsAndReopens) {
       c->reset();
       const uint64_t pages = ExpectClean(disk, "round " + std::to_string(round));
       if (pages > 2) paged = true;
+      if (pages > engine::GroupPages::kInlineTablePages + 1) tables = true;
       if (paged && pages == 0) inline_again = true;
       c = OpenOnDisk(disk);
       ASSERT_TRUE(c.has_value()) << c.error().ToString();
@@ -190,21 +310,30 @@ TEST(GroupPagesTest, RandomChangesKeepEveryNameThroughCommitsAndReopens) {
     for (const auto& [g, names] : model) ASSERT_EQ(Listing(**c, g), names) << "round " << round << " " << g;
   }
   EXPECT_TRUE(paged) << "the groups grew into pages";
+  if (pad > 0) {
+    EXPECT_TRUE(tables) << "and into page tables";
+  }
   EXPECT_TRUE(inline_again) << "and shrank back inline";
 }
 
-TEST(GroupPagesTest, ACrashAtAnyWriteOfACommitLeavesTheOldOrTheNewListing) {
-  // State A: a paged group; B: entries added, removed and renamed across
-  // pages (the first page's names included).
-  auto build_a = [](Container& c) {
+INSTANTIATE_TEST_SUITE_P(ShortAndLongNames, GroupPagesRandomTest, ::testing::Values(size_t{0}, size_t{200}));
+
+class GroupPagesCrashTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(GroupPagesCrashTest, ACrashAtAnyWriteOfACommitLeavesTheOldOrTheNewListing) {
+  // State A: a paged group (long names: with page tables); B: entries
+  // added, removed and renamed across pages (the first page's names
+  // included).
+  const size_t pad = GetParam();
+  auto build_a = [pad](Container& c) {
     ASSERT_OK(c.MakeGroups("/g"));
-    for (uint64_t i = 0; i < 3000; ++i) ASSERT_OK(c.CreateDataset("/g/" + Name(i), Tiny()));
+    for (uint64_t i = 0; i < 3000; ++i) ASSERT_OK(c.CreateDataset("/g/" + Name(i, pad), Tiny()));
     ASSERT_OK(c.Commit());
   };
-  auto apply_b = [](Container& c) {
-    for (uint64_t i = 0; i < 3000; i += 97) ASSERT_OK(c.Remove("/g/" + Name(i)));
-    for (uint64_t i = 5000; i < 5100; ++i) ASSERT_OK(c.CreateDataset("/g/" + Name(i), Tiny()));
-    ASSERT_OK(c.Rename("/g/" + Name(1), "/g/" + Name(1) + "x"));
+  auto apply_b = [pad](Container& c) {
+    for (uint64_t i = 0; i < 3000; i += 97) ASSERT_OK(c.Remove("/g/" + Name(i, pad)));
+    for (uint64_t i = 5000; i < 5100; ++i) ASSERT_OK(c.CreateDataset("/g/" + Name(i, pad), Tiny()));
+    ASSERT_OK(c.Rename("/g/" + Name(1, pad), "/g/" + Name(1, pad) + "x"));
     ASSERT_OK(c.CreateDataset("/g/0-first", Tiny()));
   };
   std::set<std::string> state_a, state_b;
@@ -219,10 +348,18 @@ TEST(GroupPagesTest, ACrashAtAnyWriteOfACommitLeavesTheOldOrTheNewListing) {
     ASSERT_OK(c->Commit());
     commit_writes = disk->writes - w;
     state_b = Listing(*c, "/g");
+    c.reset();
+    const uint64_t pages = ExpectClean(disk, "state B");
+    if (pad > 0) {
+      EXPECT_GT(pages, engine::GroupPages::kInlineTablePages + 1) << "the group has page tables";
+    }
   }
   ASSERT_NE(state_a, state_b);
   int olds = 0, news = 0;
-  for (int64_t k = 0; k <= commit_writes; k += std::max<int64_t>(1, commit_writes / 40)) {
+  std::vector<int64_t> crash_points;
+  for (int64_t k = 0; k < commit_writes; k += std::max<int64_t>(1, commit_writes / 40)) crash_points.push_back(k);
+  crash_points.push_back(commit_writes);  // the whole commit
+  for (const int64_t k : crash_points) {
     auto disk = NewDisk();
     {
       ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
@@ -246,6 +383,9 @@ TEST(GroupPagesTest, ACrashAtAnyWriteOfACommitLeavesTheOldOrTheNewListing) {
   EXPECT_GT(olds, 0);
   EXPECT_GT(news, 0);
 }
+
+// 3,000 names of ~220 bytes make ~60-90 pages: page tables.
+INSTANTIATE_TEST_SUITE_P(ShortAndLongNames, GroupPagesCrashTest, ::testing::Values(size_t{0}, size_t{200}));
 
 }  // namespace
 }  // namespace slabfs

@@ -1,8 +1,13 @@
 // The engine's log lines, through spdlog, to stderr.
+#include "engine/util/log.h"
+
+#include <memory>
+#include <string>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "engine/container_impl.h"
+#include "slabfs/container.h"
 
 namespace slabfs {
 namespace engine {

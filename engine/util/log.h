@@ -1,6 +1,6 @@
-// The engine's log lines (spdlog behind it, see engine/log.cc).
-#ifndef SLABFS_ENGINE_LOG_H_
-#define SLABFS_ENGINE_LOG_H_
+// The engine's log lines (spdlog behind it, see engine/util/log.cc).
+#ifndef SLABFS_ENGINE_UTIL_LOG_H_
+#define SLABFS_ENGINE_UTIL_LOG_H_
 
 #include <string_view>
 
@@ -11,4 +11,4 @@ void LogWarn(std::string_view msg);
 
 }  // namespace slabfs::engine
 
-#endif  // SLABFS_ENGINE_LOG_H_
+#endif  // SLABFS_ENGINE_UTIL_LOG_H_
