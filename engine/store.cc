@@ -1,0 +1,120 @@
+// The parts of the store interface (include/slabfs/store.h) that every
+// store shares, and the slab container as a store.
+#include "slabfs/store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/selection/hyperslab.h"
+
+namespace slabfs {
+
+std::string_view StoreLayoutName(StoreLayout layout) {
+  switch (layout) {
+    case StoreLayout::kChunked: return "chunked";
+    case StoreLayout::kContiguous: return "contiguous";
+  }
+  return "unknown";
+}
+
+Status StoreDataset::ReadElements(uint64_t first, uint64_t count, void* buf) const {
+  const DatasetInfo& d = info().dataset;
+  if (first > d.num_elements || count > d.num_elements - first) {
+    return Status::InvalidArgument(path() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                                   " outside " + std::to_string(d.num_elements));
+  }
+  const size_t item = ItemSize(d.dtype);
+  char* out = static_cast<char*>(buf);
+  // Each box's elements are dense and in C order within the range.
+  for (const engine::LinearBox& b : engine::DecomposeLinear(d.shape, first, count)) {
+    SLABFS_RETURN_IF_ERROR(Read(b.box, out + b.offset * item));
+  }
+  return Status::OK();
+}
+
+Result<ObjectId> Store::Resolve(std::string_view path) const {
+  SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
+  ObjectId id = kRootId;
+  for (const std::string& name : parts) {
+    SLABFS_ASSIGN_OR_RETURN(id, Lookup(id, name));
+  }
+  return id;
+}
+
+Result<std::shared_ptr<const StoreDataset>> Store::OpenDataset(std::string_view path) const {
+  SLABFS_ASSIGN_OR_RETURN(ObjectId id, Resolve(path));
+  return OpenDataset(id);
+}
+
+namespace {
+
+// A container's dataset: a Dataset handle and what it was when opened.
+class ContainerDataset final : public StoreDataset {
+ public:
+  ContainerDataset(std::shared_ptr<Container> c, Dataset ds, std::string path)
+      : container_(std::move(c)), ds_(std::move(ds)), path_(std::move(path)) {
+    info_.dataset = ds_.info();
+    info_.layout = StoreLayout::kChunked;
+    info_.source_filters = info_.dataset.filters;
+    info_.source_dtype = "<" + std::string(DTypeName(info_.dataset.dtype));
+    if (ItemSize(info_.dataset.dtype) == 1) info_.source_dtype[0] = '|';
+  }
+
+  const StoreDatasetInfo& info() const override { return info_; }
+  const std::string& path() const override { return path_; }
+  Status Read(const Slab& sel, void* buf, const MemSpace* mem) const override { return ds_.Read(sel, buf, mem); }
+  Result<std::vector<StoredChunk>> StoredChunks() const override {
+    SLABFS_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks, ds_.StoredChunks());
+    std::sort(chunks.begin(), chunks.end(),
+              [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; });
+    return chunks;
+  }
+  Result<std::vector<Box>> Defined(const Slab& sel) const override { return ds_.Defined(sel); }
+
+ private:
+  std::shared_ptr<Container> container_;  // keeps the container open
+  Dataset ds_;
+  std::string path_;
+  StoreDatasetInfo info_;
+};
+
+class ContainerStoreImpl final : public Store {
+ public:
+  explicit ContainerStoreImpl(std::shared_ptr<Container> c) : c_(std::move(c)) {}
+
+  std::string_view format() const override { return "slab"; }
+  const std::string& path() const override { return c_->path(); }
+  Result<ObjectId> Lookup(ObjectId parent, std::string_view name) const override { return c_->Lookup(parent, name); }
+  Result<ObjectInfo> Stat(ObjectId id) const override { return c_->Stat(id); }
+  Result<std::vector<Entry>> List(ObjectId group) const override { return c_->List(group); }
+  Result<std::string> PathOf(ObjectId id) const override { return c_->PathOf(id); }
+  Result<std::vector<std::string>> ListAttributes(ObjectId id) const override { return c_->ListAttributes(id); }
+  Result<Attribute> GetAttribute(ObjectId id, std::string_view name) const override {
+    return c_->GetAttribute(id, name);
+  }
+  Result<std::shared_ptr<const StoreDataset>> OpenDataset(ObjectId id) const override {
+    SLABFS_ASSIGN_OR_RETURN(Dataset ds, c_->OpenDataset(id));
+    SLABFS_ASSIGN_OR_RETURN(std::string p, c_->PathOf(id));
+    return std::shared_ptr<const StoreDataset>(std::make_shared<ContainerDataset>(c_, std::move(ds), std::move(p)));
+  }
+  std::vector<SkippedObject> Skipped() const override { return {}; }
+  CacheStats cache_stats() const override { return c_->cache_stats(); }
+
+ private:
+  std::shared_ptr<Container> c_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenContainerStore(const std::string& path, OpenOptions options) {
+  options.read_only = true;
+  options.create = false;
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, Container::Open(path, options));
+  return ContainerStore(std::shared_ptr<Container>(std::move(c)));
+}
+
+std::unique_ptr<Store> ContainerStore(std::shared_ptr<Container> container) {
+  return std::make_unique<ContainerStoreImpl>(std::move(container));
+}
+
+}  // namespace slabfs
