@@ -174,14 +174,16 @@ constexpr H5Z_filter_t kCountFilter = 300;
 uint64_t g_h5_read = 0, g_h5_written = 0;
 
 size_t CountFilter(unsigned int flags, size_t, const unsigned int*, size_t nbytes, size_t*, void**) {
-  if (flags & H5Z_FLAG_REVERSE) g_h5_read += nbytes;
-  else g_h5_written += nbytes;
+  if (flags & H5Z_FLAG_REVERSE)
+    g_h5_read += nbytes;
+  else
+    g_h5_written += nbytes;
   return nbytes;
 }
 
 void RegisterCountFilter() {
-  static const H5Z_class2_t kClass = {H5Z_CLASS_T_VERS, kCountFilter, 1, 1, "count bytes", nullptr, nullptr,
-                                      CountFilter};
+  static const H5Z_class2_t kClass = {H5Z_CLASS_T_VERS, kCountFilter, 1,       1,
+                                      "count bytes",    nullptr,      nullptr, CountFilter};
   if (H5Zregister(&kClass) < 0) Die("H5Zregister");
 }
 
@@ -361,8 +363,10 @@ int main(int argc, char** argv) {
   Config cfg;
   bench::Args args(argc, argv, "bench_cache", Usage);
   while (args.Next()) {
-    if (args.Is("--path")) cfg.path = args.Value();
-    else if (args.Is("--rounds")) cfg.rounds = args.Number();
+    if (args.Is("--path"))
+      cfg.path = args.Value();
+    else if (args.Is("--rounds"))
+      cfg.rounds = args.Number();
     else if (args.Is("--windows")) {
       cfg.windows.clear();
       for (const std::string& s : bench::SplitList(args.Value())) {
@@ -372,8 +376,10 @@ int main(int argc, char** argv) {
       }
     } else if (args.Is("--cache")) {
       const std::string v = args.Value();
-      if (v == "default") cfg.default_cache = true;
-      else if (v != "chunks25") Usage();
+      if (v == "default")
+        cfg.default_cache = true;
+      else if (v != "chunks25")
+        Usage();
     } else if (args.Is("--random-windows")) {
       cfg.random_windows = args.Number();
     } else if (args.Is("--filter")) {
@@ -399,8 +405,9 @@ int main(int argc, char** argv) {
               cfg.default_cache ? "defaults (slabfs 64 MiB; libhdf5 1 MiB, 521 slots, w0 0.75)"
                                 : "25 chunks (1 MB; libhdf5 521 slots, w0 0.75)",
               cfg.filter.c_str(), peer, static_cast<unsigned long long>(cfg.rounds));
-  std::printf("# efficiency = bytes requested / chunk bytes moved to or from the file; times in s "
-              "min/median/max; ratio = libhdf5 median / slabfs median\n");
+  std::printf(
+      "# efficiency = bytes requested / chunk bytes moved to or from the file; times in s "
+      "min/median/max; ratio = libhdf5 median / slabfs median\n");
   std::printf("%5s | %9s %9s | %9s %9s | %-20s %-20s %6s | %-20s %-20s %6s\n", "W", "wr slab", "wr h5", "rd slab",
               "rd h5", "write s slabfs", "write s libhdf5", "ratio", "read s slabfs", "read s libhdf5", "ratio");
   for (uint64_t w : cfg.windows) {
@@ -430,10 +437,11 @@ int main(int argc, char** argv) {
                 Format(d).c_str(), d.median / b.median);
   }
   const auto corners = WindowCorners(cfg.random_windows);
-  std::printf("\n# cached windows: %llu random %llux%llu windows of the same dataset, cache 64 MiB "
-              "(libhdf5 10007 slots), 1 thread, second pass; s min/median/max, ratio = libhdf5 / slabfs\n",
-              static_cast<unsigned long long>(cfg.random_windows), static_cast<unsigned long long>(kWin),
-              static_cast<unsigned long long>(kWin));
+  std::printf(
+      "\n# cached windows: %llu random %llux%llu windows of the same dataset, cache 64 MiB "
+      "(libhdf5 10007 slots), 1 thread, second pass; s min/median/max, ratio = libhdf5 / slabfs\n",
+      static_cast<unsigned long long>(cfg.random_windows), static_cast<unsigned long long>(kWin),
+      static_cast<unsigned long long>(kWin));
   std::printf("%-18s %-20s %-20s %6s\n", "filters", "slabfs", "libhdf5", "ratio");
   for (bool deflate : {false, true}) {
     std::vector<double> ws, wh;

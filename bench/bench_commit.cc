@@ -127,10 +127,14 @@ int main(int argc, char** argv) {
   std::string layout = "both";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--dir") dir = argv[i + 1];
-    else if (a == "--max-n") max_n = std::stoull(argv[i + 1]);
-    else if (a == "--ops") ops = std::stoi(argv[i + 1]);
-    else if (a == "--layout") layout = argv[i + 1];
+    if (a == "--dir")
+      dir = argv[i + 1];
+    else if (a == "--max-n")
+      max_n = std::stoull(argv[i + 1]);
+    else if (a == "--ops")
+      ops = std::stoi(argv[i + 1]);
+    else if (a == "--layout")
+      layout = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: bench_commit [--dir D] [--max-n N] [--ops K] [--layout flat|tree|both]\n");
       return 2;
@@ -224,21 +228,20 @@ int main(int argc, char** argv) {
                   create.median() / peer.median(), create.median() / first_create);
       std::printf("%-6s %8llu %-7s %s  (%.2fx N=1000)\n", lay.c_str(), static_cast<unsigned long long>(target), "plain",
                   peer.Row().c_str(), peer.median() / first_plain);
-      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir)\n", lay.c_str(),
-                  static_cast<unsigned long long>(target), "rename", rename.Row().c_str(),
-                  rename.median() / peer_rename.median());
+      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir)\n", lay.c_str(), static_cast<unsigned long long>(target),
+                  "rename", rename.Row().c_str(), rename.median() / peer_rename.median());
       std::printf("%-6s %8llu %-7s %s\n", lay.c_str(), static_cast<unsigned long long>(target), "lookup",
                   lookup.Row().c_str());
       std::printf("%-6s %8llu %-7s %s\n", lay.c_str(), static_cast<unsigned long long>(target), "list",
                   list.Row().c_str());
       // What the container holds at this size (fsck of the committed state).
       if (auto r = CheckContainer(path, {.verify_data = false})) {
-        std::printf("%-6s %8llu container: %.1f MiB, %llu object blocks, %llu free extents, free list in %llu blocks%s\n",
-                    lay.c_str(), static_cast<unsigned long long>(target),
-                    static_cast<double>(r->stats.file_bytes) / 1048576.0,
-                    static_cast<unsigned long long>(r->stats.object_blocks),
-                    static_cast<unsigned long long>(r->stats.free_extents),
-                    static_cast<unsigned long long>(r->stats.free_list_blocks), r->clean() ? "" : " (NOT CLEAN)");
+        std::printf(
+            "%-6s %8llu container: %.1f MiB, %llu object blocks, %llu free extents, free list in %llu blocks%s\n",
+            lay.c_str(), static_cast<unsigned long long>(target), static_cast<double>(r->stats.file_bytes) / 1048576.0,
+            static_cast<unsigned long long>(r->stats.object_blocks),
+            static_cast<unsigned long long>(r->stats.free_extents),
+            static_cast<unsigned long long>(r->stats.free_list_blocks), r->clean() ? "" : " (NOT CLEAN)");
       }
       std::fflush(stdout);
     }

@@ -185,26 +185,36 @@ int main(int argc, char** argv) {
   std::string filters_text = "none;shuffle,deflate=1;shuffle,deflate=6";
   bench::Args args(argc, argv, "bench_dense", Usage);
   while (args.Next()) {
-    if (args.Is("--path")) cfg.path = args.Value();
-    else if (args.Is("--n")) cfg.n = args.Number();
-    else if (args.Is("--chunk")) cfg.chunk = args.Number();
-    else if (args.Is("--chunk-cols")) cfg.chunk_cols = args.Number();
-    else if (args.Is("--cache-mb")) cfg.cache_mb = args.Number();
-    else if (args.Is("--windows")) cfg.windows = args.Number();
-    else if (args.Is("--filters")) filters_text = args.Value();
-    else if (args.Is("--keep")) cfg.keep = true;
-    else args.Bad();
+    if (args.Is("--path"))
+      cfg.path = args.Value();
+    else if (args.Is("--n"))
+      cfg.n = args.Number();
+    else if (args.Is("--chunk"))
+      cfg.chunk = args.Number();
+    else if (args.Is("--chunk-cols"))
+      cfg.chunk_cols = args.Number();
+    else if (args.Is("--cache-mb"))
+      cfg.cache_mb = args.Number();
+    else if (args.Is("--windows"))
+      cfg.windows = args.Number();
+    else if (args.Is("--filters"))
+      filters_text = args.Value();
+    else if (args.Is("--keep"))
+      cfg.keep = true;
+    else
+      args.Bad();
   }
   cfg.filters = bench::SplitList(filters_text);
   if (cfg.filters.empty()) Usage();
 
   bench::PrintMachine("bench_dense");
   std::printf("# dataset %lux%lu f4 (%.0f MiB) of sin(i/100)+cos(j/70), chunks %lux%lu, cache %lu MiB, container %s\n",
-              cfg.n, cfg.n, static_cast<double>(cfg.n) * cfg.n * 4 / (1 << 20), cfg.chunk, cfg.cols(),
-              cfg.cache_mb, cfg.path.c_str());
-  std::printf("# MB/s of element bytes (uncompressed); write includes the commit; each read starts from a "
-              "fresh open; %lu windows of 64x64\n",
-              cfg.windows);
+              cfg.n, cfg.n, static_cast<double>(cfg.n) * cfg.n * 4 / (1 << 20), cfg.chunk, cfg.cols(), cfg.cache_mb,
+              cfg.path.c_str());
+  std::printf(
+      "# MB/s of element bytes (uncompressed); write includes the commit; each read starts from a "
+      "fresh open; %lu windows of 64x64\n",
+      cfg.windows);
   std::printf("%-28s %10s %9s %10s %11s %12s %10s %7s\n", "filters", "write MB/s", "commit s", "rows MB/s",
               "column MB/s", "windows MB/s", "stored MB", "ratio");
   std::fflush(stdout);
@@ -213,8 +223,8 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < cfg.filters.size(); ++k) {
     const std::string path = cfg.filters.size() == 1 ? cfg.path : cfg.path + "." + std::to_string(k + 1);
     Row r = RunOne(cfg, cfg.filters[k], path, data);
-    std::printf("%-28s %10.0f %9.3f %10.0f %11.1f %12.1f %10.1f %7.2f\n", r.filters.c_str(), r.write_mbs,
-                r.commit_s, r.rows_mbs, r.column_mbs, r.windows_mbs, r.stored_bytes / 1e6,
+    std::printf("%-28s %10.0f %9.3f %10.0f %11.1f %12.1f %10.1f %7.2f\n", r.filters.c_str(), r.write_mbs, r.commit_s,
+                r.rows_mbs, r.column_mbs, r.windows_mbs, r.stored_bytes / 1e6,
                 r.stored_bytes == 0 ? 0.0 : logical / static_cast<double>(r.stored_bytes));
     std::fflush(stdout);
   }

@@ -47,7 +47,6 @@ using bench::Seconds;
 
 namespace {
 
-
 [[noreturn]] void Die(const Status& s, const char* what) {
   std::fprintf(stderr, "bench_index: %s: %s\n", what, s.ToString().c_str());
   std::exit(1);
@@ -112,9 +111,9 @@ Row Measure(IndexKind kind, uint64_t n, const std::string& path) {
   BlockStore store(file.get(), &alloc);
   IndexGeometry geo;
   geo.max_chunk_bytes = kMaxChunkBytes;
-  geo.max_grid = kind == IndexKind::kFixedArray    ? Dims{n}
+  geo.max_grid = kind == IndexKind::kFixedArray        ? Dims{n}
                  : kind == IndexKind::kExtensibleArray ? Dims{kUnlimited}
-                                                        : Dims{kUnlimited, kUnlimited};
+                                                       : Dims{kUnlimited, kUnlimited};
   const size_t rank = geo.max_grid.size();
   uint64_t side = 1;
   while (side * side < n) ++side;
@@ -223,8 +222,7 @@ void MeasureOpens(const std::string& path) {
       {"btree", IndexKind::kBTree, {kUnlimited, kUnlimited}, {{0, 0}, {n / 2, 1}, {n - 1, 2}}},
   };
   std::printf("\n# open: the index of the largest grid, empty and with 3 records in far-apart leaves\n");
-  std::printf("%-11s %8s %10s %12s %10s %12s\n", "kind", "records", "open us", "open heap B", "get us",
-              "get heap B");
+  std::printf("%-11s %8s %10s %12s %10s %12s\n", "kind", "records", "open us", "open heap B", "get us", "get heap B");
   for (const Case& c : cases) {
     IndexGeometry geo;
     geo.max_chunk_bytes = kMaxChunkBytes;
@@ -252,8 +250,10 @@ int main(int argc, char** argv) {
   uint64_t max_n = 10000000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--path" && i + 1 < argc) path = argv[++i];
-    else if (a == "--max-n" && i + 1 < argc) max_n = std::stoull(argv[++i]);
+    if (a == "--path" && i + 1 < argc)
+      path = argv[++i];
+    else if (a == "--max-n" && i + 1 < argc)
+      max_n = std::stoull(argv[++i]);
     else {
       std::fprintf(stderr, "usage: bench_index [--path P] [--max-n N]\n");
       return 2;
@@ -263,8 +263,8 @@ int main(int argc, char** argv) {
   std::printf("# records are 8-byte chunk addresses (unfiltered datasets); file %s\n", path.c_str());
   std::printf("# HDF5 (2008 hardware): extensible array 0.285 us/lookup, 0.34 us/insert, 8.0 B/record;\n");
   std::printf("#                       v2 B-tree 0.66-0.82 us/lookup, 0.71-0.94 us/insert, 16.8 B/record\n");
-  std::printf("%-11s %9s %11s %11s %11s %9s %11s %12s\n", "kind", "N", "insert us", "lookup us", "warm us",
-              "B/record", "commit ms", "commit bytes");
+  std::printf("%-11s %9s %11s %11s %11s %9s %11s %12s\n", "kind", "N", "insert us", "lookup us", "warm us", "B/record",
+              "commit ms", "commit bytes");
   for (IndexKind kind : {IndexKind::kFixedArray, IndexKind::kExtensibleArray, IndexKind::kBTree}) {
     for (uint64_t n = 1000; n <= max_n; n *= 10) {
       Row r = Measure(kind, n, path);

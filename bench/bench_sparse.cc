@@ -310,7 +310,7 @@ Expected Expect(const Workload& w, uint64_t frames, const Dims& chunk) {
   e.full_row.assign(chunk_rows, false);
   for (uint64_t f = 0; f < frames; ++f)
     if (w.Make(f).full) e.full_row[f / chunk[0]] = true;
-  uint64_t last_end = UINT64_MAX, partial_last_end = UINT64_MAX;  // global end of the previous run
+  uint64_t last_end = UINT64_MAX, partial_last_end = UINT64_MAX;                     // global end of the previous run
   auto mark = [&](uint64_t f, uint64_t y0, uint64_t y1, uint64_t x0, uint64_t x1) {  // inclusive pixel ranges
     for (uint64_t cy = y0 / chunk[1]; cy <= y1 / chunk[1]; ++cy)
       for (uint64_t cx = x0 / chunk[2]; cx <= x1 / chunk[2]; ++cx) {
@@ -338,7 +338,8 @@ Expected Expect(const Workload& w, uint64_t frames, const Dims& chunk) {
       e.roi_elements += r.h * r.w;
       ++e.roi_reads;
     }
-    if (fr.full) mark(f, 0, s - 1, 0, s - 1);
+    if (fr.full)
+      mark(f, 0, s - 1, 0, s - 1);
     else
       for (const Rect& r : fr.rois) mark(f, r.y, r.y + r.h - 1, r.x, r.x + r.w - 1);
   }
@@ -551,14 +552,14 @@ void PrintRow(const Row& r, uint64_t frame_bytes) {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.3f", static_cast<double>(r.stored_bytes) / target_base);
   const std::string target = r.sparse ? ratio : "-";
-  std::printf("%-6s %-11s %-17s %6lu %8.0f %8.1f %9.0f %8.2f %10.2f %8.3f %8s %7lu %5s %9.3f %8lu %8.3f %8.3f %9.0f %8.1f\n",
-              r.sparse ? "sparse" : "dense", r.chunks.c_str(), r.filters.c_str(), r.frames,
-              static_cast<double>(r.frames) / r.ingest_s, def_bytes / 1e6 / r.ingest_s,
-              static_cast<double>(r.frames * frame_bytes) / 1e6 / r.ingest_s, r.commit_s, Mb(r.stored_bytes),
-              static_cast<double>(r.stored_bytes) / def_bytes, target.c_str(),
-              r.chunks_stored, r.sparse ? std::to_string(r.empty_chunks).c_str() : "-", r.defined_s, r.boxes,
-              r.runs_s, r.roi_s, static_cast<double>(r.roi_reads) / r.roi_s,
-              static_cast<double>(r.roi_elements) * 2 / 1e6 / r.roi_s);
+  std::printf(
+      "%-6s %-11s %-17s %6lu %8.0f %8.1f %9.0f %8.2f %10.2f %8.3f %8s %7lu %5s %9.3f %8lu %8.3f %8.3f %9.0f %8.1f\n",
+      r.sparse ? "sparse" : "dense", r.chunks.c_str(), r.filters.c_str(), r.frames,
+      static_cast<double>(r.frames) / r.ingest_s, def_bytes / 1e6 / r.ingest_s,
+      static_cast<double>(r.frames * frame_bytes) / 1e6 / r.ingest_s, r.commit_s, Mb(r.stored_bytes),
+      static_cast<double>(r.stored_bytes) / def_bytes, target.c_str(), r.chunks_stored,
+      r.sparse ? std::to_string(r.empty_chunks).c_str() : "-", r.defined_s, r.boxes, r.runs_s, r.roi_s,
+      static_cast<double>(r.roi_reads) / r.roi_s, static_cast<double>(r.roi_elements) * 2 / 1e6 / r.roi_s);
   std::fflush(stdout);
 }
 
@@ -567,21 +568,22 @@ void RunVariant(const Config& cfg, char variant, int* failures) {
   const uint64_t s = cfg.size, frame_bytes = s * s * 2;
   const uint64_t dense_frames = std::min(cfg.frames, cfg.dense_frames == 0 ? cfg.frames : cfg.dense_frames);
   const Expected all = Expect(w, cfg.frames, {1, s, s});
-  std::printf("\n## variant %c: %lu frames of %lux%lu u2, frames 99, 199, ... stored in full; ", variant, cfg.frames,
-              s, s);
+  std::printf("\n## variant %c: %lu frames of %lux%lu u2, frames 99, 199, ... stored in full; ", variant, cfg.frames, s,
+              s);
   if (variant == 'a')
     std::printf("each frame one %lux%lu ROI (%.1f%% of a frame) moving along a Lissajous path\n", w.roi_side(),
                 w.roi_side(), 100.0 * static_cast<double>(w.roi_side() * w.roi_side()) / static_cast<double>(s * s));
   else
     std::printf("each frame 50-100 groups of 5-10 contiguous pixels at random places (%lu groups in all)\n",
                 all.roi_reads);
-  std::printf("# defined: %lu elements = %.1f MB in %lu runs (%.1f%% of %.1f MB of frames); ROI reads: %lu reads of "
-              "%.1f MB\n",
-              all.defined, Mb(all.defined * 2), all.runs,
-              100.0 * static_cast<double>(all.defined) / static_cast<double>(cfg.frames * s * s),
-              Mb(cfg.frames * frame_bytes), all.roi_reads, Mb(all.roi_elements * 2));
-  std::printf("%-6s %-11s %-17s %6s %8s %8s %9s %8s %10s %8s %8s %7s %5s %9s %8s %8s %8s %9s %8s\n", "kind",
-              "chunks", "filters", "frames", "fps", "def MB/s", "frame MB/s", "commit s", "stored MB", "st/def", "target",
+  std::printf(
+      "# defined: %lu elements = %.1f MB in %lu runs (%.1f%% of %.1f MB of frames); ROI reads: %lu reads of "
+      "%.1f MB\n",
+      all.defined, Mb(all.defined * 2), all.runs,
+      100.0 * static_cast<double>(all.defined) / static_cast<double>(cfg.frames * s * s), Mb(cfg.frames * frame_bytes),
+      all.roi_reads, Mb(all.roi_elements * 2));
+  std::printf("%-6s %-11s %-17s %6s %8s %8s %9s %8s %10s %8s %8s %7s %5s %9s %8s %8s %8s %9s %8s\n", "kind", "chunks",
+              "filters", "frames", "fps", "def MB/s", "frame MB/s", "commit s", "stored MB", "st/def", "target",
               "chunks", "empty", "defined s", "boxes", "runs s", "ROI s", "ROI rd/s", "ROI MB/s");
   std::fflush(stdout);
 
@@ -602,13 +604,14 @@ void RunVariant(const Config& cfg, char variant, int* failures) {
   std::printf("# notes (variant %c):\n", variant);
   for (const Row& r : rows) {
     std::printf("#   %-6s %-11s %-17s container file %.1f MB, chunk index %.3f MB, %.1f B stored per chunk\n",
-                r.sparse ? "sparse" : "dense", r.chunks.c_str(), r.filters.c_str(), Mb(r.file_bytes),
-                Mb(r.index_bytes), r.chunks_stored == 0 ? 0.0 : static_cast<double>(r.stored_bytes) / r.chunks_stored);
+                r.sparse ? "sparse" : "dense", r.chunks.c_str(), r.filters.c_str(), Mb(r.file_bytes), Mb(r.index_bytes),
+                r.chunks_stored == 0 ? 0.0 : static_cast<double>(r.stored_bytes) / r.chunks_stored);
   }
   if (dense_frames < cfg.frames && !cfg.dense_filters.empty())
-    std::printf("#   the dense rows cover only the first %lu frames (--dense-frames): their MB and rates are for "
-                "those frames\n",
-                dense_frames);
+    std::printf(
+        "#   the dense rows cover only the first %lu frames (--dense-frames): their MB and rates are for "
+        "those frames\n",
+        dense_frames);
   for (const Row& r : rows) {
     if (!r.sparse) continue;
     const uint64_t def_bytes = r.defined * 2;
@@ -616,30 +619,29 @@ void RunVariant(const Config& cfg, char variant, int* failures) {
     const bool filtered = r.filters != "none";
     const bool space_ok = static_cast<double>(r.stored_bytes) <= limit;
     const bool empty_ok = r.empty_chunks == 0;
-    std::printf("# target %c %-11s %-17s stored %lu B %s 1.25 x (%lu B defined + 8 x %lu runs) = %.0f B: %s; "
-                "stored chunks with nothing defined: %lu: %s\n",
-                variant, r.chunks.c_str(), r.filters.c_str(), r.stored_bytes, space_ok ? "<=" : ">", def_bytes,
-                r.runs, limit, filtered ? (space_ok ? "pass (filtered, not the target)" : "n/a (filtered)")
-                                        : (space_ok ? "PASS" : "FAIL"),
-                r.empty_chunks, empty_ok ? "PASS" : "FAIL");
+    std::printf(
+        "# target %c %-11s %-17s stored %lu B %s 1.25 x (%lu B defined + 8 x %lu runs) = %.0f B: %s; "
+        "stored chunks with nothing defined: %lu: %s\n",
+        variant, r.chunks.c_str(), r.filters.c_str(), r.stored_bytes, space_ok ? "<=" : ">", def_bytes, r.runs, limit,
+        filtered ? (space_ok ? "pass (filtered, not the target)" : "n/a (filtered)") : (space_ok ? "PASS" : "FAIL"),
+        r.empty_chunks, empty_ok ? "PASS" : "FAIL");
     if (!filtered && !space_ok) ++*failures;
     if (!empty_ok) ++*failures;
     if (r.partial_defined != 0) {
       const uint64_t part_bytes = r.partial_defined * 2;
       const double part_limit = 1.25 * static_cast<double>(part_bytes + 8 * r.partial_runs);
       const bool part_ok = static_cast<double>(r.partial_stored) <= part_limit;
-      std::printf("#   without the chunk rows holding a full frame: stored %lu B = %.3f x defined, %.3f x (%lu B "
-                  "defined + 8 x %lu runs): %s\n",
-                  r.partial_stored, static_cast<double>(r.partial_stored) / static_cast<double>(part_bytes),
-                  static_cast<double>(r.partial_stored) / static_cast<double>(part_bytes + 8 * r.partial_runs),
-                  part_bytes, r.partial_runs,
-                  filtered ? "(filtered)" : (part_ok ? "PASS" : "FAIL"));
+      std::printf(
+          "#   without the chunk rows holding a full frame: stored %lu B = %.3f x defined, %.3f x (%lu B "
+          "defined + 8 x %lu runs): %s\n",
+          r.partial_stored, static_cast<double>(r.partial_stored) / static_cast<double>(part_bytes),
+          static_cast<double>(r.partial_stored) / static_cast<double>(part_bytes + 8 * r.partial_runs), part_bytes,
+          r.partial_runs, filtered ? "(filtered)" : (part_ok ? "PASS" : "FAIL"));
       if (!filtered && !part_ok) ++*failures;
     }
   }
   std::fflush(stdout);
 }
-
 
 // ------------------------------------------------------------ holes
 
@@ -731,8 +733,8 @@ void Run(const Config& cfg, int* failures) {
   Dataset sparse = Make(**c, "/sparse", {.dtype = DType::kU1, .shape = {huge}, .chunks = {kChunk}, .sparse = true});
   Dataset dense = Make(**c, "/dense", {.dtype = DType::kU1, .shape = {huge}, .chunks = {kChunk}});
   Dataset fixed = Make(**c, "/fixed", {.dtype = DType::kU1, .shape = {uint64_t{1} << 38}, .chunks = {1024}});
-  const std::vector<uint64_t> marks = {0, uint64_t{1} << 36, uint64_t{1} << 40, uint64_t{1} << 50,
-                                       uint64_t{1} << 61, huge - 1};
+  const std::vector<uint64_t> marks = {
+      0, uint64_t{1} << 36, uint64_t{1} << 40, uint64_t{1} << 50, uint64_t{1} << 61, huge - 1};
   for (uint64_t at : marks) {
     Put(sparse, at);
     Put(dense, at);
@@ -747,8 +749,7 @@ void Run(const Config& cfg, int* failures) {
   fixed = *(*c)->OpenDataset("/fixed");
 
   std::vector<HoleRow> rows;
-  auto seek = [&](std::string what, const Dataset& ds, SeekKind k, uint64_t off, uint64_t expect,
-                  uint64_t hole_bytes) {
+  auto seek = [&](std::string what, const Dataset& ds, SeekKind k, uint64_t off, uint64_t expect, uint64_t hole_bytes) {
     HoleRow r;
     r.what = std::move(what);
     r.expect = expect;
@@ -760,8 +761,8 @@ void Run(const Config& cfg, int* failures) {
   const uint64_t region = fusefs::kSeekRegionBytes;
   for (size_t i = 1; i + 1 < marks.size(); ++i) {
     const uint64_t from = marks[i - 1] + region;
-    seek("sparse SEEK_DATA over 2^" + std::to_string(std::countr_zero(marks[i])) + " B", sparse, SeekKind::kData,
-         from, marks[i], marks[i] - from);
+    seek("sparse SEEK_DATA over 2^" + std::to_string(std::countr_zero(marks[i])) + " B", sparse, SeekKind::kData, from,
+         marks[i], marks[i] - from);
   }
   seek("sparse SEEK_DATA to the last byte", sparse, SeekKind::kData, marks[4] + region, (huge - 1) / region * region,
        huge - region - marks[4]);
@@ -805,10 +806,11 @@ void Run(const Config& cfg, int* failures) {
   for (const HoleRow& r : rows)
     if (!r.t_windowed.empty() && r.hole_bytes > 0)
       per_byte = std::max(per_byte, bench::SpreadOf(r.t_windowed).median / static_cast<double>(r.hole_bytes));
-  std::printf("\n## holes: u1 (2^62,) chunks 2^20 (b-tree, 2^42 chunks), bytes defined at 0, 2^36, 2^40, 2^50, "
-              "2^61, 2^62-1; dense: the same plus 256 MiB from 0; fixed: (2^38,) chunks 2^10; %lu rounds, seconds "
-              "min/median/max\n",
-              cfg.hole_rounds);
+  std::printf(
+      "\n## holes: u1 (2^62,) chunks 2^20 (b-tree, 2^42 chunks), bytes defined at 0, 2^36, 2^40, 2^50, "
+      "2^61, 2^62-1; dense: the same plus 256 MiB from 0; fixed: (2^38,) chunks 2^10; %lu rounds, seconds "
+      "min/median/max\n",
+      cfg.hole_rounds);
   std::printf("%-50s %-36s %-36s %12s\n", "call", "windowed (before)", "walk (after)", "median ratio");
   for (const HoleRow& r : rows) {
     std::string before = Times(r.t_windowed), ratio = "-";
@@ -846,27 +848,44 @@ int main(int argc, char** argv) {
               dense_text = "shuffle,deflate=6;shuffle,deflate=1", variant = "both";
   bench::Args args(argc, argv, "bench_sparse", Usage);
   while (args.Next()) {
-    if (args.Is("--frames")) cfg.frames = args.Number();
-    else if (args.Is("--size")) cfg.size = args.Number();
-    else if (args.Is("--chunk")) chunks_text = args.Value();
-    else if (args.Is("--variant")) variant = args.Value();
-    else if (args.Is("--sparse-filters")) sparse_text = args.Value();
-    else if (args.Is("--dense-filters")) dense_text = args.Value();
-    else if (args.Is("--dense-frames")) cfg.dense_frames = args.Number();
-    else if (args.Is("--commit-every")) cfg.commit_every = args.Number();
-    else if (args.Is("--cache-mb")) cfg.cache_mb = args.Number();
-    else if (args.Is("--path")) cfg.path = args.Value();
-    else if (args.Is("--keep")) cfg.keep = true;
-    else if (args.Is("--hole-rounds")) cfg.hole_rounds = args.Number();
-    else if (args.Is("--max-windowed-bytes")) cfg.max_windowed_bytes = args.Number();
-    else args.Bad();
+    if (args.Is("--frames"))
+      cfg.frames = args.Number();
+    else if (args.Is("--size"))
+      cfg.size = args.Number();
+    else if (args.Is("--chunk"))
+      chunks_text = args.Value();
+    else if (args.Is("--variant"))
+      variant = args.Value();
+    else if (args.Is("--sparse-filters"))
+      sparse_text = args.Value();
+    else if (args.Is("--dense-filters"))
+      dense_text = args.Value();
+    else if (args.Is("--dense-frames"))
+      cfg.dense_frames = args.Number();
+    else if (args.Is("--commit-every"))
+      cfg.commit_every = args.Number();
+    else if (args.Is("--cache-mb"))
+      cfg.cache_mb = args.Number();
+    else if (args.Is("--path"))
+      cfg.path = args.Value();
+    else if (args.Is("--keep"))
+      cfg.keep = true;
+    else if (args.Is("--hole-rounds"))
+      cfg.hole_rounds = args.Number();
+    else if (args.Is("--max-windowed-bytes"))
+      cfg.max_windowed_bytes = args.Number();
+    else
+      args.Bad();
   }
   for (const std::string& c : bench::SplitList(chunks_text)) cfg.chunks.push_back(ParseChunk(c));
   cfg.sparse_filters = bench::SplitList(sparse_text);
   cfg.dense_filters = bench::SplitList(dense_text);
-  if (variant == "a" || variant == "b") cfg.variants = variant;
-  else if (variant == "holes") cfg.variants = "h";
-  else if (variant != "both") Usage();
+  if (variant == "a" || variant == "b")
+    cfg.variants = variant;
+  else if (variant == "holes")
+    cfg.variants = "h";
+  else if (variant != "both")
+    Usage();
   if (cfg.chunks.empty() || cfg.size < 10) Usage();
 
   bench::PrintMachine("bench_sparse");
@@ -876,13 +895,16 @@ int main(int argc, char** argv) {
     std::printf("\n# %s\n", failures == 0 ? "every answer checked" : "some answers WRONG");
     return failures == 0 ? 0 : 3;
   }
-  std::printf("# %lu frames of %lux%lu u2 appended to (unlimited, %lu, %lu): Resize + Write per frame, a commit "
-              "every %lu frames and at the end; cache %lu MiB; containers %s.*\n",
-              cfg.frames, cfg.size, cfg.size, cfg.size, cfg.size, cfg.commit_every, cfg.cache_mb, cfg.path.c_str());
-  std::printf("# ingest: engine calls only (generation untimed), commits and close included; queries from a fresh "
-              "read-only open, file in the page cache; MB = 1e6 bytes\n");
-  std::printf("# st/def = stored / defined bytes; target = stored / (defined bytes + 8 x runs), at most 1.25 "
-              "(unfiltered sparse); empty = stored chunks with nothing defined\n");
+  std::printf(
+      "# %lu frames of %lux%lu u2 appended to (unlimited, %lu, %lu): Resize + Write per frame, a commit "
+      "every %lu frames and at the end; cache %lu MiB; containers %s.*\n",
+      cfg.frames, cfg.size, cfg.size, cfg.size, cfg.size, cfg.commit_every, cfg.cache_mb, cfg.path.c_str());
+  std::printf(
+      "# ingest: engine calls only (generation untimed), commits and close included; queries from a fresh "
+      "read-only open, file in the page cache; MB = 1e6 bytes\n");
+  std::printf(
+      "# st/def = stored / defined bytes; target = stored / (defined bytes + 8 x runs), at most 1.25 "
+      "(unfiltered sparse); empty = stored chunks with nothing defined\n");
   std::fflush(stdout);
   int failures = 0;
   for (char v : cfg.variants) RunVariant(cfg, v, &failures);

@@ -21,9 +21,7 @@ namespace slabfs::bench {
 
 using Clock = std::chrono::steady_clock;
 
-inline double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+inline double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 inline std::string CpuModel() {
   std::ifstream f("/proc/cpuinfo");
@@ -89,8 +87,8 @@ inline std::string Format(const Spread& s) {
 // A missing or bad value prints one line naming the flag and exits 2.
 class Args {
  public:
-  Args(int argc, char** argv, const char* program, void (*usage)()) : argc_(argc), argv_(argv), program_(program),
-                                                                       usage_(usage) {}
+  Args(int argc, char** argv, const char* program, void (*usage)())
+      : argc_(argc), argv_(argv), program_(program), usage_(usage) {}
   bool Next() { return ++i_ < argc_; }
   bool Is(std::string_view flag) const { return flag == argv_[i_]; }
   std::string Value() {

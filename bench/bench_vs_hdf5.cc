@@ -225,7 +225,7 @@ std::vector<std::pair<uint64_t, uint64_t>> Corners(uint64_t count, uint64_t limi
 }
 
 // The workloads, in row order; each returns seconds.
-const char* const kRows[] = {"write",          "rows",    "column",         "32 cols, default cache",
+const char* const kRows[] = {"write",           "rows",    "column",           "32 cols, default cache",
                              "32 cols, 17 MiB", "windows", "cached, 1 thread", "cached, 2 threads"};
 constexpr size_t kNumRows = sizeof(kRows) / sizeof(kRows[0]);
 
@@ -305,23 +305,30 @@ int main(int argc, char** argv) {
   std::string filters_text = "none;shuffle,deflate=1;shuffle,deflate=6";
   bench::Args args(argc, argv, "bench_vs_hdf5", Usage);
   while (args.Next()) {
-    if (args.Is("--n")) cfg.n = args.Number();
-    else if (args.Is("--chunk")) cfg.chunk = args.Number();
-    else if (args.Is("--rounds")) cfg.rounds = args.Number();
-    else if (args.Is("--path")) cfg.path = args.Value();
-    else if (args.Is("--filters")) filters_text = args.Value();
-    else args.Bad();
+    if (args.Is("--n"))
+      cfg.n = args.Number();
+    else if (args.Is("--chunk"))
+      cfg.chunk = args.Number();
+    else if (args.Is("--rounds"))
+      cfg.rounds = args.Number();
+    else if (args.Is("--path"))
+      cfg.path = args.Value();
+    else if (args.Is("--filters"))
+      filters_text = args.Value();
+    else
+      args.Bad();
   }
   cfg.filters = bench::SplitList(filters_text);
   if (cfg.filters.empty() || cfg.n < kCachedRegion) Usage();
   unsigned maj = 0, min = 0, rel = 0;
   H5get_libversion(&maj, &min, &rel);
   bench::PrintMachine("bench_vs_hdf5");
-  std::printf("# %llux%llu f4 (%.0f MiB), %llux%llu chunks, libhdf5 %u.%u.%u, %llu rounds interleaved; seconds "
-              "min/median/max; ratio = libhdf5 median / slabfs median\n",
-              static_cast<unsigned long long>(cfg.n), static_cast<unsigned long long>(cfg.n),
-              static_cast<double>(cfg.n) * cfg.n * 4 / (1 << 20), static_cast<unsigned long long>(cfg.chunk),
-              static_cast<unsigned long long>(cfg.chunk), maj, min, rel, static_cast<unsigned long long>(cfg.rounds));
+  std::printf(
+      "# %llux%llu f4 (%.0f MiB), %llux%llu chunks, libhdf5 %u.%u.%u, %llu rounds interleaved; seconds "
+      "min/median/max; ratio = libhdf5 median / slabfs median\n",
+      static_cast<unsigned long long>(cfg.n), static_cast<unsigned long long>(cfg.n),
+      static_cast<double>(cfg.n) * cfg.n * 4 / (1 << 20), static_cast<unsigned long long>(cfg.chunk),
+      static_cast<unsigned long long>(cfg.chunk), maj, min, rel, static_cast<unsigned long long>(cfg.rounds));
   for (const std::string& filters : cfg.filters) {
     std::vector<std::vector<double>> s(kNumRows), h(kNumRows);
     for (uint64_t round = 0; round < cfg.rounds; ++round) {
@@ -334,14 +341,13 @@ int main(int argc, char** argv) {
         h[k].push_back(th[k]);
       }
     }
-    std::printf("\n## filters %s\n%-24s %-22s %-22s %6s\n", filters.c_str(), "workload", "slabfs", "libhdf5",
-                "ratio");
+    std::printf("\n## filters %s\n%-24s %-22s %-22s %6s\n", filters.c_str(), "workload", "slabfs", "libhdf5", "ratio");
     for (size_t k = 0; k < kNumRows; ++k) {
       const Spread a = SpreadOf(s[k]);
       // The 2-thread row compares against libhdf5 on 1 thread.
       const Spread b = SpreadOf(k == 7 ? h[6] : h[k]);
-      std::printf("%-24s %-22s %-22s %6.2f\n", kRows[k], Format(a).c_str(),
-                  (Format(b) + (k == 7 ? "*" : "")).c_str(), b.median / a.median);
+      std::printf("%-24s %-22s %-22s %6.2f\n", kRows[k], Format(a).c_str(), (Format(b) + (k == 7 ? "*" : "")).c_str(),
+                  b.median / a.median);
     }
     std::fflush(stdout);
   }

@@ -124,9 +124,10 @@ Result<Dataset> Container::OpenDataset(ObjectId id) const {
 Result<Dataset> Container::OpenDataset(std::string_view path) const {
   SLABFS_ASSIGN_OR_RETURN(ObjectId id, rep_->impl->Resolve(path));
   auto ds = rep_->impl->OpenDataset(id);
-  if (!ds) return Err(ds.error().code() == Code::kNotADataset
-                          ? Status::NotADataset(std::string(path) + " is a group, not a dataset")
-                          : ds.error());
+  if (!ds)
+    return Err(ds.error().code() == Code::kNotADataset
+                   ? Status::NotADataset(std::string(path) + " is a group, not a dataset")
+                   : ds.error());
   return Dataset(std::move(*ds));
 }
 
@@ -138,8 +139,8 @@ Status Container::Remove(std::string_view path) {
   return rep_->impl->Remove(parent, pn.second);
 }
 
-Status Container::Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent,
-                         std::string_view to_name, bool no_replace) {
+Status Container::Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent, std::string_view to_name,
+                         bool no_replace) {
   return rep_->impl->Rename(from_parent, from_name, to_parent, to_name, no_replace);
 }
 
@@ -214,8 +215,7 @@ Result<std::vector<ElementRun>> Dataset::DefinedRuns(uint64_t first, uint64_t co
   if (!state_) return Err(NoState());
   return state_->DefinedRuns(first, count);
 }
-Status Dataset::ForEachDefinedRun(uint64_t first, uint64_t count, const RunVisitor& fn,
-                                  const WalkCheck& check) const {
+Status Dataset::ForEachDefinedRun(uint64_t first, uint64_t count, const RunVisitor& fn, const WalkCheck& check) const {
   return state_ ? state_->ForEachDefinedRun(first, count, fn, check) : NoState();
 }
 Result<uint64_t> Dataset::CountDefined(const WalkCheck& check) const {

@@ -26,12 +26,12 @@
 #include <unordered_set>
 
 #include "engine/container_impl.h"
-#include "engine/index/dataset_geometry.h"
-#include "engine/util/math.h"
 #include "engine/format/free_list.h"
 #include "engine/format/layout.h"
 #include "engine/format/limits.h"
+#include "engine/index/dataset_geometry.h"
 #include "engine/io/writer_lock.h"
+#include "engine/util/math.h"
 
 namespace slabfs::engine {
 namespace {
@@ -39,7 +39,6 @@ namespace {
 constexpr uint64_t kAutoChunkBytes = 1 << 20;
 // OpenOptions::reuse_delay_seconds on network and FUSE filesystems.
 constexpr int64_t kRemoteReuseDelaySeconds = 60;
-
 
 // Chunks of at most kAutoChunkBytes: bounded dimensions start at their
 // maximum and the largest is halved until the chunk fits; an unlimited
@@ -297,8 +296,7 @@ Result<ObjectId> ContainerImpl::Lookup(ObjectId parent, std::string_view name) {
   ReaderLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   auto it = p->children.find(name);
-  if (it == p->children.end())
-    return Err(Status::NotFound(ChildPathLocked(p, name) + ": no such object"));
+  if (it == p->children.end()) return Err(Status::NotFound(ChildPathLocked(p, name) + ": no such object"));
   return it->second->id;
 }
 
@@ -308,8 +306,7 @@ Result<ObjectId> ContainerImpl::Resolve(std::string_view path) {
   Node* n = root_;
   std::string walked;
   for (const auto& part : parts) {
-    if (n->kind != ObjectKind::kGroup)
-      return Err(Status::NotAGroup(walked + " is a dataset, not a group"));
+    if (n->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(walked + " is a dataset, not a group"));
     auto it = n->children.find(part);
     walked += "/" + part;
     if (it == n->children.end()) return Err(Status::NotFound(walked + ": no such object"));
@@ -397,12 +394,14 @@ Result<DatasetRecord> MakeDatasetRecord(const DatasetOptions& o) {
                                        ", shape has rank " + std::to_string(rec.shape.size())));
   rec.chunks = o.chunks.empty() ? AutoChunks(rec.max_shape, ItemSize(o.dtype)) : o.chunks;
   SLABFS_RETURN_IF_ERROR_R(ValidateDatasetShape(rec.dtype, rec.shape, rec.max_shape, rec.chunks));
-  if (o.fill.empty()) rec.fill.assign(ItemSize(o.dtype), '\0');
+  if (o.fill.empty())
+    rec.fill.assign(ItemSize(o.dtype), '\0');
   else if (o.fill.size() != ItemSize(o.dtype))
     return Err(Status::InvalidArgument("fill value has " + std::to_string(o.fill.size()) + " bytes, a " +
                                        std::string(DTypeName(o.dtype)) + " element has " +
                                        std::to_string(ItemSize(o.dtype))));
-  else rec.fill = o.fill;
+  else
+    rec.fill = o.fill;
   SLABFS_ASSIGN_OR_RETURN(rec.filters, FilterPipeline::Parse(o.filters));
   if (!rec.filters.empty()) rec.flags |= kDatasetFlagFiltered;
   if (o.sparse) rec.flags |= kDatasetFlagSparse;
@@ -419,8 +418,8 @@ Result<DatasetRecord> MakeDatasetRecord(const DatasetOptions& o) {
 }
 
 Result<std::shared_ptr<DatasetState>> ContainerImpl::NewDatasetState(ObjectId id, DatasetRecord rec) {
-  SLABFS_ASSIGN_OR_RETURN(auto index, OpenChunkIndex(rec.index, GeometryOf(rec), "", &store_,
-                                                     "dataset " + std::to_string(id)));
+  SLABFS_ASSIGN_OR_RETURN(auto index,
+                          OpenChunkIndex(rec.index, GeometryOf(rec), "", &store_, "dataset " + std::to_string(id)));
   return std::make_shared<DatasetState>(this, id, std::move(rec), std::move(index));
 }
 
@@ -456,8 +455,7 @@ Status ContainerImpl::Remove(ObjectId parent, std::string_view name) {
   WriterLock ns(ns_mu_);
   SLABFS_ASSIGN_OR_RETURN(Node * p, GetGroup(parent));
   auto it = p->children.find(name);
-  if (it == p->children.end())
-    return Status::NotFound(ChildPathLocked(p, name) + ": no such object");
+  if (it == p->children.end()) return Status::NotFound(ChildPathLocked(p, name) + ": no such object");
   Node* n = it->second;
   if (!n->children.empty()) return Status::NotEmpty(PathOfLocked(n) + " is not empty");
   DetachLocked(n);
@@ -555,10 +553,11 @@ Status ContainerImpl::SetAttribute(ObjectId id, std::string_view name, const Att
     return Status::NoSpace(PathOfLocked(n) + ": attributes would exceed " +
                            std::to_string(kMaxAttributeBytesPerObject >> 20) + " MiB");
   if (!exists && n->attrs.size() >= kMaxAttributesPerObject)
-    return Status::NoSpace(PathOfLocked(n) + " has " + std::to_string(kMaxAttributesPerObject) +
-                           " attributes already");
-  if (exists) it->value = value;
-  else n->attrs.insert(it, AttributeRecord{std::string(name), value});
+    return Status::NoSpace(PathOfLocked(n) + " has " + std::to_string(kMaxAttributesPerObject) + " attributes already");
+  if (exists)
+    it->value = value;
+  else
+    n->attrs.insert(it, AttributeRecord{std::string(name), value});
   n->attr_bytes = total;
   MarkDirtyLocked(n);
   return Status::OK();
@@ -640,8 +639,7 @@ Status ContainerImpl::WriteNodesLocked(Node* n) {
     for (const auto& [name, c] : n->children) rec.children.push_back({name, c->kind, c->id, c->block});
   }
   if (n->ds) rec.dataset = n->ds->Record();
-  SLABFS_ASSIGN_OR_RETURN(BlockRef ref,
-                          store_.Write(BlockTypeOf(n->kind), EncodeObject(rec), ObjectBlockVersion(rec)));
+  SLABFS_ASSIGN_OR_RETURN(BlockRef ref, store_.Write(BlockTypeOf(n->kind), EncodeObject(rec), ObjectBlockVersion(rec)));
   store_.Free(n->block);
   n->block = ref;
   n->dirty = false;
@@ -694,7 +692,7 @@ Status ContainerImpl::CommitLocked() {
   for (auto& [id, n] : nodes_) {
     if (n->ds && !changed_ds.count(id) && n->ds->HasUnflushedChanges()) {
       LogWarn("commit of " + path() + ": dataset " + PathOfLocked(n.get()) +
-               " changed without ContainerImpl::NoteDirty; its changes would not be committed");
+              " changed without ContainerImpl::NoteDirty; its changes would not be committed");
       std::abort();
     }
   }
@@ -719,8 +717,10 @@ Status ContainerImpl::CommitLocked() {
     // failed on a full disk) can leave the file shorter: make it up with a
     // hole, which costs no space, or fail the commit.
     auto size = file_->Size();
-    if (!size) s = size.error();
-    else if (*size < alloc_.file_end()) s = file_->Truncate(alloc_.file_end());
+    if (!size)
+      s = size.error();
+    else if (*size < alloc_.file_end())
+      s = file_->Truncate(alloc_.file_end());
   }
   if (s.ok()) s = file_->Sync();
   if (!s.ok()) {

@@ -11,8 +11,8 @@
 #define SLABFS_ENGINE_CONTAINER_IMPL_H_
 
 #include <array>
-#include <functional>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,8 +69,7 @@ class DatasetState {
   Status WriteElements(uint64_t first, uint64_t count, const void* buf);
   Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf);
   // See Dataset::WithFileExtents (engine/file_extents.cc).
-  Result<bool> WithFileExtents(uint64_t offset, size_t length, size_t max_extents,
-                               const Dataset::FileExtentUser& use);
+  Result<bool> WithFileExtents(uint64_t offset, size_t length, size_t max_extents, const Dataset::FileExtentUser& use);
   // With grow, a write past the end grows the first dimension (if it can)
   // by whole rows to hold it; if the write then fails, the growth is taken
   // back.
@@ -171,7 +170,8 @@ class DatasetState {
   // The memory chunk (of `elements`) of a chunk from its record: the fill
   // value if unallocated, else its file chunk loaded through the format.
   // `linear` is its position in the current grid, for messages.
-  Status LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem) REQUIRES_SHARED(rw_);
+  Status LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem)
+      REQUIRES_SHARED(rw_);
   // A new buffer of `bytes` holding the memory chunk at `linear`.
   Status LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) REQUIRES_SHARED(rw_);
   // Starts read-ahead of a chunk's extent, once in a while per chunk.
@@ -239,8 +239,8 @@ class DatasetState {
   // where sizes vary) and frees the old extent; if the write failed,
   // AbandonChunk gives a new extent back. StoreChunkImage does all three.
   uint64_t ReserveChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t bytes) REQUIRES(rw_);
-  Status SettleChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t dest, uint64_t bytes,
-                     uint32_t filter_mask) REQUIRES(rw_);
+  Status SettleChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t dest, uint64_t bytes, uint32_t filter_mask)
+      REQUIRES(rw_);
   void AbandonChunk(const ChunkRecord& rec, uint64_t dest, uint64_t bytes) REQUIRES(rw_);
   Status StoreChunkImage(ChunkCoord coords, const ChunkRecord& rec, const FileImage& img) REQUIRES(rw_);
   Status CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear) const REQUIRES_SHARED(rw_);
@@ -291,9 +291,9 @@ class DatasetState {
   std::atomic<uint64_t> allocated_chunks_{0};
   std::atomic<uint64_t> stored_bytes_{0};
   std::array<std::atomic<uint64_t>, 1024> advised_{};  // chunk + 1, see AdviseChunk
-  bool header_dirty_ GUARDED_BY(rw_) = false;  // counters changed since the last commit
-  Status lost_writes_ GUARDED_BY(rw_);         // the first lost write not yet taken
-  uint64_t defined_ GUARDED_BY(rw_) = 0;       // sparse: defined elements, as written back
+  bool header_dirty_ GUARDED_BY(rw_) = false;          // counters changed since the last commit
+  Status lost_writes_ GUARDED_BY(rw_);                 // the first lost write not yet taken
+  uint64_t defined_ GUARDED_BY(rw_) = 0;               // sparse: defined elements, as written back
   // Set under ns_mu_ (Remove, or Rename over it); read by Relayout.
   std::atomic<bool> detached_{false};
   // Set under commit_mu_ held exclusively; read under commit_mu_ shared.
@@ -326,8 +326,7 @@ class ContainerImpl {
   Result<std::string> PathOf(ObjectId id);
   Result<ObjectId> CreateGroup(ObjectId parent, std::string_view name);
   Result<ObjectId> MakeGroups(std::string_view path, bool parents);
-  Result<std::shared_ptr<DatasetState>> CreateDataset(ObjectId parent, std::string_view name,
-                                                      const DatasetOptions& o);
+  Result<std::shared_ptr<DatasetState>> CreateDataset(ObjectId parent, std::string_view name, const DatasetOptions& o);
   Result<std::shared_ptr<DatasetState>> OpenDataset(ObjectId id);
   // A dataset state for object `id` with the layout of `rec` (checked by
   // MakeDatasetRecord) and no chunks, linked nowhere: CreateDataset links it
@@ -381,7 +380,7 @@ class ContainerImpl {
     // The bytes of attrs' names and values (AttributeBytes), kept so that
     // setting one attribute does not sum all of them again.
     size_t attr_bytes = 0;
-    BlockRef block;                      // as of the last commit (or empty: new)
+    BlockRef block;  // as of the last commit (or empty: new)
     bool dirty = false;
     std::shared_ptr<DatasetState> ds;
     // Groups: the bytes of the children's entries (ChildEntryBytes), the
@@ -438,12 +437,12 @@ class ContainerImpl {
   // `chain` gets the blocks of the list read, or, when it was rebuilt, the
   // blocks of the damaged chain that could be read (the rebuild counts them
   // as in use; the next commit frees them).
-  Result<std::vector<FreedExtent>> ReadOrRebuildFreeList(const Superblock& sb, const NodeMap& nodes,
-                                                         bool* rebuilt, FreeListChain* chain);
+  Result<std::vector<FreedExtent>> ReadOrRebuildFreeList(const Superblock& sb, const NodeMap& nodes, bool* rebuilt,
+                                                         FreeListChain* chain);
   // Loads the tree of `sb` into `t` (the caller adopts it on success).
   Status LoadTree(const Superblock& sb, LoadTarget* t) REQUIRES(ns_mu_);
-  Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent,
-                  std::string name, int depth, LoadTarget* t) REQUIRES(ns_mu_);
+  Status LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent, std::string name, int depth,
+                  LoadTarget* t) REQUIRES(ns_mu_);
   // Copies the unchanged subtree of `from` (a node of t->old) into t.
   Status CopySubtree(const Node& from, Node* parent, std::string name, LoadTarget* t) REQUIRES(ns_mu_);
   // Writable: frees the held extents that no reader can reach any more.
@@ -494,7 +493,8 @@ class ContainerImpl {
   // The order: engine/util/lock_order.h. Changing the tree or sb_ takes
   // both (commit_mu_ shared or exclusive, then ns_mu_ exclusively).
   mutable SharedMutex commit_mu_ ACQUIRED_BEFORE(DatasetState::rw_){LockRank::kContainerCommit};
-  mutable SharedMutex ns_mu_ ACQUIRED_AFTER(commit_mu_) ACQUIRED_BEFORE(DatasetState::rw_){LockRank::kContainerNamespace};
+  mutable SharedMutex ns_mu_ ACQUIRED_AFTER(commit_mu_)
+      ACQUIRED_BEFORE(DatasetState::rw_){LockRank::kContainerNamespace};
   // The free lists commits write.
   FreeListLog free_log_ GUARDED_BY(commit_mu_);
   // FreeListLog::bytes() is an atomic, for any thread.
@@ -506,8 +506,8 @@ class ContainerImpl {
   std::unordered_map<ObjectId, std::unique_ptr<Node>> nodes_ GUARDED_BY(ns_mu_);
   Node* root_ GUARDED_BY(ns_mu_) = nullptr;
   std::vector<std::shared_ptr<DatasetState>> detached_ GUARDED_BY(ns_mu_);  // removed, awaiting reclaim
-  uint64_t sb_next_id_ GUARDED_BY(ns_mu_) = 0;  // next object id
-  std::atomic<bool> ns_dirty_{false};  // set under ns_mu_
+  uint64_t sb_next_id_ GUARDED_BY(ns_mu_) = 0;                              // next object id
+  std::atomic<bool> ns_dirty_{false};                                       // set under ns_mu_
   std::atomic<bool> data_dirty_{false};
   Mutex dirty_ds_mu_ ACQUIRED_AFTER(ns_mu_, DatasetState::rw_){LockRank::kDirtyDatasets};
   std::unordered_set<ObjectId> dirty_ds_ GUARDED_BY(dirty_ds_mu_);  // see NoteDirty

@@ -10,10 +10,10 @@
 
 #include "engine/chunk/trimmed_edge.h"
 #include "engine/container_impl.h"
+#include "engine/format/layout.h"
 #include "engine/index/dataset_geometry.h"
 #include "engine/selection/boxes.h"
 #include "engine/util/math.h"
-#include "engine/format/layout.h"
 #include "engine/util/thread_pool.h"
 
 namespace slabfs::engine {
@@ -37,7 +37,6 @@ constexpr uint64_t kMaxEncodeBatchBytes = 64 << 20;
 // Below it the split costs more than it gains (and the mount already runs
 // requests, of at most 1 MiB, on several threads).
 constexpr uint64_t kParallelBytes = 4 << 20;
-
 
 // How many stripes a transfer is split into. Where every chunk touched is
 // decoded whole (filters), two chunks are already worth two cores.
@@ -110,8 +109,10 @@ void ForEachClearRun(const uint64_t* mask, uint64_t total, F f) {
     }
     uint64_t start = i;
     while (i < total && !(mask[i / 64] >> (i % 64) & 1)) {
-      if (i % 64 == 0 && mask[i / 64] == 0 && i + 64 <= total) i += 64;
-      else ++i;
+      if (i % 64 == 0 && mask[i / 64] == 0 && i + 64 <= total)
+        i += 64;
+      else
+        ++i;
     }
     f(start, i - start);
   }
@@ -176,7 +177,8 @@ void DatasetState::MarkGone() {
 }
 
 Status DatasetState::CheckPresent() const {
-  if (gone_.load(std::memory_order_relaxed)) return Status::NotFound(what() + " is not in the commit the container now reads");
+  if (gone_.load(std::memory_order_relaxed))
+    return Status::NotFound(what() + " is not in the commit the container now reads");
   return Status::OK();
 }
 
@@ -233,8 +235,8 @@ Status DatasetState::CheckExtent(uint64_t addr, uint64_t bytes, uint64_t linear)
   if (addr < kDataStart || addr > end || end - addr < bytes) {
     uint64_t coords[kMaxRank];
     CoordsOf(linear, coords);
-    Status s = Status::Corruption(ChunkWhat(ChunkCoord(coords, grid_.size())) + ": extent at " +
-                                  std::to_string(addr) + " lies outside the container");
+    Status s = Status::Corruption(ChunkWhat(ChunkCoord(coords, grid_.size())) + ": extent at " + std::to_string(addr) +
+                                  " lies outside the container");
     LogWarn(s.ToString());
     return s;
   }
@@ -262,8 +264,7 @@ void DatasetState::AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes) {
   c_->file()->WillNeed(addr, bytes);
 }
 
-Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements,
-                               char* mem) {
+Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem) {
   if (!rec.allocated()) {
     format_->MemFill(mem, elements);
     return Status::OK();
@@ -321,9 +322,8 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
     stripes = StripesFor(plan, item_size_, false);
   }
   // Each stripe runs under this thread's hold of rw_ (shared), on the pool.
-  Status s = RunStriped(stripes, [&](size_t w, size_t width) REQUIRES_SHARED(rw_) {
-    return ReadStripe(plan, buf, w, width);
-  });
+  Status s =
+      RunStriped(stripes, [&](size_t w, size_t width) REQUIRES_SHARED(rw_) { return ReadStripe(plan, buf, w, width); });
   c_->cache().EvictToBudget();
   return s;
 }
@@ -654,8 +654,8 @@ Status DatasetState::CheckRoomForChunks(uint64_t touched) {
   uint64_t chunk_bytes = isz;
   for (uint64_t c : meta_.chunks) chunk_bytes *= c;
   if (format_->variable_size()) chunk_bytes = std::max(chunk_bytes, format_->MaxFileBytes(chunk_bytes / isz));
-  return c_->CheckRoomForChanges(
-      chunk_bytes != 0 && touched > UINT64_MAX / chunk_bytes ? UINT64_MAX : touched * chunk_bytes);
+  return c_->CheckRoomForChanges(chunk_bytes != 0 && touched > UINT64_MAX / chunk_bytes ? UINT64_MAX
+                                                                                        : touched * chunk_bytes);
 }
 
 Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool room_checked) {
@@ -720,19 +720,20 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
   if (any_direct) {
     std::vector<uint8_t> failed(direct.size(), 0);
     // Under this thread's hold of rw_, on the pool: only reads the layout.
-    Status first_error = RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) REQUIRES_SHARED(rw_) -> Status {
-      Status err;
-      uint64_t ord = 0;
-      for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
-        if (ord % width != w || direct[ord].dest == 0) continue;
-        Status s = format_->FileWrite(ChunkIo{c_->file(), &cache}, direct[ord].dest, cur, buf);
-        if (!s.ok()) {
-          failed[ord] = 1;
-          if (err.ok()) err = s.WithContext(ChunkWhat(cur.coords()));
-        }
-      }
-      return err;
-    });
+    Status first_error =
+        RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) REQUIRES_SHARED(rw_) -> Status {
+          Status err;
+          uint64_t ord = 0;
+          for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
+            if (ord % width != w || direct[ord].dest == 0) continue;
+            Status s = format_->FileWrite(ChunkIo{c_->file(), &cache}, direct[ord].dest, cur, buf);
+            if (!s.ok()) {
+              failed[ord] = 1;
+              if (err.ok()) err = s.WithContext(ChunkWhat(cur.coords()));
+            }
+          }
+          return err;
+        });
     uint64_t ord = 0;
     for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {
       const Direct& d = direct[ord];

@@ -30,9 +30,8 @@ Status DatasetState::ForEachLinearBox(uint64_t first, uint64_t count, Code out_o
 
 Status DatasetState::ReadElementsLocked(uint64_t first, uint64_t count, char* buf) {
   return ForEachLinearBox(first, count, Code::kInvalidArgument,
-                          [&](const TransferPlan& plan, uint64_t off) REQUIRES_SHARED(rw_) {
-                            return ReadLocked(plan, buf + off);
-                          });
+                          [&](const TransferPlan& plan, uint64_t off)
+                              REQUIRES_SHARED(rw_) { return ReadLocked(plan, buf + off); });
 }
 
 Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const char* buf) {

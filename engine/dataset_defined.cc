@@ -135,8 +135,10 @@ void SortAndMerge(std::vector<ElementRun>* runs) {
   std::sort(runs->begin(), runs->end(), [](const ElementRun& a, const ElementRun& b) { return a.first < b.first; });
   size_t out = 0;
   for (const ElementRun& r : *runs) {
-    if (out > 0 && (*runs)[out - 1].first + (*runs)[out - 1].count == r.first) (*runs)[out - 1].count += r.count;
-    else (*runs)[out++] = r;
+    if (out > 0 && (*runs)[out - 1].first + (*runs)[out - 1].count == r.first)
+      (*runs)[out - 1].count += r.count;
+    else
+      (*runs)[out++] = r;
   }
   runs->resize(out);
 }
@@ -159,8 +161,8 @@ Result<std::vector<Box>> DatasetState::Defined(const Slab& sel) {
                                          " has a stride"));
     lo[d] = s.start;
     if (s.extent() > meta_.shape[d] || s.start > meta_.shape[d] - s.extent())
-      return Err(Status::InvalidArgument(what() + ": selection reaches past the shape in dimension " +
-                                         std::to_string(d)));
+      return Err(
+          Status::InvalidArgument(what() + ": selection reaches past the shape in dimension " + std::to_string(d)));
     hi[d] = s.start + s.extent();
   }
   SLABFS_RETURN_IF_ERROR_R(WriteBackForQuery());
@@ -172,14 +174,15 @@ Result<std::vector<Box>> DatasetState::Defined(const Slab& sel) {
 
 Result<std::vector<ElementRun>> DatasetState::DefinedRuns(uint64_t first, uint64_t count) {
   std::vector<ElementRun> runs;
-  SLABFS_RETURN_IF_ERROR_R(ForEachDefinedRun(
-      first, count,
-      [&runs](const ElementRun& r) {
-        if (!runs.empty() && runs.back().first + runs.back().count == r.first) runs.back().count += r.count;
-        else runs.push_back(r);
-        return true;
-      },
-      {}));
+  SLABFS_RETURN_IF_ERROR_R(ForEachDefinedRun(first, count,
+                                             [&runs](const ElementRun& r) {
+                                               if (!runs.empty() && runs.back().first + runs.back().count == r.first)
+                                                 runs.back().count += r.count;
+                                               else
+                                                 runs.push_back(r);
+                                               return true;
+                                             },
+                                             {}));
   return runs;
 }
 
@@ -240,8 +243,9 @@ Status DatasetState::WalkDefinedLocked(uint64_t first, uint64_t count, const Dat
         if (!fn(r)) return false;
       return true;
     };
-    SLABFS_RETURN_IF_ERROR(
-        index_->ForEachInOrder(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord& rec) REQUIRES_SHARED(rw_) -> Result<bool> {
+    SLABFS_RETURN_IF_ERROR(index_->ForEachInOrder(
+        ChunkCoord(clo), ChunkCoord(chi),
+        [&](ChunkCoord c, const ChunkRecord& rec) REQUIRES_SHARED(rw_) -> Result<bool> {
           if (!band.empty() && !std::equal(c.begin(), c.begin() + j + 1, band.front().first.begin())) {
             SLABFS_ASSIGN_OR_RETURN(bool go, flush());
             if (!go) {
@@ -272,13 +276,14 @@ Result<uint64_t> DatasetState::CountDefined(const Dataset::WalkCheck& check) {
     if (meta_.shape[d] == 0) return uint64_t{0};
   const Dims lo(rank, 0);
   uint64_t n = 0;
-  SLABFS_RETURN_IF_ERROR_R(index_->ForEachIn(ChunkCoord(lo), ChunkCoord(grid_), [&](ChunkCoord c, const ChunkRecord&) REQUIRES_SHARED(rw_) {
-    if (check) SLABFS_RETURN_IF_ERROR(check());
-    uint64_t v = 1;
-    for (size_t d = 0; d < rank; ++d) v *= std::min(meta_.chunks[d], meta_.shape[d] - c[d] * meta_.chunks[d]);
-    n += v;
-    return Status::OK();
-  }));
+  SLABFS_RETURN_IF_ERROR_R(
+      index_->ForEachIn(ChunkCoord(lo), ChunkCoord(grid_), [&](ChunkCoord c, const ChunkRecord&) REQUIRES_SHARED(rw_) {
+        if (check) SLABFS_RETURN_IF_ERROR(check());
+        uint64_t v = 1;
+        for (size_t d = 0; d < rank; ++d) v *= std::min(meta_.chunks[d], meta_.shape[d] - c[d] * meta_.chunks[d]);
+        n += v;
+        return Status::OK();
+      }));
   return n;
 }
 
@@ -418,10 +423,11 @@ Status DatasetState::EraseStoredIn(const Slab& sel) {
     chi[d] = (s.start + (s.count - 1) * s.stride + s.block - 1) / meta_.chunks[d] + 1;
   }
   std::vector<uint64_t> targets;  // positions in the current grid
-  SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord&) REQUIRES_SHARED(rw_) {
-    targets.push_back(LinearInGrid(c));
-    return Status::OK();
-  }));
+  SLABFS_RETURN_IF_ERROR(
+      index_->ForEachIn(ChunkCoord(clo), ChunkCoord(chi), [&](ChunkCoord c, const ChunkRecord&) REQUIRES_SHARED(rw_) {
+        targets.push_back(LinearInGrid(c));
+        return Status::OK();
+      }));
   ChunkCache& cache = c_->cache();
   uint64_t coords[kMaxRank];
   for (ChunkCache::Entry* e : cache.DirtyEntries(cache_id_)) {

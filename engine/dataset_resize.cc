@@ -73,17 +73,22 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
     if (shape[d] >= meta_.shape[d]) continue;
     Dims lo(rank, 0), hi(rank, kUnlimited);
     lo[d] = shape[d] / meta_.chunks[d];
-    SLABFS_RETURN_IF_ERROR(index_->ForEachIn(ChunkCoord(lo), ChunkCoord(hi), [&](ChunkCoord c, const ChunkRecord& r) REQUIRES_SHARED(rw_) {
-      Dims coords(c.begin(), c.end());
-      bool whole = false, partial = false;
-      for (size_t k = 0; k < rank; ++k) {
-        if (c[k] * meta_.chunks[k] >= shape[k]) whole = true;
-        else if ((c[k] + 1) * meta_.chunks[k] > shape[k]) partial = true;
-      }
-      if (whole) outside.emplace_back(std::move(coords), r);
-      else if (partial) cut.emplace_back(std::move(coords), r);
-      return Status::OK();
-    }));
+    SLABFS_RETURN_IF_ERROR(
+        index_->ForEachIn(ChunkCoord(lo), ChunkCoord(hi), [&](ChunkCoord c, const ChunkRecord& r) REQUIRES_SHARED(rw_) {
+          Dims coords(c.begin(), c.end());
+          bool whole = false, partial = false;
+          for (size_t k = 0; k < rank; ++k) {
+            if (c[k] * meta_.chunks[k] >= shape[k])
+              whole = true;
+            else if ((c[k] + 1) * meta_.chunks[k] > shape[k])
+              partial = true;
+          }
+          if (whole)
+            outside.emplace_back(std::move(coords), r);
+          else if (partial)
+            cut.emplace_back(std::move(coords), r);
+          return Status::OK();
+        }));
   }
   // A chunk can be listed once per shrinking dimension.
   auto dedupe = [](std::vector<std::pair<Dims, ChunkRecord>>* v) {

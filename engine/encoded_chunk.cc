@@ -68,8 +68,10 @@ Status DatasetState::WriteEncodedChunk(ChunkCoord coords, std::string_view image
   ChunkCache::Entry* cached = cache.Lookup(CacheKey{cache_id_, LinearInGrid(coords)});
   Status s = StoreChunkImage(coords, rec, FileImage{image, filter_mask, 0});
   if (cached != nullptr) {
-    if (s.ok()) cache.Drop(cached);
-    else cache.Release(cached, 0);
+    if (s.ok())
+      cache.Drop(cached);
+    else
+      cache.Release(cached, 0);
   }
   return s;
 }

@@ -52,8 +52,8 @@ Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
 Status ContainerImpl::CheckLongEnough(const Superblock& sb) {
   SLABFS_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
   if (size >= sb.file_end) return Status::OK();
-  return Status::Corruption(path() + " is truncated: " + std::to_string(size) +
-                            " bytes, the container needs " + std::to_string(sb.file_end));
+  return Status::Corruption(path() + " is truncated: " + std::to_string(size) + " bytes, the container needs " +
+                            std::to_string(sb.file_end));
 }
 
 Result<Superblock> ContainerImpl::HoldNewestState() {
@@ -133,7 +133,8 @@ Result<std::vector<FreedExtent>> ContainerImpl::ReadOrRebuildFreeList(const Supe
   auto free = ReadFreeList(sb, chain);
   if (free || free.error().code() != Code::kCorruption) return free;
   if (read_only_) {
-    LogWarn(free.error().ToString() + "; the free list is ignored by this read-only open (slab fsck --repair "
+    LogWarn(free.error().ToString() +
+            "; the free list is ignored by this read-only open (slab fsck --repair "
             "rebuilds it)");
     return std::vector<FreedExtent>();
   }
@@ -161,13 +162,14 @@ Status ContainerImpl::LoadTree(const Superblock& sb, LoadTarget* t) {
   return Status::OK();
 }
 
-Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id,
-                               Node* parent, std::string name, int depth, LoadTarget* t) {
+Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, Node* parent, std::string name,
+                               int depth, LoadTarget* t) {
   if (depth > kLoadMaxDepth && read_only_) {
     // A reader still serves the rest of the tree, so that it can be
     // exported; nothing below this depth is shown.
     LogWarn(path() + ": object " + std::to_string(expect_id) + " under " + (parent ? PathOfLocked(parent) : "/") +
-            " is nested deeper than " + std::to_string(kLoadMaxDepth) + " levels and is left out of this read-only open");
+            " is nested deeper than " + std::to_string(kLoadMaxDepth) +
+            " levels and is left out of this read-only open");
     return Status::OK();
   }
   if (depth > kLoadMaxDepth) {
@@ -198,8 +200,10 @@ Status ContainerImpl::LoadNode(const BlockRef& ref, ObjectKind kind, ObjectId ex
   n->attr_bytes = AttributeBytes(n->attrs);
   n->block = ref;
   t->nodes.emplace(n->id, std::move(owned));
-  if (!parent) t->root = n;
-  else AddChildLocked(parent, n);
+  if (!parent)
+    t->root = n;
+  else
+    AddChildLocked(parent, n);
   if (t->info) t->info->changed_objects.push_back(n->id);
   if (kind == ObjectKind::kDataset) {
     const DatasetRecord& d = rec.dataset;
@@ -238,8 +242,10 @@ Status ContainerImpl::CopySubtree(const Node& from, Node* parent, std::string na
   n->block = from.block;
   n->ds = from.ds;
   t->nodes.emplace(n->id, std::move(owned));
-  if (!parent) t->root = n;
-  else AddChildLocked(parent, n);
+  if (!parent)
+    t->root = n;
+  else
+    AddChildLocked(parent, n);
   for (const auto& [child_name, child] : from.children) {
     SLABFS_RETURN_IF_ERROR(CopySubtree(*child, n, child_name, t));
   }
@@ -329,8 +335,7 @@ void ContainerImpl::ReleaseHeld() {
     auto at = file_->LowestLockIn(kReaderLockBase + born, freed - born);
     if (!at) {
       if (!warned) {
-        LogWarn("reading the reader locks of " + path() + ": " + at.error().ToString() +
-                "; freed space is kept back");
+        LogWarn("reading the reader locks of " + path() + ": " + at.error().ToString() + "; freed space is kept back");
         warned = true;
       }
       return true;

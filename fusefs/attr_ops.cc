@@ -25,8 +25,7 @@ ObjectInfo InfoOf(const Dataset& ds) {
 // The attributes of ino: through the handle when the kernel passes one,
 // else by id, else (a dataset removed while open) through an open handle.
 // *removed tells the last case.
-Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi,
-                          bool* removed = nullptr) {
+Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi, bool* removed = nullptr) {
   if (removed != nullptr) *removed = false;
   if (FileHandle* fh = AsFile(fi)) return InfoOf(fh->dataset);
   auto info = fs.container.Stat(ino);
@@ -41,8 +40,7 @@ Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* 
 
 // A chmod or chown that asks for another mode or owner than the fixed ones:
 // ignored, with a debug line.
-void LogIgnoredModeChange(Filesystem& fs, fuse_ino_t ino, ObjectKind kind, const struct stat* attr,
-                          int to_set) {
+void LogIgnoredModeChange(Filesystem& fs, fuse_ino_t ino, ObjectKind kind, const struct stat* attr, int to_set) {
   if (!LogsAt(spdlog::level::debug)) return;
   const mode_t mode = ModeFor(kind, fs.options.read_only);
   if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (mode & 07777)) {
@@ -53,8 +51,7 @@ void LogIgnoredModeChange(Filesystem& fs, fuse_ino_t ino, ObjectKind kind, const
       ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs.stat_ctx.gid)) {
     Log().debug("chown {} to {}:{}: ignored, the owner stays {}:{}", Describe(fs, ino),
                 (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : fs.stat_ctx.uid,
-                (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : fs.stat_ctx.gid, fs.stat_ctx.uid,
-                fs.stat_ctx.gid);
+                (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : fs.stat_ctx.gid, fs.stat_ctx.uid, fs.stat_ctx.gid);
   }
 }
 
@@ -62,7 +59,8 @@ void LogIgnoredModeChange(Filesystem& fs, fuse_ino_t ino, ObjectKind kind, const
 // size come from the inode table.
 struct stat StatFor(Filesystem& fs, const ObjectInfo& info) {
   struct stat st = MakeStat(info, fs.stat_ctx, fs.inodes.MTime(info.id));
-  if (info.kind == ObjectKind::kDataset) st.st_size = static_cast<off_t>(fs.inodes.ReportedSize(info.id, info.size_bytes));
+  if (info.kind == ObjectKind::kDataset)
+    st.st_size = static_cast<off_t>(fs.inodes.ReportedSize(info.id, info.size_bytes));
   return st;
 }
 
@@ -123,22 +121,25 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
         cleared = true;
       } else {
         return Refuse("truncate", Describe(fs, ino),
-                      Status::InvalidArgument(fmt::format(
-                          "size {} requested, the dataset has a fixed size of {} bytes "
-                          "(0 resets it to the fill value)",
-                          want, info->size_bytes)));
+                      Status::InvalidArgument(fmt::format("size {} requested, the dataset has a fixed size of {} bytes "
+                                                          "(0 resets it to the fill value)",
+                                                          want, info->size_bytes)));
       }
       fs.inodes.ForgetAppendEnd(ino);
       if (want != info->size_bytes) {
         // Committed at close like a write; a truncate(2) by path at once.
-        if (fh != nullptr) fh->written.store(true, std::memory_order_relaxed);
-        else CommitChange(fs, "truncate", Describe(fs, ino));
+        if (fh != nullptr)
+          fh->written.store(true, std::memory_order_relaxed);
+        else
+          CommitChange(fs, "truncate", Describe(fs, ino));
         fs.inodes.Touch(ino);
         info = InfoOf(*ds);
       }
     }
-    if (to_set & FUSE_SET_ATTR_MTIME_NOW) fs.inodes.Touch(ino);
-    else if (to_set & FUSE_SET_ATTR_MTIME) fs.inodes.SetMTime(ino, attr->st_mtim);
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+      fs.inodes.Touch(ino);
+    else if (to_set & FUSE_SET_ATTR_MTIME)
+      fs.inodes.SetMTime(ino, attr->st_mtim);
     struct stat st = StatFor(fs, *info);
     double timeout = fs.options.attr_timeout;
     if (cleared) {

@@ -76,8 +76,8 @@ Result<Attribute> ParseTypedValue(const AttrType& t, std::string_view text) {
     rest.remove_prefix(comma + 1);
   }
   if (t.count && *t.count != n) {
-    return Err(Status::InvalidArgument(
-        fmt::format("{} values where the type says {}[{}]", n, DTypeName(t.dtype), *t.count)));
+    return Err(
+        Status::InvalidArgument(fmt::format("{} values where the type says {}[{}]", n, DTypeName(t.dtype), *t.count)));
   }
   return Attribute::Numbers(t.dtype, std::move(raw));
 }
@@ -103,9 +103,8 @@ std::optional<Attribute> ReadAsKnownType(DType t, std::string_view text) {
 void AttrTypeKeeper::PruneLocked(Clock::time_point now) {
   std::erase_if(waiting_, [&](const auto& kv) { return now - kv.second.when > window_; });
   while (waiting_.size() > kMaxWaiting) {
-    auto oldest = std::min_element(waiting_.begin(), waiting_.end(), [](const auto& a, const auto& b) {
-      return a.second.when < b.second.when;
-    });
+    auto oldest = std::min_element(waiting_.begin(), waiting_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.when < b.second.when; });
     waiting_.erase(oldest);
   }
 }

@@ -7,8 +7,7 @@
 
 namespace slabfs::fusefs {
 
-Committer::Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit,
-                     std::string what)
+Committer::Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit, std::string what)
     : interval_(interval), dirty_(std::move(dirty)), commit_(std::move(commit)), what_(std::move(what)) {}
 
 Committer::~Committer() { Stop(); }
@@ -46,8 +45,10 @@ void Committer::Run(std::stop_token stop) {
         std::lock_guard lock(mu_);
         ++commits_;
       }
-      if (!s.ok()) Log().error("{} failed: {}", what_, s.ToString());
-      else Log().debug("{} done", what_);
+      if (!s.ok())
+        Log().error("{} failed: {}", what_, s.ToString());
+      else
+        Log().debug("{} done", what_);
     } catch (const std::exception& e) {
       Log().error("{} failed: {}", what_, e.what());
     } catch (...) {

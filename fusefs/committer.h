@@ -30,8 +30,7 @@ class Committer {
   using CommitFn = std::function<Status()>;
 
   // A zero interval makes Start a no-op.
-  Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit,
-            std::string what = "periodic commit");
+  Committer(std::chrono::milliseconds interval, DirtyFn dirty, CommitFn commit, std::string what = "periodic commit");
   ~Committer();
 
   void Start();

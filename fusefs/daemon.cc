@@ -84,8 +84,8 @@ struct FuseArgs {
 
 int Loop(fuse_session* se, const MountConfig& cfg) {
   if (cfg.single_thread) return fuse_session_loop(se);
-  std::unique_ptr<fuse_loop_config, decltype(&fuse_loop_cfg_destroy)> loop(
-      fuse_loop_cfg_create(), &fuse_loop_cfg_destroy);
+  std::unique_ptr<fuse_loop_config, decltype(&fuse_loop_cfg_destroy)> loop(fuse_loop_cfg_create(),
+                                                                           &fuse_loop_cfg_destroy);
   if (loop == nullptr) throw std::bad_alloc();
   fuse_loop_cfg_set_clone_fd(loop.get(), cfg.clone_fd ? 1 : 0);
   // UINT_MAX is libfuse's "not given" (keep every idle thread); passing it
@@ -118,8 +118,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd, bool* d
     return Status::InvalidArgument("cannot start the FUSE session (see libfuse's message)");
   }
   fs.session = se;
-  std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> session(se,
-                                                                         &fuse_session_destroy);
+  std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> session(se, &fuse_session_destroy);
   if (fuse_set_signal_handlers(se) != 0) {
     return Status::IOError("cannot install signal handlers");
   }
@@ -137,8 +136,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd, bool* d
   if (under.fd < 0) Log().debug("cannot hold {}: {}", cfg.mountpoint, std::strerror(errno));
   if (fuse_session_mount(se, cfg.mountpoint.c_str()) != 0) {
     fuse_remove_signal_handlers(se);
-    return Status::IOError(fmt::format("cannot mount at {} (see libfuse's message)",
-                                       cfg.mountpoint));
+    return Status::IOError(fmt::format("cannot mount at {} (see libfuse's message)", cfg.mountpoint));
   }
   Log().debug("mounted {} at {}", cfg.container, cfg.mountpoint);
   if (ready_fd >= 0) {
@@ -176,8 +174,7 @@ Status RunDaemon(const MountConfig& cfg) {
   oo.holder_mount = cfg.mountpoint;
   auto container = Container::Open(cfg.container, oo);
   if (!container) {
-    return container.error().WithContext(
-        fmt::format("cannot open the container {}", cfg.container));
+    return container.error().WithContext(fmt::format("cannot open the container {}", cfg.container));
   }
 
   bool detached = false;

@@ -17,8 +17,7 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Guard(req, "lookup", [&] {
     Filesystem& fs = Fs(req);
     if (NameTooLong(name)) {
-      return RefuseErrno("lookup", DescribeChild(fs, parent, name), ENAMETOOLONG,
-                         "names are at most 255 bytes");
+      return RefuseErrno("lookup", DescribeChild(fs, parent, name), ENAMETOOLONG, "names are at most 255 bytes");
     }
     auto id = fs.container.Lookup(parent, name);
     if (!id) {
@@ -27,8 +26,8 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
       if (id.error().code() == Code::kNotFound) {
         // Not a child: perhaps a view of one (views/view_ops.h).
         if (views::LookupView(req, parent, name)) return 0;
-        return QuietRefuse("lookup", [&] { return DescribeChild(fs, parent, name); },
-                           id.error());
+        return QuietRefuse(
+            "lookup", [&] { return DescribeChild(fs, parent, name); }, id.error());
       }
       return Refuse("lookup", DescribeChild(fs, parent, name), id.error());
     }
@@ -58,8 +57,8 @@ namespace {
 // Fills buf with the entries from offset `off` on and returns the bytes
 // used. Offsets: 0 is ".", 1 is "..", 2 + i is entries[i]; each entry
 // carries the offset of the next.
-Result<size_t> FillDir(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, DirHandle* dh, char* buf,
-                       size_t size, off_t off, bool plus) {
+Result<size_t> FillDir(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, DirHandle* dh, char* buf, size_t size, off_t off,
+                       bool plus) {
   std::lock_guard lock(dh->mu);
   if (off == 0 && dh->read_once) {  // rewinddir: show changes since opendir
     SLABFS_ASSIGN_OR_RETURN(dh->entries, fs.container.List(ino));
@@ -95,8 +94,7 @@ Result<size_t> FillDir(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, DirHandle
   return used;
 }
 
-int ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
-                  bool plus) {
+int ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
   Filesystem& fs = Fs(req);
   DirHandle* dh = AsDir(fi);
   if (dh == nullptr) return RefuseErrno("readdir", Describe(fs, ino), EBADF, "no dir handle");

@@ -8,8 +8,8 @@ namespace {
 // Appends the boxes of elements [first, first + count) of the subarray that
 // fixes dimensions [0, d) at prefix, where `inner[d]` is the number of
 // elements in one step of dimension d.
-void Decompose(const Dims& shape, const Dims& inner, size_t d, Dims& prefix, uint64_t first,
-               uint64_t count, std::vector<Box>* out) {
+void Decompose(const Dims& shape, const Dims& inner, size_t d, Dims& prefix, uint64_t first, uint64_t count,
+               std::vector<Box>* out) {
   const size_t rank = shape.size();
   const uint64_t step = inner[d];
   auto whole_steps = [&](uint64_t start, uint64_t n) {
@@ -43,8 +43,7 @@ void Decompose(const Dims& shape, const Dims& inner, size_t d, Dims& prefix, uin
 
 // The C-order position of the first (last: false) or last (last: true)
 // element of chunk g of the grid.
-uint64_t CornerPosition(const Dims& shape, const Dims& chunks, const Dims& grid, uint64_t g,
-                        bool last) {
+uint64_t CornerPosition(const Dims& shape, const Dims& chunks, const Dims& grid, uint64_t g, bool last) {
   const size_t rank = shape.size();
   Dims coords(rank);
   for (size_t d = rank; d-- > 0;) {
@@ -61,8 +60,7 @@ uint64_t CornerPosition(const Dims& shape, const Dims& chunks, const Dims& grid,
 }
 
 // The smallest g in [0, n] with CornerPosition(g) >= pos (n if none).
-uint64_t FirstChunkFrom(const Dims& shape, const Dims& chunks, const Dims& grid, uint64_t n,
-                        uint64_t pos, bool last) {
+uint64_t FirstChunkFrom(const Dims& shape, const Dims& chunks, const Dims& grid, uint64_t n, uint64_t pos, bool last) {
   uint64_t lo = 0, hi = n;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
@@ -77,8 +75,7 @@ uint64_t FirstChunkFrom(const Dims& shape, const Dims& chunks, const Dims& grid,
 
 }  // namespace
 
-ElementRun WholeElementsIn(uint64_t offset, uint64_t length, size_t item_size,
-                           uint64_t num_elements) {
+ElementRun WholeElementsIn(uint64_t offset, uint64_t length, size_t item_size, uint64_t num_elements) {
   if (item_size == 0) return {};
   const uint64_t first = offset / item_size + (offset % item_size != 0 ? 1 : 0);
   // offset + length may overflow for a range that reaches "to the end".
@@ -100,8 +97,7 @@ std::vector<Box> LinearBoxes(const Dims& shape, uint64_t first, uint64_t count) 
   return out;
 }
 
-std::vector<Box> WholeChunkBoxes(const Dims& shape, const Dims& chunks, uint64_t first,
-                                 uint64_t count) {
+std::vector<Box> WholeChunkBoxes(const Dims& shape, const Dims& chunks, uint64_t first, uint64_t count) {
   std::vector<Box> out;
   const size_t rank = shape.size();
   if (rank == 0 || chunks.size() != rank || count == 0) return out;

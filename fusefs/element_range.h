@@ -17,8 +17,7 @@ namespace slabfs::fusefs {
 // dataset of num_elements elements of item_size bytes: an element cut by
 // either end of the range, or past the last element, is not counted. An
 // empty run (count 0) when there is none.
-ElementRun WholeElementsIn(uint64_t offset, uint64_t length, size_t item_size,
-                           uint64_t num_elements);
+ElementRun WholeElementsIn(uint64_t offset, uint64_t length, size_t item_size, uint64_t num_elements);
 
 // Elements [first, first + count) of an array of `shape`, in C order, as
 // disjoint boxes in C order: at most 2 * rank - 1 of them (a partial row at
@@ -34,8 +33,7 @@ std::vector<Box> LinearBoxes(const Dims& shape, uint64_t first, uint64_t count);
 // (A chunk's elements lie between the positions of its first and last
 // corners, and both grow with the chunk's place in the grid, so the chunks
 // wanted are a run of the grid in C order.)
-std::vector<Box> WholeChunkBoxes(const Dims& shape, const Dims& chunks, uint64_t first,
-                                 uint64_t count);
+std::vector<Box> WholeChunkBoxes(const Dims& shape, const Dims& chunks, uint64_t first, uint64_t count);
 
 }  // namespace slabfs::fusefs
 

@@ -67,24 +67,21 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     if (Fs(req).splice_replies) {
       auto spliced = ReplyFromFile(req, ds, static_cast<uint64_t>(off), size);
       if (!spliced) {
-        return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size),
-                      spliced.error());
+        return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size), spliced.error());
       }
       if (*spliced) return 0;
     }
     char* buf = ReadBuffer(size);
     auto n = ds.ReadBytes(static_cast<uint64_t>(off), size, buf);
     if (!n) {
-      return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size),
-                    n.error());
+      return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size), n.error());
     }
     fuse_reply_buf(req, buf, *n);
     return 0;
   });
 }
 
-void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
-           fuse_file_info* fi) {
+void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, "write", [&] {
     Filesystem& fs = Fs(req);
     FileHandle* fh = AsFile(fi);

@@ -58,8 +58,8 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // writer and mmap/read see what was written.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   // Replies spliced from the container file (splice_reply.h).
-  fs.splice_replies = ShouldSpliceReplies(conn->max_write, fs.options.splice_reads,
-                                          (conn->capable & FUSE_CAP_SPLICE_WRITE) != 0);
+  fs.splice_replies =
+      ShouldSpliceReplies(conn->max_write, fs.options.splice_reads, (conn->capable & FUSE_CAP_SPLICE_WRITE) != 0);
   if (fs.splice_replies) {
     conn->want |= FUSE_CAP_SPLICE_WRITE;
   } else {
@@ -73,8 +73,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
     LogUnexpected("init", e.what());
   }
   Log().info("mounted {} ({}, max_write {}, max_readahead {}, {})", fs.container.path(),
-             fs.options.read_only ? "read-only" : "read-write", conn->max_write,
-             conn->max_readahead,
+             fs.options.read_only ? "read-only" : "read-write", conn->max_write, conn->max_readahead,
              fs.splice_replies ? "spliced reads" : "copied reads");
 }
 
@@ -100,9 +99,7 @@ void Destroy(void* userdata) {
 // Ids are never reused: the kernel's lookup counts need no bookkeeping.
 void Forget(fuse_req_t req, fuse_ino_t /*ino*/, uint64_t /*nlookup*/) { fuse_reply_none(req); }
 
-void ForgetMulti(fuse_req_t req, size_t /*count*/, fuse_forget_data* /*forgets*/) {
-  fuse_reply_none(req);
-}
+void ForgetMulti(fuse_req_t req, size_t /*count*/, fuse_forget_data* /*forgets*/) { fuse_reply_none(req); }
 
 void StatFs(fuse_req_t req, fuse_ino_t /*ino*/) {
   Guard(req, "statfs", [&] {
@@ -136,8 +133,8 @@ void CommitChange(Filesystem& fs, std::string_view op, std::string_view what) {
   if (fs.options.bulk) return;  // the commit timer, fsync or the unmount commits it
   Status s = Commit(fs);
   if (!s.ok()) {
-    Log().error("{} {}: the change is made but its commit failed ({}); the periodic commit retries",
-                op, what, s.ToString());
+    Log().error("{} {}: the change is made but its commit failed ({}); the periodic commit retries", op, what,
+                s.ToString());
   }
 }
 
@@ -154,9 +151,7 @@ FollowHooks FollowHooksOf(Filesystem& fs) {
     }
   };
   h.forget_data = [&fs](uint64_t ino) { fs.invalidator.Post(ino, 0, 0, std::chrono::milliseconds(0)); };
-  h.forget_attributes = [&fs](uint64_t ino) {
-    fs.invalidator.Post(ino, -1, 0, std::chrono::milliseconds(0));
-  };
+  h.forget_attributes = [&fs](uint64_t ino) { fs.invalidator.Post(ino, -1, 0, std::chrono::milliseconds(0)); };
   h.touch = [&fs](uint64_t ino) { fs.inodes.Touch(ino); };
   return h;
 }
@@ -171,14 +166,13 @@ Filesystem::Filesystem(Container* c, const FsOptions& o)
       stat_ctx{.uid = o.uid, .gid = o.gid, .read_only = o.read_only},
       inodes(FileMTime(c->path())),
       committer(
-          o.read_only ? std::chrono::milliseconds(0) : o.commit_interval,
-          [c] { return c->dirty(); }, [c] { return c->Commit(); }),
+          o.read_only ? std::chrono::milliseconds(0) : o.commit_interval, [c] { return c->dirty(); },
+          [c] { return c->Commit(); }),
       follower(
           o.read_only ? o.follow_interval : std::chrono::milliseconds(0), [] { return true; },
           [this] { return FollowStep(container, FollowHooksOf(*this)); }, "follow refresh"),
       invalidator([this](uint64_t ino, int64_t offset, int64_t length) {
-        return session != nullptr ? fuse_lowlevel_notify_inval_inode(session, ino, offset, length)
-                                  : -ENOTCONN;
+        return session != nullptr ? fuse_lowlevel_notify_inval_inode(session, ino, offset, length) : -ENOTCONN;
       }) {}
 
 void Filesystem::TuneReadaheadOnce() {
@@ -186,8 +180,7 @@ void Filesystem::TuneReadaheadOnce() {
   std::call_once(readahead_once, [this] {
     std::string why = SetMountReadahead(options.mountpoint, options.readahead_bytes);
     if (why.empty()) {
-      Log().debug("readahead of {} set to {} KiB", options.mountpoint,
-                  options.readahead_bytes >> 10);
+      Log().debug("readahead of {} set to {} KiB", options.mountpoint, options.readahead_bytes >> 10);
     } else {
       Log().info("readahead stays at the kernel's default: {}", why);
     }

@@ -47,13 +47,13 @@ struct FsOptions {
   // Read-only: how often to move to the newest commit (follower.h); zero:
   // never (the mount reads the commit it started with).
   std::chrono::milliseconds follow_interval{0};
-  uid_t uid = 0;               // owner reported for every object
+  uid_t uid = 0;  // owner reported for every object
   gid_t gid = 0;
-  double attr_timeout = 1.0;   // seconds the kernel may cache attributes
-  double entry_timeout = 1.0;  // and names
-  std::string mountpoint;      // for tuning the mount's readahead
+  double attr_timeout = 1.0;           // seconds the kernel may cache attributes
+  double entry_timeout = 1.0;          // and names
+  std::string mountpoint;              // for tuning the mount's readahead
   uint64_t readahead_bytes = 1 << 20;  // 0: leave the kernel's default
-  bool splice_reads = true;    // may answer reads by splicing (splice_reply.h)
+  bool splice_reads = true;            // may answer reads by splicing (splice_reply.h)
   // -o bulk: the last close of a written file and namespace and attribute
   // changes return without a commit; fsync, fsyncdir, the commit timer and
   // unmount commit as always (and a daemon killed loses what was not).
@@ -69,7 +69,7 @@ struct Filesystem {
   // when it is opened.
   void TuneReadaheadOnce();
 
-  Container& container;  // open for the life of the session
+  Container& container;             // open for the life of the session
   fuse_session* session = nullptr;  // set by the daemon, for notifications
   const FsOptions options;
   const StatContext stat_ctx;

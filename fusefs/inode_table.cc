@@ -121,8 +121,7 @@ uint64_t InodeTable::ReportedSize(ObjectId id, uint64_t size_bytes) {
   return note->append_end;
 }
 
-void InodeTable::NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size,
-                              uint64_t new_size) {
+void InodeTable::NoteWriteEnd(ObjectId id, const void* owner, uint64_t end, uint64_t old_size, uint64_t new_size) {
   // The common write, inside the dataset with no partial row anywhere,
   // takes no lock.
   if (end <= old_size && partial_rows() == 0) return;

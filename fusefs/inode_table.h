@@ -92,7 +92,7 @@ class InodeTable {
   struct Note {
     timespec mtime{};  // tv_sec 0: never changed through this mount
     int open_handles = 0;
-    Dataset open_dataset;  // while open_handles > 0
+    Dataset open_dataset;     // while open_handles > 0
     uint64_t append_end = 0;  // 0: no partial row
     const void* append_owner = nullptr;
   };

@@ -29,8 +29,7 @@ void Invalidator::Stop() {
   queue_.clear();
 }
 
-int Invalidator::Invalidate(uint64_t ino, int64_t offset, int64_t length,
-                            std::chrono::milliseconds wait) {
+int Invalidator::Invalidate(uint64_t ino, int64_t offset, int64_t length, std::chrono::milliseconds wait) {
   auto notice = std::make_shared<Notice>(Notice{.ino = ino, .offset = offset, .length = length});
   std::unique_lock lock(mu_);
   if (!running_) return -ENOTCONN;
@@ -40,11 +39,9 @@ int Invalidator::Invalidate(uint64_t ino, int64_t offset, int64_t length,
   return notice->result;
 }
 
-void Invalidator::Post(uint64_t ino, int64_t offset, int64_t length,
-                       std::chrono::milliseconds delay) {
+void Invalidator::Post(uint64_t ino, int64_t offset, int64_t length, std::chrono::milliseconds delay) {
   auto notice = std::make_shared<Notice>(
-      Notice{.ino = ino, .offset = offset, .length = length,
-             .not_before = std::chrono::steady_clock::now() + delay});
+      Notice{.ino = ino, .offset = offset, .length = length, .not_before = std::chrono::steady_clock::now() + delay});
   std::lock_guard lock(mu_);
   if (!running_) return;
   queue_.push_back(std::move(notice));

@@ -8,8 +8,8 @@
 namespace slabfs::fusefs {
 namespace {
 
-constexpr std::array<std::string_view, 9> kLayoutFields = {
-    "dtype", "shape", "maxshape", "chunks", "filters", "fill", "sparse", "index", "layout"};
+constexpr std::array<std::string_view, 9> kLayoutFields = {"dtype", "shape",  "maxshape", "chunks", "filters",
+                                                           "fill",  "sparse", "index",    "layout"};
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
@@ -97,8 +97,7 @@ Status AddOne(std::string_view name, std::string_view value, LayoutEdit* edit) {
     if (value.empty()) return bad(Status::InvalidArgument("empty"));
     // A number of some dtype; whether it fits the dataset's dtype is
     // checked with the dtype, which may come later.
-    if (!EncodeScalar(DType::kF8, value) && !EncodeScalar(DType::kI8, value) &&
-        !EncodeScalar(DType::kU8, value)) {
+    if (!EncodeScalar(DType::kF8, value) && !EncodeScalar(DType::kI8, value) && !EncodeScalar(DType::kU8, value)) {
       return bad(Status::InvalidArgument("not a number"));
     }
     edit->fill = std::string(value);
@@ -144,7 +143,8 @@ Status AddLayoutField(std::string_view name, std::string_view value, LayoutEdit*
     if (eq == std::string_view::npos) {
       return Status::InvalidArgument(
           fmt::format("user.slab.layout: '{}' is not key=value (keys: dtype, shape, maxshape, "
-                      "chunks, filters, fill, sparse, index)", item));
+                      "chunks, filters, fill, sparse, index)",
+                      item));
     }
     const std::string_view key = Trim(item.substr(0, eq));
     if (key == "layout" || !IsLayoutField(key)) {
@@ -178,8 +178,7 @@ Result<DatasetOptions> ResolveLayout(const DatasetInfo& current, uint64_t bytes,
     const size_t isz = ItemSize(o.dtype);
     if (bytes % isz != 0) {
       return Err(Status::InvalidArgument(fmt::format(
-          "{} bytes are not a whole number of {} elements; give user.slab.shape too", bytes,
-          DTypeName(o.dtype))));
+          "{} bytes are not a whole number of {} elements; give user.slab.shape too", bytes, DTypeName(o.dtype))));
     }
     o.shape = {bytes / isz};
     o.max_shape = edit.max_shape.value_or(current.max_shape);
@@ -188,8 +187,10 @@ Result<DatasetOptions> ResolveLayout(const DatasetInfo& current, uint64_t bytes,
     o.max_shape = edit.max_shape.value_or(current.max_shape);
   }
   const bool geometry_changed = o.shape.size() != current.shape.size() || o.max_shape != current.max_shape;
-  if (edit.chunks) o.chunks = *edit.chunks;
-  else if (!geometry_changed) o.chunks = current.chunks;
+  if (edit.chunks)
+    o.chunks = *edit.chunks;
+  else if (!geometry_changed)
+    o.chunks = current.chunks;
   // else: chosen by the engine
   o.index = edit.index.value_or(geometry_changed || edit.chunks ? IndexKind::kAuto : current.index);
   o.filters = edit.filters.value_or(current.filters);
@@ -208,12 +209,12 @@ Result<DatasetOptions> ResolveLayout(const DatasetInfo& current, uint64_t bytes,
 }
 
 std::string FormatLayout(const DatasetInfo& info) {
-  return fmt::format("dtype={};shape={};maxshape={};chunks={};filters={};fill={};sparse={};index={}",
-                     DTypeName(info.dtype), FormatDims(info.shape), FormatDims(info.max_shape),
-                     FormatDims(info.chunks), info.filters.empty() ? "none" : info.filters,
-                     info.fill.size() == ItemSize(info.dtype) ? FormatScalar(info.dtype, info.fill.data())
-                                                               : std::string("0"),
-                     info.sparse ? 1 : 0, IndexKindName(info.index));
+  return fmt::format(
+      "dtype={};shape={};maxshape={};chunks={};filters={};fill={};sparse={};index={}", DTypeName(info.dtype),
+      FormatDims(info.shape), FormatDims(info.max_shape), FormatDims(info.chunks),
+      info.filters.empty() ? "none" : info.filters,
+      info.fill.size() == ItemSize(info.dtype) ? FormatScalar(info.dtype, info.fill.data()) : std::string("0"),
+      info.sparse ? 1 : 0, IndexKindName(info.index));
 }
 
 std::optional<DatasetOptions> FitLayout(const DatasetInfo& target, uint64_t bytes) {

@@ -37,9 +37,7 @@ struct LayoutEdit {
   std::optional<bool> sparse;
   std::optional<IndexKind> index;
 
-  bool empty() const {
-    return !dtype && !shape && !max_shape && !chunks && !filters && !fill && !sparse && !index;
-  }
+  bool empty() const { return !dtype && !shape && !max_shape && !chunks && !filters && !fill && !sparse && !index; }
 };
 
 // Whether user.slab.<name> is a layout field (the names above), as opposed

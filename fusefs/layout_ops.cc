@@ -32,9 +32,8 @@ Result<DatasetOptions> FittingLayout(const DatasetInfo& info, const LayoutEdit& 
   if (fit_rows) {
     if (std::optional<DatasetOptions> fitted = WithLengthOf(o, info.size_bytes)) return std::move(*fitted);
   }
-  return Err(Status::InvalidArgument(fmt::format("the layout {} {} holds {} bytes, the file {}",
-                                                 DTypeName(o.dtype), FormatDims(o.shape), BytesOf(o),
-                                                 info.size_bytes)));
+  return Err(Status::InvalidArgument(fmt::format("the layout {} {} holds {} bytes, the file {}", DTypeName(o.dtype),
+                                                 FormatDims(o.shape), BytesOf(o), info.size_bytes)));
 }
 
 // What ApplyStaged did.
@@ -79,8 +78,7 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
   const DatasetInfo info = ds->info();
   // A new file typed while empty (tar --xattrs) is fixed once it holds
   // data, like any other dataset.
-  const bool is_new = fs.layouts.IsNew(ino) &&
-                      !(info.allocated_chunks != 0 && fs.layouts.TypedWhileEmpty(ino));
+  const bool is_new = fs.layouts.IsNew(ino) && !(info.allocated_chunks != 0 && fs.layouts.TypedWhileEmpty(ino));
   if (!is_new) {
     // The value it has already: nothing to do (cp -a and rsync -X copy
     // every user.* name, these among them).
@@ -120,8 +118,7 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
   Status added = AddLayoutField(field, value, &edit);
   if (!added.ok()) return Refuse(op, Describe(fs, ino), added);
   fs.layouts.SetStaged(ino, edit);
-  const bool empty =
-      info.allocated_chunks == 0 && (info.size_bytes == 0 || fs.layouts.TypedWhileEmpty(ino));
+  const bool empty = info.allocated_chunks == 0 && (info.size_bytes == 0 || fs.layouts.TypedWhileEmpty(ino));
   if (!empty && fs.inodes.OpenHandles(ino) > 0) {
     Log().debug("{} {}: staged until the last close", op, Describe(fs, ino));
     return 0;
@@ -155,10 +152,10 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
       auto applied = ApplyStaged(*src_ds, staged);
       if (!applied) return Refuse("rename", what, applied.error().WithContext("applying user.slab.*"));
       if (!applied->done) {
-        Log().warn("rename {}: the user.slab.* fields it was given do not fit its {} bytes ({}); "
-                   "it replaces {} as {}",
-                   what, src_ds->size_bytes(), applied->waiting, DescribeLayout(dst_info),
-                   DescribeLayout(src_ds->info()));
+        Log().warn(
+            "rename {}: the user.slab.* fields it was given do not fit its {} bytes ({}); "
+            "it replaces {} as {}",
+            what, src_ds->size_bytes(), applied->waiting, DescribeLayout(dst_info), DescribeLayout(src_ds->info()));
         return 0;
       }
     }
@@ -176,9 +173,10 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
     fs.layouts.Settle(src);
     Log().debug("rename {}: keeps the layout {}", what, DescribeLayout(dst_info));
   } else {
-    Log().info("rename {}: its {} bytes do not fit the layout {} of the dataset it replaces; "
-               "it stays a byte stream (u1)",
-               what, src_ds->size_bytes(), DescribeLayout(dst_info));
+    Log().info(
+        "rename {}: its {} bytes do not fit the layout {} of the dataset it replaces; "
+        "it stays a byte stream (u1)",
+        what, src_ds->size_bytes(), DescribeLayout(dst_info));
   }
   return 0;
 }
@@ -196,8 +194,8 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
     auto applied = ApplyStaged(ds, staged);
     if (!applied) return Refuse("close", Describe(fs, ino), applied.error().WithContext("applying user.slab.*"));
     if (!applied->done) {
-      Log().info("close {}: the user.slab.* fields given so far do not fit its {} bytes yet: {}",
-                 Describe(fs, ino), ds.size_bytes(), applied->waiting);
+      Log().info("close {}: the user.slab.* fields given so far do not fit its {} bytes yet: {}", Describe(fs, ino),
+                 ds.size_bytes(), applied->waiting);
       return 0;
     }
     Log().debug("close {}: now {}", Describe(fs, ino), DescribeLayout(ds.info()));
@@ -212,9 +210,10 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
     Log().debug("close {}: keeps the layout {} of the dataset it replaced", Describe(fs, ino),
                 DescribeLayout(kept->info));
   } else {
-    Log().info("close {}: its {} bytes do not fit the layout {} of the dataset it replaced ({}); "
-               "it stays a byte stream (u1)",
-               Describe(fs, ino), ds.size_bytes(), DescribeLayout(kept->info), kept->path);
+    Log().info(
+        "close {}: its {} bytes do not fit the layout {} of the dataset it replaced ({}); "
+        "it stays a byte stream (u1)",
+        Describe(fs, ino), ds.size_bytes(), DescribeLayout(kept->info), kept->path);
   }
   return 0;
 }

@@ -63,11 +63,13 @@ Logging& State() {
   std::string_view msg(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
   while (!msg.empty() && msg.back() == '\n') msg.remove_suffix(1);
   spdlog::level::level_enum l =
-      State().fuse_debug.load(std::memory_order_relaxed) ? spdlog::level::info
-                                                         : spdlog::level::debug;
-  if (level <= FUSE_LOG_ERR) l = spdlog::level::err;
-  else if (level == FUSE_LOG_WARNING) l = spdlog::level::warn;
-  else if (level <= FUSE_LOG_INFO) l = spdlog::level::info;
+      State().fuse_debug.load(std::memory_order_relaxed) ? spdlog::level::info : spdlog::level::debug;
+  if (level <= FUSE_LOG_ERR)
+    l = spdlog::level::err;
+  else if (level == FUSE_LOG_WARNING)
+    l = spdlog::level::warn;
+  else if (level <= FUSE_LOG_INFO)
+    l = spdlog::level::info;
   State().fuse->log(l, "libfuse: {}", msg);
 }
 
@@ -127,7 +129,7 @@ void LogAfterDetach() {
     return;
   }
   auto sys = std::make_shared<spdlog::sinks::syslog_sink_mt>("slabfs", LOG_PID, LOG_DAEMON,
-                                                              /*enable_formatting=*/false);
+                                                             /*enable_formatting=*/false);
   st.sink->set_sinks({std::move(sys)});
 }
 

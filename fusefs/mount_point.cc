@@ -35,26 +35,25 @@ std::string FirstEntry(const std::string& dir, bool* more) {
 
 }  // namespace
 
-Status CheckMountPoint(const std::string& mountpoint, bool allow_nonempty,
-                       const std::vector<MountEntry>& mounts) {
+Status CheckMountPoint(const std::string& mountpoint, bool allow_nonempty, const std::vector<MountEntry>& mounts) {
   if (const MountEntry* top = TopMountAt(mounts, mountpoint)) {
     // systemd's automount: the autofs trigger is in place and the kernel
     // is waiting for this very mount. Listing the directory would wait for
     // it too.
     if (top->fstype == "autofs") return Status::OK();
-    return Status::Busy(fmt::format(
-        "{} is already a mount point ({} {}); unmount it first (fusermount3 -u {}) or use another "
-        "directory",
-        mountpoint, top->fstype, top->source, mountpoint));
+    return Status::Busy(
+        fmt::format("{} is already a mount point ({} {}); unmount it first (fusermount3 -u {}) or use another "
+                    "directory",
+                    mountpoint, top->fstype, top->source, mountpoint));
   }
   if (allow_nonempty) return Status::OK();
   bool more = false;
   std::string first = FirstEntry(mountpoint, &more);
   if (first.empty()) return Status::OK();
-  return Status::NotEmpty(fmt::format(
-      "{} is not empty (it holds '{}'{}), and a mount would hide what it holds; use an empty "
-      "directory, or -o nonempty to mount over it anyway",
-      mountpoint, first, more ? " and more" : ""));
+  return Status::NotEmpty(
+      fmt::format("{} is not empty (it holds '{}'{}), and a mount would hide what it holds; use an empty "
+                  "directory, or -o nonempty to mount over it anyway",
+                  mountpoint, first, more ? " and more" : ""));
 }
 
 Status CheckMountPoint(const std::string& mountpoint, bool allow_nonempty) {

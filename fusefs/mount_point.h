@@ -28,8 +28,7 @@ namespace slabfs::fusefs {
 //   NotEmpty  it is a directory holding entries and !allow_nonempty.
 // A directory that cannot be listed is let through (the mount itself then
 // decides).
-Status CheckMountPoint(const std::string& mountpoint, bool allow_nonempty,
-                       const std::vector<MountEntry>& mounts);
+Status CheckMountPoint(const std::string& mountpoint, bool allow_nonempty, const std::vector<MountEntry>& mounts);
 
 // The same with this process's mount table (/proc/self/mountinfo; if it
 // cannot be read, only the directory is checked).

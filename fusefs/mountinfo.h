@@ -17,9 +17,9 @@ namespace slabfs::fusefs {
 // One line of mountinfo, unescaped (\040 -> ' ').
 struct MountEntry {
   std::string mount_point;
-  std::string fstype;       // "ext4", "fuse.slabfs", "autofs", ...
-  std::string source;       // the device or, for slabfs, the container (fsname)
-  std::string device;       // "MAJOR:MINOR" of the mount's device
+  std::string fstype;  // "ext4", "fuse.slabfs", "autofs", ...
+  std::string source;  // the device or, for slabfs, the container (fsname)
+  std::string device;  // "MAJOR:MINOR" of the mount's device
 };
 
 // The entries of a mountinfo text, in its order (later entries at the same

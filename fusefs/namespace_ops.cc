@@ -24,9 +24,7 @@ constexpr std::string_view kTooLong = "names are at most 255 bytes";
 // A new file is a 1-D u1 dataset whose length can change: any bytes fit,
 // and it can be given a layout later (user.slab.*, or the layout of the
 // dataset it replaces).
-DatasetOptions NewFileOptions() {
-  return DatasetOptions{.dtype = DType::kU1, .shape = {0}, .max_shape = {kUnlimited}};
-}
+DatasetOptions NewFileOptions() { return DatasetOptions{.dtype = DType::kU1, .shape = {0}, .max_shape = {kUnlimited}}; }
 
 // Creates the new file parent/name and notes it as new.
 Result<Dataset> CreateNewFile(Filesystem& fs, fuse_ino_t parent, const char* name) {
@@ -49,8 +47,7 @@ ObjectInfo InfoOfNew(const Dataset& ds) {
 // expects; the kernel checks too, from its cached view. A dataset that is
 // not a new file leaves its layout behind for a file created at its name
 // (tar x, mv across filesystems: unlink, then create).
-int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const char* name,
-                ObjectKind expected) {
+int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const char* name, ObjectKind expected) {
   Filesystem& fs = Fs(req);
   if (NameTooLong(name)) return RefuseErrno(op, DescribeChild(fs, parent, name), ENAMETOOLONG, kTooLong);
   auto id = fs.container.Lookup(parent, name);
@@ -58,8 +55,8 @@ int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const ch
   auto info = fs.container.Stat(*id);
   if (!info) return Refuse(op, DescribeChild(fs, parent, name), info.error());
   if (info->kind != expected) {
-    Status s = expected == ObjectKind::kGroup ? Status::NotAGroup("it is a dataset")
-                                              : Status::NotADataset("it is a group");
+    Status s =
+        expected == ObjectKind::kGroup ? Status::NotAGroup("it is a dataset") : Status::NotADataset("it is a group");
     return Refuse(op, DescribeChild(fs, parent, name), s);
   }
   std::optional<KeptLayout> kept;
@@ -93,9 +90,9 @@ void MkNod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev
     Filesystem& fs = Fs(req);
     if (NameTooLong(name)) return RefuseErrno("mknod", DescribeChild(fs, parent, name), ENAMETOOLONG, kTooLong);
     if (!S_ISREG(mode)) {
-      return Refuse("mknod", DescribeChild(fs, parent, name),
-                    Status::PermissionDenied(
-                        "a container holds only regular files (datasets) and directories (groups)"));
+      return Refuse(
+          "mknod", DescribeChild(fs, parent, name),
+          Status::PermissionDenied("a container holds only regular files (datasets) and directories (groups)"));
     }
     auto ds = CreateNewFile(fs, parent, name);
     if (!ds) return Refuse("mknod", DescribeChild(fs, parent, name), ds.error());
@@ -171,8 +168,9 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
       return fmt::format("{} -> {}", DescribeChild(fs, parent, name), DescribeChild(fs, newparent, newname));
     };
     if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) {
-      return Refuse("rename", what(),
-                    Status::InvalidArgument(fmt::format("rename flags {:#x}: only RENAME_NOREPLACE is supported", flags)));
+      return Refuse(
+          "rename", what(),
+          Status::InvalidArgument(fmt::format("rename flags {:#x}: only RENAME_NOREPLACE is supported", flags)));
     }
     // The kernel holds both directories locked: nothing renames or removes
     // these names between these lookups and the rename.

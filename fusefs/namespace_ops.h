@@ -16,8 +16,8 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
 void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode);
 void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name);
 void RmDir(fuse_req_t req, fuse_ino_t parent, const char* name);
-void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
-            const char* newname, unsigned int flags);
+void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+            unsigned int flags);
 // Symbolic and hard links do not exist in a container: EPERM, as for
 // mknod of anything but a regular file.
 void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name);

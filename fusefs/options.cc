@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
+#include <boost/filesystem.hpp>
 
 namespace slabfs::fusefs {
 namespace {
@@ -135,13 +135,9 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
         cfg.container = arg;
         return 0;
       }
-      return 1;  // the mount point, for fuse_parse_cmdline
-    case kKeyReadOnly:
-      cfg.read_only = true;
-      return 1;  // the kernel mounts read-only too
-    case kKeyReadWrite:
-      cfg.read_only = false;
-      return 1;
+      return 1;                                         // the mount point, for fuse_parse_cmdline
+    case kKeyReadOnly: cfg.read_only = true; return 1;  // the kernel mounts read-only too
+    case kKeyReadWrite: cfg.read_only = false; return 1;
     case kKeyCacheSize: {
       auto bytes = ParseSize(ValueOf(arg));
       if (!bytes) {
@@ -169,9 +165,7 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
       cfg.commit_interval = *interval;
       return 0;
     }
-    case kKeyFollow:
-      cfg.follow_interval = kDefaultFollowInterval;
-      return 0;
+    case kKeyFollow: cfg.follow_interval = kDefaultFollowInterval; return 0;
     case kKeyFollowEvery: {
       auto interval = ParseInterval(ValueOf(arg));
       if (!interval) {
@@ -179,8 +173,7 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
         return -1;
       }
       // Sub-10 ms refreshes would only burn a core.
-      cfg.follow_interval = interval->count() == 0 ? *interval
-                                                   : std::max(*interval, std::chrono::milliseconds(10));
+      cfg.follow_interval = interval->count() == 0 ? *interval : std::max(*interval, std::chrono::milliseconds(10));
       return 0;
     }
     case kKeyReuseDelay: {
@@ -192,14 +185,11 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
       cfg.reuse_delay_seconds = static_cast<int>((delay->count() + 999) / 1000);
       return 0;
     }
-    case kKeyNoSplice:
-      cfg.splice_reads = false;
-      return 0;
+    case kKeyNoSplice: cfg.splice_reads = false; return 0;
     case kKeyLogLevel: {
       std::string_view level = ValueOf(arg);
       if (!IsLogLevel(level)) {
-        st->error = fmt::format(
-            "bad log_level '{}': expected trace, debug, info, warn, error or off", level);
+        st->error = fmt::format("bad log_level '{}': expected trace, debug, info, warn, error or off", level);
         return -1;
       }
       cfg.log_level = std::string(level);
@@ -219,22 +209,14 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
       // libfuse 3 no longer knows it (it never checks); slabfs does.
       cfg.allow_nonempty = true;
       return 0;
-    case kKeyBulk:
-      cfg.bulk = true;
-      return 0;
-    case kKeyFsName:
-      st->have_fsname = true;
-      return 1;
-    case kKeySubtype:
-      st->have_subtype = true;
-      return 1;
-    case kKeyFstabOnly:
-      return 0;
+    case kKeyBulk: cfg.bulk = true; return 0;
+    case kKeyFsName: st->have_fsname = true; return 1;
+    case kKeySubtype: st->have_subtype = true; return 1;
+    case kKeyFstabOnly: return 0;
     case FUSE_OPT_KEY_OPT:
       // x-systemd.automount, x-gvfs-show, ...: for systemd and desktops.
       return std::string_view(arg).starts_with("x-") ? 0 : 1;
-    default:
-      return 1;
+    default: return 1;
   }
 }
 
@@ -278,8 +260,7 @@ std::string Trimmed(std::string s) {
 Result<uint64_t> ParseSize(std::string_view text) {
   const std::string original(text);
   auto bad = [&](std::string_view why) {
-    return Err(Status::InvalidArgument(
-        fmt::format("'{}': {} (expected e.g. 1048576, 512K, 64M, 1G)", original, why)));
+    return Err(Status::InvalidArgument(fmt::format("'{}': {} (expected e.g. 1048576, 512K, 64M, 1G)", original, why)));
   };
   size_t i = 0;
   auto numeric = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; };
@@ -288,16 +269,25 @@ Result<uint64_t> ParseSize(std::string_view text) {
   std::string suffix(text.substr(i));
   if (number.empty()) return bad("not a size");
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (suffix.ends_with("ib")) suffix.resize(suffix.size() - 2);
-  else if (suffix.size() == 2 && suffix[1] == 'b') suffix.resize(1);
-  else if (suffix == "b") suffix.clear();
+  if (suffix.ends_with("ib"))
+    suffix.resize(suffix.size() - 2);
+  else if (suffix.size() == 2 && suffix[1] == 'b')
+    suffix.resize(1);
+  else if (suffix == "b")
+    suffix.clear();
   int shift = 0;
-  if (suffix.empty()) shift = 0;
-  else if (suffix == "k") shift = 10;
-  else if (suffix == "m") shift = 20;
-  else if (suffix == "g") shift = 30;
-  else if (suffix == "t") shift = 40;
-  else return bad("unknown unit");
+  if (suffix.empty())
+    shift = 0;
+  else if (suffix == "k")
+    shift = 10;
+  else if (suffix == "m")
+    shift = 20;
+  else if (suffix == "g")
+    shift = 30;
+  else if (suffix == "t")
+    shift = 40;
+  else
+    return bad("unknown unit");
 
   if (number.find('.') == std::string_view::npos) {
     uint64_t v = 0;
@@ -322,17 +312,16 @@ Result<std::chrono::milliseconds> ParseInterval(std::string_view text) {
   if (number.ends_with("s")) number.remove_suffix(1);
   double seconds = 0;
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), seconds);
-  if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
-      !(seconds >= 0) || seconds > 86400) {
-    return Err(Status::InvalidArgument(
-        fmt::format("'{}': expected seconds between 0 (off) and 86400", original)));
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() || !(seconds >= 0) ||
+      seconds > 86400) {
+    return Err(Status::InvalidArgument(fmt::format("'{}': expected seconds between 0 (off) and 86400", original)));
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
 }
 
 bool IsLogLevel(std::string_view level) {
-  return level == "trace" || level == "debug" || level == "info" || level == "warn" ||
-         level == "error" || level == "off";
+  return level == "trace" || level == "debug" || level == "info" || level == "warn" || level == "error" ||
+         level == "off";
 }
 
 std::string Usage(std::string_view program) {
@@ -456,8 +445,8 @@ Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv) {
   }
   if (mountpoint == nullptr) return Err(Status::InvalidArgument("missing MOUNTPOINT"));
   if (cfg.follow_interval.count() > 0 && !cfg.read_only) {
-    return Err(Status::InvalidArgument(
-        "follow needs ro: a read-write mount is the writer and always shows its own changes"));
+    return Err(
+        Status::InvalidArgument("follow needs ro: a read-write mount is the writer and always shows its own changes"));
   }
   cfg.container = boost::filesystem::absolute(cfg.container).lexically_normal().string();
   cfg.mountpoint = mountpoint.get();

@@ -34,12 +34,12 @@ struct MountConfig {
   std::string container;   // absolute path of the container file
   std::string mountpoint;  // absolute, symlinks resolved (by libfuse)
 
-  bool read_only = false;                  // -o ro
+  bool read_only = false;                     // -o ro
   uint64_t cache_bytes = kDefaultCacheBytes;  // -o cache_size=SIZE
   uint64_t cache_max_bytes = 0;               // -o cache_max=SIZE (0: no growth)
   // -o commit_interval=SECONDS; zero disables the periodic commit.
   std::chrono::milliseconds commit_interval = kDefaultCommitInterval;
-  std::string log_level = "info";          // -o log_level=LEVEL
+  std::string log_level = "info";  // -o log_level=LEVEL
   // -o log_file=PATH, made absolute: the log goes there as well as to
   // stderr, and there alone (not to syslog) once the daemon detaches.
   std::string log_file;
@@ -57,14 +57,14 @@ struct MountConfig {
   // nosplice; see splice_reply.h).
   bool splice_reads = true;
 
-  bool foreground = false;     // -f (and -d)
-  bool single_thread = false;  // -s
-  bool debug = false;          // -d: libfuse traces every request
-  bool clone_fd = false;       // -o clone_fd
+  bool foreground = false;        // -f (and -d)
+  bool single_thread = false;     // -s
+  bool debug = false;             // -d: libfuse traces every request
+  bool clone_fd = false;          // -o clone_fd
   unsigned max_idle_threads = 0;  // UINT_MAX: not given
   unsigned max_threads = 0;       // as libfuse parsed it (default 10)
-  bool show_help = false;      // -h / --help: nothing else is required
-  bool show_version = false;   // -V / --version
+  bool show_help = false;         // -h / --help: nothing else is required
+  bool show_version = false;      // -V / --version
 
   // The argument vector for fuse_session_new: argv[0] followed by the
   // options slabfs passes to libfuse and the kernel (fsname, subtype,

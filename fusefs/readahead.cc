@@ -11,8 +11,7 @@
 
 namespace slabfs::fusefs {
 
-std::optional<std::string> FuseMountDevice(std::string_view mountinfo,
-                                           std::string_view mountpoint) {
+std::optional<std::string> FuseMountDevice(std::string_view mountinfo, std::string_view mountpoint) {
   // The last matching line wins, as for stacked mounts.
   std::optional<std::string> found;
   for (const MountEntry& e : ParseMountInfo(mountinfo)) {

@@ -18,8 +18,7 @@ namespace slabfs::fusefs {
 
 // The "MAJOR:MINOR" of the FUSE mount at `mountpoint`, from the text of
 // /proc/self/mountinfo (the last matching line wins, as for stacked mounts).
-std::optional<std::string> FuseMountDevice(std::string_view mountinfo,
-                                           std::string_view mountpoint);
+std::optional<std::string> FuseMountDevice(std::string_view mountinfo, std::string_view mountpoint);
 
 // Sets the readahead window of the FUSE mount at `mountpoint`. Returns an
 // empty string on success, else why not (not root, no such mount).

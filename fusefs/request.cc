@@ -56,8 +56,8 @@ std::string LastRefusal() {
   return last.line;
 }
 
-int Refuse(std::string_view op, std::string_view object, const Status& s,
-           spdlog::level::level_enum level, Remember remember) {
+int Refuse(std::string_view op, std::string_view object, const Status& s, spdlog::level::level_enum level,
+           Remember remember) {
   int err = ErrnoOf(s.code());
   // Damaged bytes (a chunk failing its checksum or decompression) and
   // failing syscalls are not answers to a bad request: they show even when

@@ -18,9 +18,7 @@
 
 namespace slabfs::fusefs {
 
-inline Filesystem& Fs(fuse_req_t req) {
-  return *static_cast<Filesystem*>(fuse_req_userdata(req));
-}
+inline Filesystem& Fs(fuse_req_t req) { return *static_cast<Filesystem*>(fuse_req_userdata(req)); }
 
 // Logs an exception caught at the C boundary (and remembers it as the last
 // refusal); never throws.
@@ -59,8 +57,7 @@ enum class Remember { kYes, kNo };
 // becomes LastRefusal(). Corruption and IOError are logged at error at
 // least, whatever `level` says.
 int Refuse(std::string_view op, std::string_view object, const Status& s,
-           spdlog::level::level_enum level = spdlog::level::info,
-           Remember remember = Remember::kYes);
+           spdlog::level::level_enum level = spdlog::level::info, Remember remember = Remember::kYes);
 
 // Refusals that are ordinary answers (a lookup of a missing name, an absent
 // extended attribute) happen all the time and are logged at debug; these
@@ -74,8 +71,7 @@ int QuietRefuseErrno(std::string_view op, ObjectFn&& object, int err, std::strin
 // The same for the few refusals that are not an engine Status: a name
 // over 255 bytes, a buffer too small for an xattr, a missing handle.
 int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,
-                spdlog::level::level_enum level = spdlog::level::info,
-                Remember remember = Remember::kYes);
+                spdlog::level::level_enum level = spdlog::level::info, Remember remember = Remember::kYes);
 
 // The last remembered refusal of this process (one daemon serves one
 // mount): "2026-11-26 10:00:00 write /a/ds refused (EFBIG): out of range:

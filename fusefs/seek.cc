@@ -23,8 +23,7 @@ DefinedWalkFn WalkInWindows(DefinedRunsFn runs, uint64_t first_window, uint64_t 
   };
 }
 
-Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view,
-                                     const DefinedWalkFn& walk) {
+Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view, const DefinedWalkFn& walk) {
   using Answer = std::optional<uint64_t>;
   const uint64_t size = view.size_bytes;
   if (offset >= size || view.item_size == 0) return Answer();
@@ -67,7 +66,7 @@ Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekV
   SLABFS_RETURN_IF_ERROR_R(runs(e0, count, [&](const ElementRun& r) {
     uint64_t first, last;
     if (!regions(r, &first, &last)) return false;  // past the end
-    if (first > hole) return false;  // region `hole` holds no data
+    if (first > hole) return false;                // region `hole` holds no data
     hole = std::max(hole, last + 1);
     return true;
   }));
@@ -76,9 +75,8 @@ Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekV
   return Answer(std::max(offset, at));
 }
 
-Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view,
-                                     const DefinedRunsFn& runs, uint64_t first_window,
-                                     uint64_t max_window) {
+Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view, const DefinedRunsFn& runs,
+                                     uint64_t first_window, uint64_t max_window) {
   return Seek(kind, offset, view, WalkInWindows(runs, first_window, max_window));
 }
 

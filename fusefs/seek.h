@@ -77,13 +77,10 @@ struct SeekView {
 // the offset on. SEEK_HOLE with no hole before the end answers the size.
 // Errors are the walk's (the engine's, or its check's: the mount stops a
 // walk the kernel interrupted).
-Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view,
-                                     const DefinedWalkFn& walk);
+Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view, const DefinedWalkFn& walk);
 // The same over a runs function asked in windows (WalkInWindows).
-Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view,
-                                     const DefinedRunsFn& runs,
-                                     uint64_t first_window = kFirstSeekWindow,
-                                     uint64_t max_window = kMaxSeekWindow);
+Result<std::optional<uint64_t>> Seek(SeekKind kind, uint64_t offset, const SeekView& view, const DefinedRunsFn& runs,
+                                     uint64_t first_window = kFirstSeekWindow, uint64_t max_window = kMaxSeekWindow);
 
 }  // namespace slabfs::fusefs
 

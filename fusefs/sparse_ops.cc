@@ -88,11 +88,11 @@ Status Erase(Dataset& ds, const DatasetInfo& info, ElementRun run) {
 // the answer, so the kernel finds nothing to zero.
 void DropCachedRange(Filesystem& fs, fuse_ino_t ino, uint64_t offset, uint64_t end) {
   if (end <= offset) return;
-  const int err = fs.invalidator.Invalidate(ino, static_cast<int64_t>(offset),
-                                            static_cast<int64_t>(end - offset), kInvalidateWait);
+  const int err =
+      fs.invalidator.Invalidate(ino, static_cast<int64_t>(offset), static_cast<int64_t>(end - offset), kInvalidateWait);
   if (err != 0 && err != -ENOENT) {
-    Log().info("cache invalidation of {} [{}, {}) not confirmed: {}", Describe(fs, ino), offset,
-               end, std::strerror(-err));
+    Log().info("cache invalidation of {} [{}, {}) not confirmed: {}", Describe(fs, ino), offset, end,
+               std::strerror(-err));
   }
 }
 
@@ -144,8 +144,7 @@ void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info
     const DefinedWalkFn walk = [&d, &check](uint64_t first, uint64_t count, const RunVisitor& fn) {
       return d.ForEachDefinedRun(first, count, fn, check);
     };
-    auto at = Seek(whence == SEEK_DATA ? SeekKind::kData : SeekKind::kHole,
-                   static_cast<uint64_t>(off), view, walk);
+    auto at = Seek(whence == SEEK_DATA ? SeekKind::kData : SeekKind::kHole, static_cast<uint64_t>(off), view, walk);
     if (!at && interrupted) return QuietRefuseErrno(op, where, EINTR, "interrupted");
     if (!at) return Refuse(op, where(), at.error());
     // cp, tar and rsync walk until ENXIO: an ordinary answer.
@@ -155,20 +154,17 @@ void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info
   });
 }
 
-void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
-               fuse_file_info* fi) {
+void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info* fi) {
   Guard(req, "fallocate", [&] {
     Filesystem& fs = Fs(req);
     const std::string op = FallocateOp(mode);
     auto where = [&] { return fmt::format("{} [{}, +{})", Describe(fs, ino), offset, length); };
     constexpr int kKnown = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
     if ((mode & ~kKnown) != 0) {
-      return Refuse(op, where(),
-                    Status::NotSupported("only punch-hole, zero-range and plain allocation"));
+      return Refuse(op, where(), Status::NotSupported("only punch-hole, zero-range and plain allocation"));
     }
     // The kernel checks these too.
-    if (offset < 0 || length <= 0 ||
-        ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE)) ||
+    if (offset < 0 || length <= 0 || ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE)) ||
         ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))) {
       return Refuse(op, where(), Status::InvalidArgument("bad range or mode"));
     }
@@ -190,8 +186,7 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
       if (!info.length_resizable) {
         return Refuse(op, where(),
                       Status::OutOfRange(fmt::format(
-                          "the dataset has a fixed size of {} bytes; fallocate cannot grow it",
-                          info.size_bytes)));
+                          "the dataset has a fixed size of {} bytes; fallocate cannot grow it", info.size_bytes)));
       }
       if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
         return Refuse(op, where(), Status::NotSupported("zero-range does not grow a dataset"));
@@ -214,14 +209,12 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
       fuse_reply_err(req, 0);  // plain allocation: nothing to reserve
       return 0;
     }
-    const ElementRun run =
-        WholeElementsIn(off, end - off, ItemSize(info.dtype), info.num_elements);
+    const ElementRun run = WholeElementsIn(off, end - off, ItemSize(info.dtype), info.num_elements);
     if (run.count == 0) {
       fuse_reply_err(req, 0);
       return 0;
     }
-    Status s = (mode & FALLOC_FL_PUNCH_HOLE) ? Erase(*ds, info, run)
-                                             : WriteFill(*ds, info.fill, run);
+    Status s = (mode & FALLOC_FL_PUNCH_HOLE) ? Erase(*ds, info, run) : WriteFill(*ds, info.fill, run);
     // Even a failure may have changed part of the range.
     if (FileHandle* fh = AsFile(fi)) fh->written.store(true, std::memory_order_relaxed);
     fs.inodes.Touch(ino);

@@ -27,8 +27,7 @@
 namespace slabfs::fusefs {
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
-void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
-               fuse_file_info* fi);
+void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info* fi);
 
 }  // namespace slabfs::fusefs
 

@@ -24,9 +24,9 @@ XattrName ClassifyXattr(std::string_view full_name) {
 
 const std::vector<std::string>& SlabXattrNames() {
   static const std::vector<std::string> names = {
-      "user.slab.dtype",  "user.slab.shape",  "user.slab.maxshape", "user.slab.chunks",
-      "user.slab.fill",   "user.slab.filters", "user.slab.sparse",  "user.slab.index",
-      "user.slab.layout", "user.slab.stored", "user.slab.defined",
+      "user.slab.dtype",  "user.slab.shape",   "user.slab.maxshape", "user.slab.chunks",
+      "user.slab.fill",   "user.slab.filters", "user.slab.sparse",   "user.slab.index",
+      "user.slab.layout", "user.slab.stored",  "user.slab.defined",
   };
   return names;
 }
@@ -41,8 +41,8 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
   if (name == "layout") return FormatLayout(info);
   if (name == "fill") {
     if (info.fill.size() != ItemSize(info.dtype)) {
-      return Err(Status::Corruption(fmt::format("fill value has {} bytes, expected {}",
-                                                info.fill.size(), ItemSize(info.dtype))));
+      return Err(Status::Corruption(
+          fmt::format("fill value has {} bytes, expected {}", info.fill.size(), ItemSize(info.dtype))));
     }
     return FormatScalar(info.dtype, info.fill.data());
   }
@@ -57,8 +57,8 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
   return Err(Status::NotFound(fmt::format("no attribute user.slab.{}", name)));
 }
 
-Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
-                                       std::string_view name, std::string_view last_error) {
+Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s, std::string_view name,
+                                       std::string_view last_error) {
   if (name == "cache") {
     std::string out;
     VisitFields(c, [&out](std::string_view field, uint64_t value) {
@@ -70,8 +70,8 @@ Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s,
   // A short summary, in its own order and with its own name for
   // num_objects ("objects"), not every SpaceInfo field.
   if (name == "space") {
-    return fmt::format("file_bytes={} free_bytes={} held_bytes={} objects={}", s.file_bytes,
-                       s.free_bytes, s.held_bytes, s.num_objects);
+    return fmt::format("file_bytes={} free_bytes={} held_bytes={} objects={}", s.file_bytes, s.free_bytes, s.held_bytes,
+                       s.num_objects);
   }
   if (name == "generation") return std::to_string(s.generation);
   if (name == "last_error") return std::string(last_error);

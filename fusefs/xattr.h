@@ -77,8 +77,8 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
 //   generation  the commit the mount reads (a follow mount's moves on)
 //   last_error  `last_error` as given: the mount's last refusal with its
 //               time and reason (LastRefusal, request.h), empty before one
-Result<std::string> RootSlabXattrValue(const CacheStats& cache, const SpaceInfo& space,
-                                       std::string_view name, std::string_view last_error = {});
+Result<std::string> RootSlabXattrValue(const CacheStats& cache, const SpaceInfo& space, std::string_view name,
+                                       std::string_view last_error = {});
 
 // A listxattr reply: each name followed by a NUL.
 std::string JoinXattrNames(const std::vector<std::string>& names);

@@ -20,15 +20,16 @@ namespace slabfs::fusefs {
 namespace {
 
 // Replies with an xattr value or name list, or asks for a bigger buffer.
-int ReplyXattrBytes(fuse_req_t req, std::string_view op, Filesystem& fs, fuse_ino_t ino,
-                    std::string_view bytes, size_t size) {
+int ReplyXattrBytes(fuse_req_t req, std::string_view op, Filesystem& fs, fuse_ino_t ino, std::string_view bytes,
+                    size_t size) {
   if (size == 0) {  // the caller asks how big a buffer it needs
     fuse_reply_xattr(req, bytes.size());
     return 0;
   }
   if (size < bytes.size()) {
-    return QuietRefuseErrno(op, [&] { return Describe(fs, ino); }, ERANGE,
-                            fmt::format("value has {} bytes, buffer {}", bytes.size(), size));
+    return QuietRefuseErrno(
+        op, [&] { return Describe(fs, ino); }, ERANGE,
+        fmt::format("value has {} bytes, buffer {}", bytes.size(), size));
   }
   fuse_reply_buf(req, bytes.data(), bytes.size());
   return 0;
@@ -61,8 +62,8 @@ int SetAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name, std::stri
   if (!value) {
     // A value of another type that the copy's own value replaces next.
     fs.attr_types.Wait(ino, name, *t);
-    Log().info("{} {}: user.{} '{}' is not of that type ({}); the type applies to its next value",
-               op, Describe(fs, ino), name, existing->ToText(), value.error().message());
+    Log().info("{} {}: user.{} '{}' is not of that type ({}); the type applies to its next value", op,
+               Describe(fs, ino), name, existing->ToText(), value.error().message());
     return 0;
   }
   fs.attr_types.Drop(ino, name);
@@ -110,8 +111,7 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
         auto info = fs.container.Stat(ino);
         if (!info) return Refuse(op, where(), info.error());
         if (ino == kRootId) {
-          auto value = RootSlabXattrValue(fs.container.cache_stats(), fs.container.space(), x.name,
-                                          LastRefusal());
+          auto value = RootSlabXattrValue(fs.container.cache_stats(), fs.container.space(), x.name, LastRefusal());
           if (!value) return QuietRefuseErrno(op, where, ENODATA, value.error().message());
           return ReplyXattrBytes(req, op, fs, ino, *value, size);
         }
@@ -181,8 +181,7 @@ void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   });
 }
 
-void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
-              int flags) {
+void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags) {
   Guard(req, "setxattr", [&] {
     Filesystem& fs = Fs(req);
     XattrName x = ClassifyXattr(name);
@@ -201,8 +200,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
       return 0;
     }
     if (x.space == XattrSpace::kOther) {
-      return Refuse(op, Describe(fs, ino),
-                    Status::NotSupported("only user.* attributes can be set"));
+      return Refuse(op, Describe(fs, ino), Status::NotSupported("only user.* attributes can be set"));
     }
     const std::string_view text(value, size);
     if (x.space == XattrSpace::kType) {
@@ -248,12 +246,10 @@ void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
     XattrName x = ClassifyXattr(name);
     const std::string op = fmt::format("removexattr {}", name);
     if (x.space == XattrSpace::kSlab) {
-      return Refuse(op, Describe(fs, ino),
-                    Status::PermissionDenied("user.slab.* attributes are read-only metadata"));
+      return Refuse(op, Describe(fs, ino), Status::PermissionDenied("user.slab.* attributes are read-only metadata"));
     }
     if (x.space == XattrSpace::kOther) {
-      return Refuse(op, Describe(fs, ino),
-                    Status::NotSupported("only user.* attributes can be removed"));
+      return Refuse(op, Describe(fs, ino), Status::NotSupported("only user.* attributes can be removed"));
     }
     if (x.space == XattrSpace::kType) {
       if (int err = RemoveAttrType(fs, ino, x.name)) return err;

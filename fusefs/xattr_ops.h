@@ -9,8 +9,7 @@ namespace slabfs::fusefs {
 
 void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size);
 void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size);
-void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
-              int flags);
+void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags);
 void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name);
 
 }  // namespace slabfs::fusefs

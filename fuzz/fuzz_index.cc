@@ -57,9 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<BlockRef> blocks;
   (void)(*index)->CollectBlocks(&blocks);
   uint64_t seen = 0;
-  (void)(*index)->ForEach([&](ChunkCoord, const ChunkRecord&) {
-    return ++seen < 100000 ? Status::OK() : Status::IOError("enough");
-  });
+  (void)(*index)->ForEach(
+      [&](ChunkCoord, const ChunkRecord&) { return ++seen < 100000 ? Status::OK() : Status::IOError("enough"); });
   std::vector<uint64_t> c(rank, 0);
   for (int i = 0; i < 8; ++i) {
     (void)(*index)->Get(ChunkCoord(c.data(), rank));

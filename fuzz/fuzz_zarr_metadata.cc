@@ -68,8 +68,8 @@ void Array(const ParsedArray& p) {
   Attributes(a.attributes);
   if (!p.unsupported.empty()) return;
   // What the import relies on once a document parses without a note.
-  if (a.shape.empty() || a.shape.size() > static_cast<size_t>(kMaxRank) ||
-      a.chunks.size() != a.shape.size() || a.fill.size() != ItemSize(a.dtype)) {
+  if (a.shape.empty() || a.shape.size() > static_cast<size_t>(kMaxRank) || a.chunks.size() != a.shape.size() ||
+      a.fill.size() != ItemSize(a.dtype)) {
     __builtin_trap();
   }
   for (uint64_t c : a.chunks) {
@@ -113,8 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2:
       if (auto attrs = ParseV3Group(*j, "zarr.json")) Attributes(*attrs);
       break;
-    default:
-      Attributes(*j);
+    default: Attributes(*j);
   }
   return 0;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace slabfs::tools {
 namespace {
 
@@ -25,8 +24,7 @@ Dims Delinear(uint64_t v, const Dims& grid) {
 
 }  // namespace
 
-Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size,
-                     uint64_t budget_bytes) {
+Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size, uint64_t budget_bytes) {
   const size_t rank = shape.size();
   Dims per_block(rank, 1);
   // Bytes of one element times the extent of one chunk in each dimension
@@ -49,8 +47,7 @@ Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size,
   return per_block;
 }
 
-BlockWalk::BlockWalk(const Dims& shape, const Dims& chunks, size_t item_size,
-                     uint64_t budget_bytes)
+BlockWalk::BlockWalk(const Dims& shape, const Dims& chunks, size_t item_size, uint64_t budget_bytes)
     : shape_(shape), chunks_(chunks) {
   const size_t rank = shape.size();
   grid_.resize(rank);
@@ -108,8 +105,7 @@ void BlockWalk::ChunkBox(const Dims& coords, Dims* start, Dims* count) const {
   }
 }
 
-Status BlockWalk::ForEachChunk(const Block& b,
-                               const std::function<Status(const Dims&)>& f) const {
+Status BlockWalk::ForEachChunk(const Block& b, const std::function<Status(const Dims&)>& f) const {
   Dims c = b.lo;
   for (;;) {
     SLABFS_RETURN_IF_ERROR(f(c));

@@ -25,8 +25,7 @@ namespace slabfs::tools {
 // dimension but the first whole) as many as fit in `budget_bytes`; when a
 // single row does not fit, one chunk along the first dimension and as many
 // whole rows of the next as fit, and so on; at least one chunk.
-Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size,
-                     uint64_t budget_bytes);
+Dims CopyBlockChunks(const Dims& shape, const Dims& chunks, size_t item_size, uint64_t budget_bytes);
 
 class BlockWalk {
  public:

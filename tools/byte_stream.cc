@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
+#include <boost/filesystem.hpp>
 
 #include "engine/io/os_error.h"
 
@@ -55,10 +55,7 @@ InputFile::InputFile(int fd, bool owned, std::string name, std::optional<uint64_
     : fd_(fd), owned_(owned), name_(std::move(name)), size_(size) {}
 
 InputFile::InputFile(InputFile&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      owned_(other.owned_),
-      name_(std::move(other.name_)),
-      size_(other.size_) {}
+    : fd_(std::exchange(other.fd_, -1)), owned_(other.owned_), name_(std::move(other.name_)), size_(other.size_) {}
 
 InputFile& InputFile::operator=(InputFile&& other) noexcept {
   if (this != &other) {

@@ -4,9 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <boost/algorithm/string/split.hpp>
 #include <boost/algorithm/string/trim.hpp>
-#include <fmt/format.h>
 
 #include "slabfs/container.h"
 #include "tools/session.h"
@@ -27,8 +27,7 @@ Status ListAttributes(const Container& c, ObjectId id, std::string_view path, st
 
 }  // namespace
 
-Result<Attribute> MakeAttribute(const std::string& value, bool force_string,
-                                const std::string& dtype) {
+Result<Attribute> MakeAttribute(const std::string& value, bool force_string, const std::string& dtype) {
   Attribute a;
   if (force_string) {
     a = Attribute::String(value);
@@ -42,9 +41,8 @@ Result<Attribute> MakeAttribute(const std::string& value, bool force_string,
       boost::algorithm::trim(item);
       auto encoded = EncodeScalar(*t, item);
       if (!encoded) {
-        return Err(Status::InvalidArgument(fmt::format("value '{}' for dtype {}: {}", item,
-                                                       DTypeName(*t),
-                                                       encoded.error().message())));
+        return Err(Status::InvalidArgument(
+            fmt::format("value '{}' for dtype {}: {}", item, DTypeName(*t), encoded.error().message())));
       }
       bytes += *encoded;
       if (bytes.size() > kMaxAttributeBytes) break;
@@ -54,8 +52,8 @@ Result<Attribute> MakeAttribute(const std::string& value, bool force_string,
     a = Attribute::FromText(value);
   }
   if (a.data.size() > kMaxAttributeBytes) {
-    return Err(Status::InvalidArgument(fmt::format(
-        "the value is over {} bytes, the most an attribute holds", kMaxAttributeBytes)));
+    return Err(Status::InvalidArgument(
+        fmt::format("the value is over {} bytes, the most an attribute holds", kMaxAttributeBytes)));
   }
   return a;
 }
@@ -104,22 +102,21 @@ void AddAttrCommand(CLI::App& app, CommandTable& table) {
   // option counts say which were given.
   auto name = std::make_shared<std::string>();
   auto value = std::make_shared<std::string>();
-  CLI::App* sub = app.add_subcommand(
-      "attr",
-      "List attributes (FILE PATH), print one (FILE PATH NAME), set one (FILE PATH NAME VALUE) "
-      "or delete one (FILE PATH NAME --delete)");
+  CLI::App* sub =
+      app.add_subcommand("attr",
+                         "List attributes (FILE PATH), print one (FILE PATH NAME), set one (FILE PATH NAME VALUE) "
+                         "or delete one (FILE PATH NAME --delete)");
   sub->add_option("FILE", o->file, "container file")->required();
   sub->add_option("PATH", o->path, "absolute path of a group or dataset")->required();
   CLI::Option* name_opt = sub->add_option("NAME", *name, "attribute name");
-  CLI::Option* value_opt = sub->add_option(
-      "VALUE", *value,
-      "new value: integers (1 or 1,2,3) are stored as i8, other numbers as f8, anything else "
-      "as a string; put -- before a VALUE that starts with '-' and is not a number");
+  CLI::Option* value_opt =
+      sub->add_option("VALUE", *value,
+                      "new value: integers (1 or 1,2,3) are stored as i8, other numbers as f8, anything else "
+                      "as a string; put -- before a VALUE that starts with '-' and is not a number");
   CLI::Option* delete_opt = sub->add_flag("-d,--delete", o->remove, "delete the attribute NAME");
-  CLI::Option* string_opt =
-      sub->add_flag("-s,--string", o->force_string, "store VALUE as a string, even if numeric");
-  CLI::Option* dtype_opt = sub->add_option(
-      "--dtype", o->dtype, "store VALUE (comma-separated numbers) as this element type");
+  CLI::Option* string_opt = sub->add_flag("-s,--string", o->force_string, "store VALUE as a string, even if numeric");
+  CLI::Option* dtype_opt =
+      sub->add_option("--dtype", o->dtype, "store VALUE (comma-separated numbers) as this element type");
   delete_opt->needs(name_opt)->excludes(value_opt);
   string_opt->needs(value_opt)->excludes(dtype_opt);
   dtype_opt->needs(value_opt);

@@ -30,8 +30,7 @@ Status RunAttr(const AttrOptions& o, std::ostream& out);
 // The attribute `attr NAME VALUE` stores: a string with force_string, numbers
 // of `dtype` when it is not empty (VALUE is comma-separated), else what
 // Attribute::FromText infers. InvalidArgument for a value that does not fit.
-Result<Attribute> MakeAttribute(const std::string& value, bool force_string,
-                                const std::string& dtype);
+Result<Attribute> MakeAttribute(const std::string& value, bool force_string, const std::string& dtype);
 
 void AddAttrCommand(CLI::App& app, CommandTable& table);
 

@@ -23,7 +23,9 @@ nlohmann::json ToJson(const std::string& file, const FsckReport& r) {
                         {"bytes", f.bytes}});
   }
   return {{"file", file},
-          {"status", r.damaged() ? "damaged" : r.leaks() ? "leaks" : "clean"},
+          {"status", r.damaged() ? "damaged"
+                     : r.leaks() ? "leaks"
+                                 : "clean"},
           {"generation", s.generation},
           {"file_bytes", s.file_bytes},
           {"file_end", s.file_end},
@@ -50,14 +52,12 @@ void PrintText(const std::string& file, const FsckReport& r, bool no_data, std::
   for (const FsckFinding& f : r.findings) {
     out << fmt::format("{}: {}: {}\n", FindingKindName(f.kind), f.where, f.what);
   }
-  out << fmt::format("{}: generation {}, {} bytes (file end {})\n", file, s.generation,
-                     s.file_bytes, s.file_end);
+  out << fmt::format("{}: generation {}, {} bytes (file end {})\n", file, s.generation, s.file_bytes, s.file_end);
   out << fmt::format("  {}, {}, {} in {} ({})\n", Counted(s.groups, "group"), Counted(s.datasets, "dataset"),
                      Counted(s.attributes, "attribute"), Counted(s.object_blocks, "object block"),
                      Counted(s.object_bytes, "byte"));
   out << fmt::format("  {} ({}){}, {} ({})\n", Counted(s.chunks, "chunk"), Counted(s.chunk_bytes, "byte"),
-                     no_data ? ", not read (--no-data)"
-                             : fmt::format(", {} read and verified", s.chunks_verified),
+                     no_data ? ", not read (--no-data)" : fmt::format(", {} read and verified", s.chunks_verified),
                      Counted(s.index_blocks, "index block"), Counted(s.index_bytes, "byte"));
   out << fmt::format("  free: {}, {} ({} held for readers); leaked: {}\n", Counted(s.free_extents, "extent"),
                      Counted(s.free_bytes, "byte"), Counted(s.held_bytes, "byte"), Counted(s.leaked_bytes, "byte"));
@@ -126,8 +126,7 @@ void AddFsckCommand(CLI::App& app, CommandTable& table) {
       "fsck", "Check every structure, checksum and chunk of a container; changes it only with --repair");
   sub->add_option("FILE", o->file, "container file")->required();
   sub->add_flag("--json", o->json, "print one JSON object");
-  sub->add_flag("--no-data", o->no_data,
-                "check the structures and the chunks' extents, but do not read the chunks");
+  sub->add_flag("--no-data", o->no_data, "check the structures and the chunks' extents, but do not read the chunks");
   sub->add_flag("-q,--quiet", o->quiet, "print nothing when the container is clean; no progress bar");
   sub->add_flag("--repair", o->repair,
                 "when the check finds damage or leaks, rebuild the free list from what the tree "
@@ -137,7 +136,8 @@ void AddFsckCommand(CLI::App& app, CommandTable& table) {
       "Exit status: 0 clean, 3 leaked space only (the data is intact; slab repack or "
       "slab fsck --repair gives it back), 4 damaged, 1 the file could not be checked (missing, "
       "unreadable, not a slabfs container).\n");
-  table.Add(sub, [o](std::ostream& out) { return RunFsck(*o, out); }, &o->exit_status);
+  table.Add(
+      sub, [o](std::ostream& out) { return RunFsck(*o, out); }, &o->exit_status);
 }
 
 }  // namespace slabfs::tools

@@ -21,8 +21,7 @@ namespace {
 using Row = std::array<std::string, 8>;
 constexpr size_t kNameColumn = 7;
 
-Result<Row> MakeRow(const Container& c, ObjectId id, ObjectKind kind, std::string name,
-                    std::string_view path) {
+Result<Row> MakeRow(const Container& c, ObjectId id, ObjectKind kind, std::string name, std::string_view path) {
   if (kind == ObjectKind::kGroup) return Row{"group", "-", "-", "-", "-", "-", "-", name + "/"};
   auto ds = c.OpenDataset(id);
   if (!ds) return Err(AddContext(ds.error(), path));
@@ -89,9 +88,8 @@ class Lister {
     for (const Row* row : lines) {
       const Row& r = *row;
       // Text columns align left, byte counts and ratios right.
-      out << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {:>{}}  {}\n", r[0],
-                         width[0], r[1], width[1], r[2], width[2], r[3], width[3], r[4], width[4],
-                         r[5], width[5], r[6], width[6], r[7]);
+      out << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}  {:>{}}  {}\n", r[0], width[0], r[1], width[1],
+                         r[2], width[2], r[3], width[3], r[4], width[4], r[5], width[5], r[6], width[6], r[7]);
     }
   }
 
@@ -170,8 +168,8 @@ Status RunChunks(const ChunksOptions& o, std::ostream& out) {
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
   }
   for (const auto& r : rows) {
-    out << fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", r[0], width[0], r[1], width[1], r[2],
-                       width[2], r[3], width[3]);
+    out << fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", r[0], width[0], r[1], width[1], r[2], width[2], r[3],
+                       width[3]);
   }
   return Status::OK();
 }
@@ -185,8 +183,7 @@ void AddListCommands(CLI::App& app, CommandTable& table) {
                   "bytes and the compression ratio (size / stored; - when nothing is stored)");
     sub->add_flag("-r,--recursive", o->recursive, "list the whole subtree");
     sub->add_option("FILE", o->file, "container file")->required();
-    sub->add_option("PATH", o->path, "absolute path of a group or dataset")
-        ->capture_default_str();
+    sub->add_option("PATH", o->path, "absolute path of a group or dataset")->capture_default_str();
     table.Add(sub, [o](std::ostream& out) { return RunLs(*o, out); });
   }
   {
@@ -199,9 +196,9 @@ void AddListCommands(CLI::App& app, CommandTable& table) {
   }
   {
     auto o = std::make_shared<ChunksOptions>();
-    CLI::App* sub = app.add_subcommand(
-        "chunks", "List the stored chunks of a dataset: grid coordinates, file offset, stored "
-                  "bytes and filter mask, sorted by coordinates");
+    CLI::App* sub = app.add_subcommand("chunks",
+                                       "List the stored chunks of a dataset: grid coordinates, file offset, stored "
+                                       "bytes and filter mask, sorted by coordinates");
     sub->add_flag("--json", o->json,
                   "print a JSON array of {\"coords\":[...],\"offset\":N,\"bytes\":N,"
                   "\"filter_mask\":N}");

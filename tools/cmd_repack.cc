@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
+#include <boost/filesystem.hpp>
 
 #include "slabfs/container.h"
 #include "tools/block_walk.h"
@@ -49,8 +49,7 @@ Result<uint64_t> SumOverDatasetsUnder(const Container& c, ObjectId id, std::stri
   return total;
 }
 
-Result<uint64_t> SumOverDatasets(const Container& c,
-                                 const std::function<uint64_t(const DatasetInfo&)>& f) {
+Result<uint64_t> SumOverDatasets(const Container& c, const std::function<uint64_t(const DatasetInfo&)>& f) {
   std::unordered_set<ObjectId> seen;
   return SumOverDatasetsUnder(c, kRootId, "/", f, seen);
 }
@@ -67,8 +66,7 @@ class Copier {
   // every dataset gets, or nullopt to keep each one's.
   Copier(const Container& from, Container& to, const std::optional<Dims>& chunks,
          const std::optional<std::string>& filters, std::ostream& notes, Progress* progress)
-      : from_(from), to_(to), chunks_(chunks), filters_(filters), notes_(notes),
-        progress_(progress) {}
+      : from_(from), to_(to), chunks_(chunks), filters_(filters), notes_(notes), progress_(progress) {}
 
   // Copies the attributes and children of group `from_id` (at `path`) into
   // group `to_id`, depth first.
@@ -106,8 +104,7 @@ class Copier {
     }
     if (other_rank_.size() > kNamed) names += fmt::format(" and {} more", other_rank_.size() - kNamed);
     notes_ << fmt::format("--chunks {} is for datasets of rank {}: {} of another rank kept {} ({})\n",
-                          FormatDims(*chunks_), chunks_->size(),
-                          Counted(other_rank_.size(), "dataset"),
+                          FormatDims(*chunks_), chunks_->size(), Counted(other_rank_.size(), "dataset"),
                           other_rank_.size() == 1 ? "its chunks" : "their chunks", names);
   }
 
@@ -126,8 +123,7 @@ class Copier {
 
   // Creates the copy of one dataset and writes all its elements before the
   // next object, so each chunk of the copy is written once, whole.
-  Status CopyDataset(ObjectId from_id, ObjectId to_parent, std::string_view name,
-                     std::string_view path) {
+  Status CopyDataset(ObjectId from_id, ObjectId to_parent, std::string_view name, std::string_view path) {
     auto from = from_.OpenDataset(from_id);
     if (!from) return AddContext(from.error(), path);
     const DatasetInfo info = from->info();
@@ -152,8 +148,8 @@ class Copier {
   // Copies the elements in blocks of whole destination chunks (see
   // CopyBlockChunks), writing only the destination chunks that overlap a
   // chunk the source stores.
-  Status CopyElements(const Dataset& from, const DatasetInfo& info, Dataset& to,
-                      const Dims& chunks, std::string_view path) {
+  Status CopyElements(const Dataset& from, const DatasetInfo& info, Dataset& to, const Dims& chunks,
+                      std::string_view path) {
     if (info.num_elements == 0) return Status::OK();
     auto stored = from.StoredChunks();
     if (!stored) return AddContext(stored.error(), path);
@@ -165,9 +161,8 @@ class Copier {
     std::vector<uint64_t> wanted;
     for (const StoredChunk& ch : *stored) {
       if (ch.coords.size() != rank) {
-        return Status::Corruption(fmt::format("{}: a stored chunk at ({}) has rank {}, not {}",
-                                              path, FormatDims(ch.coords), ch.coords.size(),
-                                              rank));
+        return Status::Corruption(fmt::format("{}: a stored chunk at ({}) has rank {}, not {}", path,
+                                              FormatDims(ch.coords), ch.coords.size(), rank));
       }
       BlockWalk::Block overlap;  // the destination chunks the stored one overlaps
       overlap.lo.resize(rank);
@@ -256,16 +251,14 @@ class Copier {
 Result<uint64_t> BytesToCopy(const Container& c) {
   return SumOverDatasets(c, [](const DatasetInfo& info) -> uint64_t {
     if (info.num_chunks == 0) return 0;
-    const double share = std::min(1.0, static_cast<double>(info.allocated_chunks) /
-                                           static_cast<double>(info.num_chunks));
+    const double share =
+        std::min(1.0, static_cast<double>(info.allocated_chunks) / static_cast<double>(info.num_chunks));
     return static_cast<uint64_t>(static_cast<double>(info.size_bytes) * share);
   });
 }
 
-Result<CopyCounts> CopyContainer(const Container& from, Container& to,
-                                 const std::optional<Dims>& chunks,
-                                 const std::optional<std::string>& filters, std::ostream& notes,
-                                 Progress* progress) {
+Result<CopyCounts> CopyContainer(const Container& from, Container& to, const std::optional<Dims>& chunks,
+                                 const std::optional<std::string>& filters, std::ostream& notes, Progress* progress) {
   Copier copier(from, to, chunks, filters, notes, progress);
   SLABFS_RETURN_IF_ERROR_R(copier.CopyGroup(kRootId, kRootId, "/"));
   copier.NoteOtherRanks();
@@ -283,18 +276,15 @@ Status RunRepack(const RepackOptions& o, std::ostream& out) {
   }
   if (o.output.empty()) return Status::InvalidArgument("the output path is empty");
   if (IsSameFile(o.output, o.file)) {
-    return Status::InvalidArgument(
-        fmt::format("{}: the output is the input container itself", o.output));
+    return Status::InvalidArgument(fmt::format("{}: the output is the input container itself", o.output));
   }
   boost::system::error_code ec;
   if (boost::filesystem::exists(boost::filesystem::symlink_status(o.output, ec))) {
-    return Status::AlreadyExists(
-        fmt::format("{}: already exists (slab repack never overwrites a file)", o.output));
+    return Status::AlreadyExists(fmt::format("{}: already exists (slab repack never overwrites a file)", o.output));
   }
   boost::filesystem::path dir = boost::filesystem::path(o.output).parent_path();
   if (!dir.empty() && !boost::filesystem::is_directory(dir, ec)) {
-    return Status::NotFound(
-        fmt::format("{}: the directory {} does not exist", o.output, dir.string()));
+    return Status::NotFound(fmt::format("{}: the directory {} does not exist", o.output, dir.string()));
   }
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> from, OpenForReading(o.file));
   const SpaceInfo before = from->space();
@@ -308,8 +298,7 @@ Status RunRepack(const RepackOptions& o, std::ostream& out) {
   progress.SetTotal(to_copy, 0);
   Status s = [&]() -> Status {
     SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(temp, "repack", true, /*pack=*/true));
-    SLABFS_ASSIGN_OR_RETURN(counts, CopyContainer(*from, session.container(), chunks, filters, out,
-                                                  &progress));
+    SLABFS_ASSIGN_OR_RETURN(counts, CopyContainer(*from, session.container(), chunks, filters, out, &progress));
     SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
     // One commit, after every dataset is written in full.
     return session.Finish();
@@ -324,8 +313,8 @@ Status RunRepack(const RepackOptions& o, std::ostream& out) {
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> result, OpenForReading(o.output));
   const SpaceInfo after = result->space();
   SLABFS_ASSIGN_OR_RETURN(uint64_t stored_after, StoredBytes(*result));
-  out << fmt::format("copied {}, {} and {}\n", Counted(counts.groups, "group"),
-                     Counted(counts.datasets, "dataset"), Counted(counts.attributes, "attribute"));
+  out << fmt::format("copied {}, {} and {}\n", Counted(counts.groups, "group"), Counted(counts.datasets, "dataset"),
+                     Counted(counts.attributes, "attribute"));
   out << fmt::format("file bytes: {} -> {}\n", before.file_bytes, after.file_bytes);
   out << fmt::format("stored chunk bytes: {} -> {}\n", stored_before, stored_after);
   out << fmt::format("free bytes inside: {} -> {}\n", before.free_bytes, after.free_bytes);
@@ -335,11 +324,9 @@ Status RunRepack(const RepackOptions& o, std::ostream& out) {
 void AddRepackCommand(CLI::App& app, CommandTable& table) {
   auto o = std::make_shared<RepackOptions>();
   CLI::App* sub = app.add_subcommand(
-      "repack",
-      "Write a copy of a container with new chunks or filters and no free space inside it");
+      "repack", "Write a copy of a container with new chunks or filters and no free space inside it");
   sub->add_option("FILE", o->file, "container file to read")->required();
-  sub->add_option("OUT", o->output, "container file to create; an existing file is an error")
-      ->required();
+  sub->add_option("OUT", o->output, "container file to create; an existing file is an error")->required();
   sub->add_option("--chunks", o->chunks,
                   "new chunk shape for every dataset of the same rank, like 64,64 (default: "
                   "each keeps its chunks)");

@@ -60,8 +60,7 @@ struct CopyCounts {
 // before the next object, every destination chunk once and whole.
 // With `progress`, each block copied is counted there, and the copy stops
 // with its error once it was interrupted (Ctrl-C).
-Result<CopyCounts> CopyContainer(const Container& from, Container& to,
-                                 const std::optional<Dims>& chunks,
+Result<CopyCounts> CopyContainer(const Container& from, Container& to, const std::optional<Dims>& chunks,
                                  const std::optional<std::string>& filters, std::ostream& notes,
                                  Progress* progress = nullptr);
 

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "slabfs/container.h"
+#include "slabfs/slice.h"
 #include "tools/describe.h"
 #include "tools/session.h"
-#include "slabfs/slice.h"
 
 namespace slabfs::tools {
 namespace {
@@ -39,8 +39,7 @@ Result<std::vector<Slab>> DefinedIn(const Dataset& ds, const Slab& sel, std::str
     if (part) out.push_back(std::move(*part));
   }
   // Cutting moves first elements, which can change their C order.
-  std::sort(out.begin(), out.end(),
-            [](const Slab& a, const Slab& b) { return Starts(a) < Starts(b); });
+  std::sort(out.begin(), out.end(), [](const Slab& a, const Slab& b) { return Starts(a) < Starts(b); });
   return out;
 }
 
@@ -107,30 +106,28 @@ Status RunDefined(const DefinedOptions& o, std::ostream& out) {
     return Status::OK();
   }
   for (const Slab& p : parts) out << '[' << FormatSlice(p) << "]\n";
-  out << fmt::format("{} element{} defined in {} box{}\n", elements, elements == 1 ? "" : "s",
-                     parts.size(), parts.size() == 1 ? "" : "es");
+  out << fmt::format("{} element{} defined in {} box{}\n", elements, elements == 1 ? "" : "s", parts.size(),
+                     parts.size() == 1 ? "" : "es");
   return Status::OK();
 }
 
 void AddSparseCommands(CLI::App& app, CommandTable& table) {
   {
     auto o = std::make_shared<EraseOptions>();
-    CLI::App* sub = app.add_subcommand(
-        "erase", "Make the elements of a slice undefined: they read as the fill value and "
-                 "their space is freed");
+    CLI::App* sub = app.add_subcommand("erase",
+                                       "Make the elements of a slice undefined: they read as the fill value and "
+                                       "their space is freed");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path, "absolute path of the dataset")->required();
-    sub->add_option("SLICE", o->slice,
-                    "numpy slice, like 10:20,::2,5 or ...,-1 (: or ... erases everything)")
+    sub->add_option("SLICE", o->slice, "numpy slice, like 10:20,::2,5 or ...,-1 (: or ... erases everything)")
         ->required();
     table.Add(sub, [o](std::ostream& out) { return RunErase(*o, out); });
   }
   {
     auto o = std::make_shared<DefinedOptions>();
-    CLI::App* sub = app.add_subcommand(
-        "defined", "List the defined elements of a dataset (or of a slice of it) as boxes");
-    sub->add_flag("--json", o->json,
-                  "print {\"boxes\":[{\"start\":[...],\"count\":[...]},...],\"elements\":N}");
+    CLI::App* sub =
+        app.add_subcommand("defined", "List the defined elements of a dataset (or of a slice of it) as boxes");
+    sub->add_flag("--json", o->json, "print {\"boxes\":[{\"start\":[...],\"count\":[...]},...],\"elements\":N}");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path, "absolute path of the dataset")->required();
     // CLI11 2.1 binds no std::optional: the callback fills it when given.

@@ -7,14 +7,14 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <boost/algorithm/string/case_conv.hpp>
 #include <boost/filesystem.hpp>
-#include <fmt/format.h>
 
 #include "slabfs/container.h"
+#include "slabfs/npy.h"
 #include "tools/byte_stream.h"
 #include "tools/convert/convert.h"
-#include "slabfs/npy.h"
 #include "tools/session.h"
 
 namespace slabfs::tools {
@@ -43,8 +43,7 @@ Result<Source> OpenSource(const std::string& input) {
     if (*length > header.size()) {
       size_t missing = *length - header.size();
       header.resize(*length);
-      SLABFS_ASSIGN_OR_RETURN(size_t more,
-                              src.file.ReadFull(header.data() + header.size() - missing, missing));
+      SLABFS_ASSIGN_OR_RETURN(size_t more, src.file.ReadFull(header.data() + header.size() - missing, missing));
       header.resize(header.size() - missing + more);
     }
     auto parsed = ParseNpyHeader(header);
@@ -79,20 +78,18 @@ Status CheckFits(const Source& src, const Dataset& ds, std::string_view path) {
   if (src.npy) {
     const NpyHeader& h = *src.npy;
     if (h.dtype != info.dtype) {
-      return Status::InvalidArgument(fmt::format(
-          "dtype mismatch: {} holds {} but {} is {}", name, DTypeName(h.dtype), path,
-          DTypeName(info.dtype)));
+      return Status::InvalidArgument(fmt::format("dtype mismatch: {} holds {} but {} is {}", name, DTypeName(h.dtype),
+                                                 path, DTypeName(info.dtype)));
     }
     if (h.num_elements != info.num_elements) {
-      return Status::InvalidArgument(fmt::format(
-          "size mismatch: {} holds {} elements (shape ({})) but {} holds {} ({})", name,
-          h.num_elements, FormatDims(h.shape), path, info.num_elements,
-          TypeAndShape(info.dtype, info.shape)));
+      return Status::InvalidArgument(
+          fmt::format("size mismatch: {} holds {} elements (shape ({})) but {} holds {} ({})", name, h.num_elements,
+                      FormatDims(h.shape), path, info.num_elements, TypeAndShape(info.dtype, info.shape)));
     }
   } else if (src.data_bytes && *src.data_bytes != info.size_bytes) {
-    return Status::InvalidArgument(fmt::format(
-        "size mismatch: {} is {} bytes but {} ({}) is {} bytes", name, *src.data_bytes, path,
-        TypeAndShape(info.dtype, info.shape), info.size_bytes));
+    return Status::InvalidArgument(fmt::format("size mismatch: {} is {} bytes but {} ({}) is {} bytes", name,
+                                               *src.data_bytes, path, TypeAndShape(info.dtype, info.shape),
+                                               info.size_bytes));
   }
   return Status::OK();
 }
@@ -100,10 +97,10 @@ Status CheckFits(const Source& src, const Dataset& ds, std::string_view path) {
 // Checks that a .npy input holds as many data bytes as its header says.
 Status CheckNpyDataSize(const Source& src) {
   if (!src.npy || !src.data_bytes || *src.data_bytes == src.npy->data_bytes) return Status::OK();
-  return Status::InvalidArgument(fmt::format(
-      "{}: the .npy header promises {} data bytes ({}) but the file holds {}{}",
-      src.file.name(), src.npy->data_bytes, TypeAndShape(src.npy->dtype, src.npy->shape),
-      *src.data_bytes, *src.data_bytes < src.npy->data_bytes ? " (truncated)" : ""));
+  return Status::InvalidArgument(fmt::format("{}: the .npy header promises {} data bytes ({}) but the file holds {}{}",
+                                             src.file.name(), src.npy->data_bytes,
+                                             TypeAndShape(src.npy->dtype, src.npy->shape), *src.data_bytes,
+                                             *src.data_bytes < src.npy->data_bytes ? " (truncated)" : ""));
 }
 
 LayoutText LayoutOf(const ImportOptions& o) {
@@ -120,27 +117,24 @@ LayoutText LayoutOf(const ImportOptions& o) {
 Result<DatasetOptions> CreateOptionsFor(const ImportOptions& o, const Source& src) {
   if (src.npy) {
     if (!o.dtype.empty() || !o.shape.empty()) {
-      return Err(Status::InvalidArgument(
-          "--dtype and --shape are for raw input; a .npy header gives them"));
+      return Err(Status::InvalidArgument("--dtype and --shape are for raw input; a .npy header gives them"));
     }
     if (src.npy->shape.empty()) {
       return Err(Status::InvalidArgument(fmt::format(
-          "{}: a 0-d .npy has no shape a dataset can take (datasets have rank 1 to {})",
-          src.file.name(), kMaxRank)));
+          "{}: a 0-d .npy has no shape a dataset can take (datasets have rank 1 to {})", src.file.name(), kMaxRank)));
     }
     return MakeDatasetOptions(src.npy->dtype, src.npy->shape, LayoutOf(o));
   }
   if (o.dtype.empty() || o.shape.empty()) {
-    return Err(Status::InvalidArgument(fmt::format(
-        "{} is raw data, which has no dtype or shape: give --dtype and --shape with "
-        "--create, or import a .npy file",
-        src.file.name())));
+    return Err(Status::InvalidArgument(
+        fmt::format("{} is raw data, which has no dtype or shape: give --dtype and --shape with "
+                    "--create, or import a .npy file",
+                    src.file.name())));
   }
   auto dtype = ParseDType(o.dtype);
   if (!dtype) return Err(AddContext(dtype.error(), fmt::format("--dtype '{}'", o.dtype)));
   SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("--shape", o.shape));
-  SLABFS_ASSIGN_OR_RETURN(DatasetOptions options,
-                          MakeDatasetOptions(*dtype, shape, LayoutOf(o)));
+  SLABFS_ASSIGN_OR_RETURN(DatasetOptions options, MakeDatasetOptions(*dtype, shape, LayoutOf(o)));
   uint64_t elements = 1;
   uint64_t bytes = 0;
   for (uint64_t d : shape) {
@@ -152,9 +146,9 @@ Result<DatasetOptions> CreateOptionsFor(const ImportOptions& o, const Source& sr
     return Err(Status::InvalidArgument("--shape: the size in bytes overflows 64 bits"));
   }
   if (src.data_bytes && *src.data_bytes != bytes) {
-    return Err(Status::InvalidArgument(fmt::format(
-        "size mismatch: {} is {} bytes but {} needs {} bytes", src.file.name(),
-        *src.data_bytes, TypeAndShape(*dtype, shape), bytes)));
+    return Err(
+        Status::InvalidArgument(fmt::format("size mismatch: {} is {} bytes but {} needs {} bytes", src.file.name(),
+                                            *src.data_bytes, TypeAndShape(*dtype, shape), bytes)));
   }
   return options;
 }
@@ -170,9 +164,8 @@ Status CopyIn(Source& src, Dataset& ds, std::string_view path) {
     size_t want = static_cast<size_t>(n) * item;
     SLABFS_ASSIGN_OR_RETURN(size_t got, ReadData(src, buf.data(), want));
     if (got < want) {
-      return Status::InvalidArgument(fmt::format(
-          "{} is truncated: it ends after {} data bytes but {} holds {}", src.file.name(),
-          first * item + got, path, total * item));
+      return Status::InvalidArgument(fmt::format("{} is truncated: it ends after {} data bytes but {} holds {}",
+                                                 src.file.name(), first * item + got, path, total * item));
     }
     SLABFS_RETURN_IF_ERROR(AddContext(ds.WriteElements(first, n, buf.data()), path));
     first += n;
@@ -182,8 +175,8 @@ Status CopyIn(Source& src, Dataset& ds, std::string_view path) {
     char extra = 0;
     SLABFS_ASSIGN_OR_RETURN(size_t got, ReadData(src, &extra, 1));
     if (got != 0) {
-      return Status::InvalidArgument(fmt::format(
-          "{} holds more than the {} bytes of {}", src.file.name(), total * item, path));
+      return Status::InvalidArgument(
+          fmt::format("{} holds more than the {} bytes of {}", src.file.name(), total * item, path));
     }
   }
   return Status::OK();
@@ -193,8 +186,7 @@ Result<bool> WantsNpy(const ExportOptions& o) {
   if (o.format == "npy") return true;
   if (o.format == "raw") return false;
   if (o.format != "auto") {
-    return Err(Status::InvalidArgument(
-        fmt::format("--format '{}': expected auto, raw or npy", o.format)));
+    return Err(Status::InvalidArgument(fmt::format("--format '{}': expected auto, raw or npy", o.format)));
   }
   if (o.output == kStdStreamName) return false;
   std::string ext = boost::filesystem::path(o.output).extension().string();
@@ -243,15 +235,13 @@ std::optional<convert::TreeExportOptions> TreeExportFor(const ExportOptions& o) 
 Status RunImport(const ImportOptions& o, std::ostream& out) {
   if (auto tree = TreeImportFor(o)) return convert::RunImportTree(*tree, out);
   if (o.input.empty()) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: give the INPUT to import into this dataset, or an HDF5 file or Zarr store alone",
-        o.path));
+    return Status::InvalidArgument(
+        fmt::format("{}: give the INPUT to import into this dataset, or an HDF5 file or Zarr store alone", o.path));
   }
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
   if (IsRootPath(o.path)) return Status::InvalidArgument("/: the root is a group, not a dataset");
-  if (!o.create && (!o.dtype.empty() || !o.shape.empty() || !o.chunks.empty() ||
-                    !o.fill.empty() || !o.max_shape.empty() || !o.index.empty() || o.parents ||
-                    o.sparse || o.filters.given())) {
+  if (!o.create && (!o.dtype.empty() || !o.shape.empty() || !o.chunks.empty() || !o.fill.empty() ||
+                    !o.max_shape.empty() || !o.index.empty() || o.parents || o.sparse || o.filters.given())) {
     return Status::InvalidArgument(
         "--dtype, --shape, --chunks, --fill, --maxshape, --index, --sparse, --parents and the "
         "filter options only apply with --create");
@@ -291,8 +281,8 @@ Status RunImport(const ImportOptions& o, std::ostream& out) {
 Status RunExport(const ExportOptions& o, std::ostream& report) {
   if (auto tree = TreeExportFor(o)) return convert::RunExportTree(*tree, report);
   if (o.output.empty()) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: give the OUTPUT file, or an .h5/.nc/.zarr output alone (or --format)", o.path));
+    return Status::InvalidArgument(
+        fmt::format("{}: give the OUTPUT file, or an .h5/.nc/.zarr output alone (or --format)", o.path));
   }
   if (!o.tree_path.empty()) {
     return Status::InvalidArgument("--path applies to a tree export (.h5, .nc, .zarr)");
@@ -300,8 +290,7 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
   SLABFS_ASSIGN_OR_RETURN(bool npy, WantsNpy(o));
   if (o.output != kStdStreamName && IsSameFile(o.output, o.file)) {
-    return Status::InvalidArgument(
-        fmt::format("{}: the output is the container itself", o.output));
+    return Status::InvalidArgument(fmt::format("{}: the output is the container itself", o.output));
   }
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
   auto opened = c->OpenDataset(o.path);
@@ -329,10 +318,12 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
     uint64_t n = std::min(block, total - first);
     if (first >= hole_until && first >= data_until) {
       std::optional<ElementRun> next;
-      SLABFS_RETURN_IF_ERROR(AddContext(ds.ForEachDefinedRun(first, total - first, [&](const ElementRun& r) {
-        next = r;
-        return false;
-      }), o.path));
+      SLABFS_RETURN_IF_ERROR(AddContext(ds.ForEachDefinedRun(first, total - first,
+                                                             [&](const ElementRun& r) {
+                                                               next = r;
+                                                               return false;
+                                                             }),
+                                        o.path));
       hole_until = next ? next->first : total;
       data_until = next ? next->first + next->count : total;
     }
@@ -355,12 +346,11 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
 void AddTransferCommands(CLI::App& app, CommandTable& table) {
   {
     auto o = std::make_shared<ImportOptions>();
-    CLI::App* sub = app.add_subcommand(
-        "import",
-        "Import a whole HDF5 / netCDF-4 file or Zarr v2/v3 store (groups, datasets, attributes), "
-        "or write one dataset from raw little-endian bytes or a .npy file");
-    sub->add_option("FILE", o->file, "container file (created by a tree import when missing)")
-        ->required();
+    CLI::App* sub =
+        app.add_subcommand("import",
+                           "Import a whole HDF5 / netCDF-4 file or Zarr v2/v3 store (groups, datasets, attributes), "
+                           "or write one dataset from raw little-endian bytes or a .npy file");
+    sub->add_option("FILE", o->file, "container file (created by a tree import when missing)")->required();
     sub->add_option("PATH", o->path,
                     "absolute path of the dataset; or, alone, an HDF5/netCDF-4 file or Zarr "
                     "store whose whole tree is imported")
@@ -368,10 +358,8 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
     sub->add_option("INPUT", o->input,
                     "raw bytes in C order (exactly the dataset's size), or a .npy file "
                     "(recognised by its magic bytes); - reads stdin");
-    sub->add_option("--path", o->tree.from,
-                    "tree import: the group or dataset of the source to copy (default /)");
-    sub->add_option("--into", o->tree.into,
-                    "tree import: the container group that receives it (default /)");
+    sub->add_option("--path", o->tree.from, "tree import: the group or dataset of the source to copy (default /)");
+    sub->add_option("--into", o->tree.into, "tree import: the container group that receives it (default /)");
     sub->add_flag("--strict", o->tree.strict,
                   "tree import: refuse the import when the source holds something slabfs "
                   "cannot store (default: skip it with a message)");
@@ -380,31 +368,27 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
                   "deflated (after a shuffle or not) as the container stores them are copied as "
                   "stored, after one decode that checks them");
     sub->add_flag("-q,--quiet", o->tree.quiet, "no progress bar and no summary");
-    CLI::Option* create = sub->add_flag(
-        "--create", o->create,
-        "create the dataset: dtype and shape from the .npy header, or from --dtype and "
-        "--shape for raw input");
+    CLI::Option* create = sub->add_flag("--create", o->create,
+                                        "create the dataset: dtype and shape from the .npy header, or from --dtype and "
+                                        "--shape for raw input");
     sub->add_flag("-p,--parents", o->parents, "create missing parent groups")->needs(create);
     sub->add_option("--dtype", o->dtype, "raw input: element type")->needs(create);
     sub->add_option("--shape", o->shape, "raw input: dimensions, like 100,200")->needs(create);
-    sub->add_option("--chunks", o->chunks, "chunk shape (default: chosen by slabfs)")
-        ->needs(create);
+    sub->add_option("--chunks", o->chunks, "chunk shape (default: chosen by slabfs)")->needs(create);
     sub->add_option("--fill", o->fill, "fill value (default 0)")->needs(create);
     sub->add_option("--maxshape", o->max_shape, "how far each dimension may grow, like unlimited,512,512")
         ->needs(create);
     sub->add_option("--index", o->index, "chunk index (default: auto)")->needs(create);
     AddFilterOptions(sub, &o->filters, create);
-    sub->add_flag("--sparse", o->sparse,
-                  "sparse dataset (every imported element is then defined)")
-        ->needs(create);
+    sub->add_flag("--sparse", o->sparse, "sparse dataset (every imported element is then defined)")->needs(create);
     table.Add(sub, [o](std::ostream& out) { return RunImport(*o, out); });
   }
   {
     auto o = std::make_shared<ExportOptions>();
-    CLI::App* sub = app.add_subcommand(
-        "export",
-        "Export a tree as an HDF5 / netCDF-4 file or a Zarr v2/v3 store, or one dataset as a "
-        ".npy file or raw bytes (by extension or --format)");
+    CLI::App* sub =
+        app.add_subcommand("export",
+                           "Export a tree as an HDF5 / netCDF-4 file or a Zarr v2/v3 store, or one dataset as a "
+                           ".npy file or raw bytes (by extension or --format)");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path,
                     "absolute path of the dataset; or, alone, the HDF5 file or Zarr store to "
@@ -413,8 +397,7 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
     sub->add_option("OUTPUT", o->output,
                     "output file (replaced if it exists); NAME.npy gets a .npy header; "
                     "- writes raw bytes to stdout; NAME.h5/.nc/.zarr writes PATH's tree");
-    sub->add_option("--path", o->tree_path,
-                    "tree export: the group or dataset to write (default /)");
+    sub->add_option("--path", o->tree_path, "tree export: the group or dataset to write (default /)");
     sub->add_option("--format", o->format,
                     "auto (by extension: .npy, .h5/.hdf5/.nc, .zarr; else raw), raw, npy, "
                     "hdf5, zarr2 or zarr3")

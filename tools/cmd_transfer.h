@@ -23,17 +23,17 @@ namespace slabfs::tools {
 struct ImportOptions {
   std::string file;
   std::string path;
-  std::string input;   // a file, or "-" for stdin
-  bool create = false;  // make the dataset from the .npy header, or --dtype/--shape for raw
-  bool parents = false;  // with create: make missing parent groups
-  std::string dtype;   // raw input with create
-  std::string shape;   // raw input with create
-  std::string chunks;  // with create
-  std::string fill;    // with create
-  std::string max_shape;  // with create
-  std::string index;      // with create
-  FilterArgs filters;     // with create
-  bool sparse = false;    // with create
+  std::string input;                // a file, or "-" for stdin
+  bool create = false;              // make the dataset from the .npy header, or --dtype/--shape for raw
+  bool parents = false;             // with create: make missing parent groups
+  std::string dtype;                // raw input with create
+  std::string shape;                // raw input with create
+  std::string chunks;               // with create
+  std::string fill;                 // with create
+  std::string max_shape;            // with create
+  std::string index;                // with create
+  FilterArgs filters;               // with create
+  bool sparse = false;              // with create
   convert::TreeImportOptions tree;  // --path, --into, --strict, --quiet (tree import)
 };
 Status RunImport(const ImportOptions& o, std::ostream& out);

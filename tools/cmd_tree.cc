@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
+#include <boost/filesystem.hpp>
 
 #include "slabfs/container.h"
 #include "tools/session.h"
@@ -14,9 +14,9 @@
 namespace slabfs::tools {
 namespace {
 
-// Removes everything inside group `id`, depth first. `seen` guards against a corrupt container whose groups form a cycle.
-Status EmptyGroup(Container& c, ObjectId id, std::string_view path,
-                  std::unordered_set<ObjectId>& seen) {
+// Removes everything inside group `id`, depth first. `seen` guards against a corrupt container whose groups form a
+// cycle.
+Status EmptyGroup(Container& c, ObjectId id, std::string_view path, std::unordered_set<ObjectId>& seen) {
   if (!seen.insert(id).second) {
     return Status::Corruption(fmt::format("{}: the group tree has a cycle", path));
   }
@@ -34,8 +34,7 @@ Status EmptyGroup(Container& c, ObjectId id, std::string_view path,
 Status RunCreate(const CreateOptions& o, std::ostream& /*out*/) {
   boost::system::error_code ec;
   if (boost::filesystem::exists(boost::filesystem::symlink_status(o.file, ec))) {
-    return Status::AlreadyExists(
-        fmt::format("{}: already exists (slab create never overwrites a file)", o.file));
+    return Status::AlreadyExists(fmt::format("{}: already exists (slab create never overwrites a file)", o.file));
   }
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "create", true));
   return AddContext(session.Finish(), o.file);
@@ -55,14 +54,13 @@ Status RunMkdset(const MkdsetOptions& o, std::ostream& /*out*/) {
   auto dtype = ParseDType(o.dtype);
   if (!dtype) return AddContext(dtype.error(), fmt::format("--dtype '{}'", o.dtype));
   SLABFS_ASSIGN_OR_RETURN(Dims shape, ParseDimsOption("--shape", o.shape, false, true));
-  SLABFS_ASSIGN_OR_RETURN(DatasetOptions options,
-                          MakeDatasetOptions(*dtype, shape,
-                                             {.chunks = o.chunks,
-                                              .fill = o.fill,
-                                              .max_shape = o.max_shape,
-                                              .index = o.index,
-                                              .filters = o.filters,
-                                              .sparse = o.sparse}));
+  SLABFS_ASSIGN_OR_RETURN(DatasetOptions options, MakeDatasetOptions(*dtype, shape,
+                                                                     {.chunks = o.chunks,
+                                                                      .fill = o.fill,
+                                                                      .max_shape = o.max_shape,
+                                                                      .index = o.index,
+                                                                      .filters = o.filters,
+                                                                      .sparse = o.sparse}));
 
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "mkdset"));
   Container& c = session.container();
@@ -104,8 +102,7 @@ Status RunRm(const RmOptions& o, std::ostream& /*out*/) {
   Status s = c.Remove(o.path);
   if (s.code() == Code::kNotEmpty && !o.recursive) {
     return Status::NotEmpty(
-        fmt::format("{}: the group is not empty (use rm -r to remove it and its contents)",
-                    o.path));
+        fmt::format("{}: the group is not empty (use rm -r to remove it and its contents)", o.path));
   }
   SLABFS_RETURN_IF_ERROR(AddContext(std::move(s), o.path));
   return AddContext(session.Finish(), o.file);
@@ -118,8 +115,7 @@ Status RunMv(const MvOptions& o, std::ostream& /*out*/) {
     return Status::InvalidArgument("/: the root group cannot be moved or replaced");
   }
   SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.file, "mv"));
-  SLABFS_RETURN_IF_ERROR(
-      AddContext(session.container().Rename(o.from, o.to), fmt::format("{} -> {}", o.from, o.to)));
+  SLABFS_RETURN_IF_ERROR(AddContext(session.container().Rename(o.from, o.to), fmt::format("{} -> {}", o.from, o.to)));
   return AddContext(session.Finish(), o.file);
 }
 
@@ -127,15 +123,13 @@ void AddTreeCommands(CLI::App& app, CommandTable& table) {
   {
     auto o = std::make_shared<CreateOptions>();
     CLI::App* sub = app.add_subcommand("create", "Create an empty container file");
-    sub->add_option("FILE", o->file, "container file to create; an existing file is an error")
-        ->required();
+    sub->add_option("FILE", o->file, "container file to create; an existing file is an error")->required();
     table.Add(sub, [o](std::ostream& out) { return RunCreate(*o, out); });
   }
   {
     auto o = std::make_shared<MkgroupOptions>();
     CLI::App* sub = app.add_subcommand("mkgroup", "Create a group");
-    sub->add_flag("-p,--parents", o->parents,
-                  "create missing parent groups; an existing group is not an error");
+    sub->add_flag("-p,--parents", o->parents, "create missing parent groups; an existing group is not an error");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path, "absolute path of the new group, like /a/b")->required();
     table.Add(sub, [o](std::ostream& out) { return RunMkgroup(*o, out); });
@@ -145,20 +139,16 @@ void AddTreeCommands(CLI::App& app, CommandTable& table) {
     CLI::App* sub = app.add_subcommand("mkdset", "Create a dataset (every element reads as the fill value)");
     sub->add_option("FILE", o->file, "container file")->required();
     sub->add_option("PATH", o->path, "absolute path of the new dataset, like /a/ds")->required();
-    sub->add_option("--dtype", o->dtype, "element type: i1 i2 i4 i8 u1 u2 u4 u8 f4 f8")
-        ->required();
-    sub->add_option("--shape", o->shape, "dimensions, comma-separated, like 2000,2000")
-        ->required();
-    sub->add_option("--chunks", o->chunks,
-                    "chunk shape, same rank as --shape (default: chosen by slabfs)");
+    sub->add_option("--dtype", o->dtype, "element type: i1 i2 i4 i8 u1 u2 u4 u8 f4 f8")->required();
+    sub->add_option("--shape", o->shape, "dimensions, comma-separated, like 2000,2000")->required();
+    sub->add_option("--chunks", o->chunks, "chunk shape, same rank as --shape (default: chosen by slabfs)");
     sub->add_option("--fill", o->fill,
                     "fill value for elements never written (default 0); spell values "
                     "such as -inf as --fill=-inf");
     sub->add_option("--maxshape", o->max_shape,
                     "how far each dimension may grow: a number >= the shape, or unlimited, like "
                     "unlimited,512,512 (default: the shape, fixed)");
-    sub->add_option("--index", o->index,
-                    "chunk index: auto (default), single, compact, fixed, extensible or btree");
+    sub->add_option("--index", o->index, "chunk index: auto (default), single, compact, fixed, extensible or btree");
     AddFilterOptions(sub, &o->filters);
     sub->add_flag("--sparse", o->sparse,
                   "sparse: only elements written (and not erased) are defined and take space; "

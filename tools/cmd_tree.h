@@ -30,10 +30,10 @@ Status RunMkgroup(const MkgroupOptions& o, std::ostream& out);
 struct MkdsetOptions {
   std::string file;
   std::string path;
-  std::string dtype;   // "f4"
-  std::string shape;   // "2000,2000"
-  std::string chunks;  // "" lets the engine choose
-  std::string fill;    // "" is zero
+  std::string dtype;      // "f4"
+  std::string shape;      // "2000,2000"
+  std::string chunks;     // "" lets the engine choose
+  std::string fill;       // "" is zero
   std::string max_shape;  // "" is the shape; "unlimited,512,512"
   std::string index;      // "" is auto
   FilterArgs filters;     // none given: no filters

@@ -12,8 +12,7 @@ namespace slabfs::tools {
 
 Status CheckObjectPath(std::string_view path) {
   if (!path.starts_with('/')) {
-    return Status::InvalidArgument(
-        fmt::format("'{}': object paths are absolute, like /group/dataset", path));
+    return Status::InvalidArgument(fmt::format("'{}': object paths are absolute, like /group/dataset", path));
   }
   auto parts = SplitPath(path);
   if (!parts) return AddContext(parts.error(), path);
@@ -40,17 +39,14 @@ Status AddContext(Status s, std::string_view context) {
   return s.WithContext(context);
 }
 
-Result<Dims> ParseDimsOption(std::string_view option, std::string_view text, bool allow_unlimited,
-                             bool allow_zero) {
+Result<Dims> ParseDimsOption(std::string_view option, std::string_view text, bool allow_unlimited, bool allow_zero) {
   auto dims = ParseDims(text, allow_unlimited, allow_zero);
   if (!dims) {
-    return Err(Status::InvalidArgument(
-        fmt::format("{} '{}': {}", option, text, dims.error().message())));
+    return Err(Status::InvalidArgument(fmt::format("{} '{}': {}", option, text, dims.error().message())));
   }
   if (dims->empty()) return Err(Status::InvalidArgument(fmt::format("{} is empty", option)));
   if (dims->size() > static_cast<size_t>(kMaxRank)) {
-    return Err(Status::InvalidArgument(
-        fmt::format("{} has rank {}; the most is {}", option, dims->size(), kMaxRank)));
+    return Err(Status::InvalidArgument(fmt::format("{} has rank {}; the most is {}", option, dims->size(), kMaxRank)));
   }
   return dims;
 }
@@ -67,8 +63,7 @@ std::string_view TrimBlanks(std::string_view s) {
 std::optional<unsigned> ParseDeflateLevel(std::string_view text) {
   unsigned level = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), level);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || level < 1 ||
-      level > 9) {
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || level < 1 || level > 9) {
     return std::nullopt;
   }
   return level;
@@ -105,9 +100,8 @@ Result<std::string> CanonicalFilters(std::string_view text) {
     } else if (item == "none") {
       return bad("'none' cannot be combined with filters");
     } else {
-      return bad(fmt::format(
-          "unknown filter '{}' (the filters are shuffle, deflate, deflate=1..9 and checksum)",
-          item));
+      return bad(
+          fmt::format("unknown filter '{}' (the filters are shuffle, deflate, deflate=1..9 and checksum)", item));
     }
     if (*seen) return bad(fmt::format("'{}' appears twice", item));
     *seen = true;
@@ -124,9 +118,9 @@ Result<std::string> CanonicalFilters(std::string_view text) {
 Result<std::string> MakeFilterPipeline(const FilterArgs& args) {
   if (args.filters) {
     if (args.shuffle || args.deflate || args.checksum) {
-      return Err(Status::InvalidArgument(
-          "--filters gives the whole pipeline: it cannot be combined with --shuffle, "
-          "--deflate or --checksum"));
+      return Err(
+          Status::InvalidArgument("--filters gives the whole pipeline: it cannot be combined with --shuffle, "
+                                  "--deflate or --checksum"));
     }
     return CanonicalFilters(*args.filters);
   }
@@ -146,16 +140,14 @@ Result<std::string> MakeFilterPipeline(const FilterArgs& args) {
 
 void AddFilterOptions(CLI::App* sub, FilterArgs* args, CLI::Option* needs) {
   // CLI11 2.1 binds no std::optional: the callbacks fill them when given.
-  CLI::Option* shuffle =
-      sub->add_flag("--shuffle", args->shuffle,
-                    "filter: shuffle the bytes of each chunk by element size (helps deflate)");
+  CLI::Option* shuffle = sub->add_flag("--shuffle", args->shuffle,
+                                       "filter: shuffle the bytes of each chunk by element size (helps deflate)");
   CLI::Option* deflate = sub->add_option_function<std::string>(
       "--deflate", [args](const std::string& v) { args->deflate = v; },
       "filter: compress each chunk with deflate (zlib) at level N, 1 (fast) to 9 (small)");
   deflate->type_name("N");
-  CLI::Option* checksum = sub->add_flag(
-      "--checksum", args->checksum,
-      "filter: store a CRC-32C with each chunk and verify it on every read");
+  CLI::Option* checksum = sub->add_flag("--checksum", args->checksum,
+                                        "filter: store a CRC-32C with each chunk and verify it on every read");
   CLI::Option* filters = sub->add_option_function<std::string>(
       "--filters", [args](const std::string& v) { args->filters = v; },
       "the whole filter pipeline in order, like shuffle,deflate=6,checksum, or none; "
@@ -186,48 +178,45 @@ Result<DatasetOptions> MakeDatasetOptions(DType dtype, const Dims& shape, const 
   if (!layout.max_shape.empty()) {
     SLABFS_ASSIGN_OR_RETURN(o.max_shape, ParseDimsOption("--maxshape", layout.max_shape, true));
     if (o.max_shape.size() != shape.size()) {
-      return Err(Status::InvalidArgument(fmt::format(
-          "--maxshape {} has rank {} but the shape {} has rank {}", FormatDims(o.max_shape),
-          o.max_shape.size(), FormatDims(shape), shape.size())));
+      return Err(Status::InvalidArgument(fmt::format("--maxshape {} has rank {} but the shape {} has rank {}",
+                                                     FormatDims(o.max_shape), o.max_shape.size(), FormatDims(shape),
+                                                     shape.size())));
     }
     for (size_t d = 0; d < shape.size(); ++d) {
       if (o.max_shape[d] != kUnlimited && o.max_shape[d] < shape[d]) {
-        return Err(Status::InvalidArgument(fmt::format(
-            "--maxshape {}: dimension {} is smaller than the shape's {}", FormatDims(o.max_shape), d,
-            shape[d])));
+        return Err(Status::InvalidArgument(fmt::format("--maxshape {}: dimension {} is smaller than the shape's {}",
+                                                       FormatDims(o.max_shape), d, shape[d])));
       }
     }
   }
   for (size_t d = 0; d < shape.size(); ++d) {
     const bool can_grow = !o.max_shape.empty() && o.max_shape[d] != shape[d];
     if (shape[d] == 0 && !can_grow) {
-      return Err(Status::InvalidArgument(fmt::format(
-          "shape {}: dimension {} is 0, which only a dimension that can grow (see --maxshape) may be",
-          FormatDims(shape), d)));
+      return Err(Status::InvalidArgument(
+          fmt::format("shape {}: dimension {} is 0, which only a dimension that can grow (see --maxshape) may be",
+                      FormatDims(shape), d)));
     }
   }
   if (!layout.index.empty()) {
     auto kind = ParseIndexKind(layout.index);
     if (!kind) {
-      return Err(Status::InvalidArgument(fmt::format("--index '{}': {}", layout.index,
-                                                     kind.error().message())));
+      return Err(Status::InvalidArgument(fmt::format("--index '{}': {}", layout.index, kind.error().message())));
     }
     o.index = *kind;
   }
   if (!chunks.empty()) {
     SLABFS_ASSIGN_OR_RETURN(o.chunks, ParseDimsOption("--chunks", chunks));
     if (o.chunks.size() != shape.size()) {
-      return Err(Status::InvalidArgument(fmt::format(
-          "--chunks {} has rank {} but the shape {} has rank {}", FormatDims(o.chunks),
-          o.chunks.size(), FormatDims(shape), shape.size())));
+      return Err(
+          Status::InvalidArgument(fmt::format("--chunks {} has rank {} but the shape {} has rank {}",
+                                              FormatDims(o.chunks), o.chunks.size(), FormatDims(shape), shape.size())));
     }
   }
   if (!fill.empty()) {
     auto bytes = EncodeScalar(dtype, fill);
     if (!bytes) {
-      return Err(Status::InvalidArgument(fmt::format("--fill '{}' for dtype {}: {}", fill,
-                                                     DTypeName(dtype),
-                                                     bytes.error().message())));
+      return Err(Status::InvalidArgument(
+          fmt::format("--fill '{}' for dtype {}: {}", fill, DTypeName(dtype), bytes.error().message())));
     }
     o.fill = std::move(*bytes);
   }

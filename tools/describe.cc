@@ -123,10 +123,9 @@ Json DescriptionToJson(const Description& d) {
       } else {
         j[key] = value;
         if (name == "stored_bytes") {
-          j["compression_ratio"] =
-              i.stored_bytes == 0
-                  ? Json(nullptr)
-                  : Json(static_cast<double>(i.size_bytes) / static_cast<double>(i.stored_bytes));
+          j["compression_ratio"] = i.stored_bytes == 0
+                                       ? Json(nullptr)
+                                       : Json(static_cast<double>(i.size_bytes) / static_cast<double>(i.stored_bytes));
         }
       }
     });
@@ -141,9 +140,7 @@ Json DescriptionToJson(const Description& d) {
 
 std::string DescriptionToText(const Description& d) {
   std::string out;
-  auto line = [&out](std::string_view key, const auto& value) {
-    out += fmt::format("{}: {}\n", key, value);
-  };
+  auto line = [&out](std::string_view key, const auto& value) { out += fmt::format("{}: {}\n", key, value); };
   line("path", d.path);
   line("kind", KindName(d.object.kind));
   line("id", d.object.id);

@@ -13,8 +13,7 @@ Result<std::unique_ptr<Container>> OpenForReading(const std::string& path) {
   return Container::Open(path, options);
 }
 
-Result<WriteSession> WriteSession::Open(const std::string& path, std::string_view command,
-                                        bool create, bool pack) {
+Result<WriteSession> WriteSession::Open(const std::string& path, std::string_view command, bool create, bool pack) {
   OpenOptions options;
   options.create = create;
   options.pack = pack;

@@ -32,8 +32,8 @@ class WriteSession {
   // (the engine adds the pid and host). With `pack`, extents are placed
   // back to back (OpenOptions::pack), for a file written once by a copy,
   // whose cache is then one transfer block (kTransferBlockBytes).
-  static Result<WriteSession> Open(const std::string& path, std::string_view command,
-                                   bool create = false, bool pack = false);
+  static Result<WriteSession> Open(const std::string& path, std::string_view command, bool create = false,
+                                   bool pack = false);
 
   WriteSession(WriteSession&&) noexcept = default;
   WriteSession& operator=(WriteSession&&) noexcept = default;

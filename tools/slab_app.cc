@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "slabfs/container.h"
 #include "tools/cmd_attr.h"
@@ -78,8 +78,7 @@ std::string FailureLine(std::string_view command, const Status& s) {
 }
 
 int RunSlab(int argc, char** argv) {
-  CLI::App app{"slab: create, inspect, import and export slabfs containers (.slab files)",
-               "slab"};
+  CLI::App app{"slab: create, inspect, import and export slabfs containers (.slab files)", "slab"};
   app.set_version_flag("--version", fmt::format("slab (slabfs) {}", slabfs::Version()));
   app.require_subcommand(1);
   app.fallthrough();
@@ -87,8 +86,7 @@ int RunSlab(int argc, char** argv) {
     return fmt::format("slab: {}\nRun with --help for more information.\n", e.what());
   });
   std::string log_level = "off";
-  app.add_option("--log-level", log_level,
-                 "slabfs engine log lines on stderr: trace, debug, info, warn, error or off")
+  app.add_option("--log-level", log_level, "slabfs engine log lines on stderr: trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
 

@@ -51,7 +51,8 @@ ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
       // The chunk was evicted and is wanted again: the working set is larger
       // than the budget.
       ghosts_.erase(key);
-      budget_ = std::min(max_budget_, budget_.load() + std::max<uint64_t>(resident_ / std::max<size_t>(map_.size(), 1), 4096));
+      budget_ = std::min(max_budget_,
+                         budget_.load() + std::max<uint64_t>(resident_ / std::max<size_t>(map_.size(), 1), 4096));
     }
     return nullptr;
   }
@@ -164,9 +165,7 @@ void ChunkCache::RecycleLocked(std::unique_ptr<char[]> data, size_t bytes) {
   BufferPool::Global().Give(std::move(data), bytes);
 }
 
-std::unique_ptr<char[]> ChunkCache::TakeBuffer(size_t bytes) {
-  return BufferPool::Global().Take(bytes);
-}
+std::unique_ptr<char[]> ChunkCache::TakeBuffer(size_t bytes) { return BufferPool::Global().Take(bytes); }
 
 void ChunkCache::RemoveLocked(Entry* e) {
   (e->in_done_list ? done_ : lru_).erase(e->pos);

@@ -196,8 +196,8 @@ class ChunkCache {
   std::unordered_map<uint64_t, std::unordered_set<Entry*>> dirty_of_ GUARDED_BY(mu_);
   uint64_t order_seq_ GUARDED_BY(mu_) = 0;
   void SetDirtyLocked(Entry* e, bool dirty) REQUIRES(mu_);
-  std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0},
-      bypass_reads_{0}, bypass_writes_{0}, extent_reads_{0};
+  std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0}, bypass_reads_{0},
+      bypass_writes_{0}, extent_reads_{0};
 };
 
 }  // namespace slabfs::engine

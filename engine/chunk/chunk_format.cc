@@ -48,8 +48,7 @@ class DenseFormat final : public ChunkFormat {
   bool direct_io() const override { return true; }
   uint64_t MaxFileBytes(uint64_t n) const override { return MemBytes(n); }
 
-  Status Load(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t, char* mem,
-              uint64_t n) const override {
+  Status Load(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t, char* mem, uint64_t n) const override {
     if (file_bytes != MemBytes(n))
       return Status::Corruption("stored as " + std::to_string(file_bytes) + " bytes, not " +
                                 std::to_string(MemBytes(n)));
@@ -82,10 +81,11 @@ class FilteredFormat final : public ChunkFormat {
               uint64_t n) const override {
     // The size comes from an index record: bound it before reading.
     if (file_bytes == 0 || file_bytes > MaxFileBytes(n))
-      return Status::Corruption("record claims " + std::to_string(file_bytes) +
-                                " stored bytes, more than a chunk of " + std::to_string(n) + " elements can take");
+      return Status::Corruption("record claims " + std::to_string(file_bytes) + " stored bytes, more than a chunk of " +
+                                std::to_string(n) + " elements can take");
     std::unique_ptr<char[]> big;  // chunks above the staging size are rare
-    char* stored = file_bytes <= kMaxStagingBytes ? StagingBuffer(file_bytes) : (big.reset(new char[file_bytes]), big.get());
+    char* stored =
+        file_bytes <= kMaxStagingBytes ? StagingBuffer(file_bytes) : (big.reset(new char[file_bytes]), big.get());
     SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr, stored, file_bytes));
     io.cache->CountBytesRead(file_bytes);
     return filters_.Decode(std::string_view(stored, file_bytes), filter_mask, item_size(), mem, MemBytes(n), "");
@@ -144,8 +144,7 @@ class SparseFormat final : public ChunkFormat {
     ForEachSetRun(SparseBits(mem, n, item_size()), first, end, f);
   }
 
-  Result<uint64_t> StoredDefined(const ChunkIo& io, uint64_t addr, uint64_t file_bytes,
-                                 uint64_t n) const override {
+  Result<uint64_t> StoredDefined(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint64_t n) const override {
     if (file_bytes < kHeaderBytes || file_bytes > MaxFileBytes(n))
       return Err(Status::Corruption("record claims " + std::to_string(file_bytes) + " stored bytes"));
     char header[kHeaderBytes];
@@ -159,8 +158,10 @@ class SparseFormat final : public ChunkFormat {
   Status Load(const ChunkIo& io, uint64_t addr, uint64_t file_bytes, uint32_t filter_mask, char* mem,
               uint64_t n) const override {
     if (file_bytes < kHeaderBytes + 1 || file_bytes > MaxFileBytes(n))
-      return Status::Corruption("record claims " + std::to_string(file_bytes) + " stored bytes, not possible for a "
-                                "sparse chunk of " + std::to_string(n) + " elements");
+      return Status::Corruption("record claims " + std::to_string(file_bytes) +
+                                " stored bytes, not possible for a "
+                                "sparse chunk of " +
+                                std::to_string(n) + " elements");
     std::string stored(file_bytes, '\0');
     SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr, stored.data(), file_bytes));
     io.cache->CountBytesRead(file_bytes);
@@ -183,12 +184,15 @@ class SparseFormat final : public ChunkFormat {
     // With filters the set is inside the filtered stream: decode it all.
     if (!filters_.empty()) return Load(io, addr, file_bytes, filter_mask, mem, n);
     if (file_bytes < kHeaderBytes + 1 || file_bytes > MaxFileBytes(n))
-      return Status::Corruption("record claims " + std::to_string(file_bytes) + " stored bytes, not possible for a "
-                                "sparse chunk of " + std::to_string(n) + " elements");
+      return Status::Corruption("record claims " + std::to_string(file_bytes) +
+                                " stored bytes, not possible for a "
+                                "sparse chunk of " +
+                                std::to_string(n) + " elements");
     char header[kHeaderBytes];
     SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr, header, sizeof header));
     const uint64_t raw_size = LoadU32(header), defined = LoadU32(header + 4);
-    if (raw_size != file_bytes - kHeaderBytes) return Status::Corruption("sparse chunk is not the size its header says");
+    if (raw_size != file_bytes - kHeaderBytes)
+      return Status::Corruption("sparse chunk is not the size its header says");
     if (defined == 0 || defined > n || raw_size < 1 + defined * item_size())
       return Status::Corruption("sparse chunk claims " + std::to_string(defined) + " defined elements");
     // The values are at the end of the encoding: read only what is before.
@@ -237,9 +241,7 @@ Status DenseFormat::FileRead(const ChunkIo& io, uint64_t addr, const ChunkCursor
     char* span = StagingBuffer(hi - lo);
     SLABFS_RETURN_IF_ERROR(io.file->ReadAt(addr + lo, span, hi - lo));
     const char* src = span - lo;
-    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-      std::memcpy(buf + mo * isz, src + co * isz, n * isz);
-    });
+    cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) { std::memcpy(buf + mo * isz, src + co * isz, n * isz); });
     io.cache->CountBytesRead(hi - lo);
     io.cache->CountBypassRead();
     return Status::OK();
@@ -369,16 +371,12 @@ inline void CopyRun(char* dst, const char* src, uint64_t n) {
 
 void ChunkFormat::MemRead(const char* mem, const ChunkCursor& cur, char* buf) const {
   const uint64_t isz = item_size_;
-  cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-    CopyRun(buf + mo * isz, mem + co * isz, n * isz);
-  });
+  cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) { CopyRun(buf + mo * isz, mem + co * isz, n * isz); });
 }
 
 void ChunkFormat::MemWrite(char* mem, uint64_t, const ChunkCursor& cur, const char* buf) const {
   const uint64_t isz = item_size_;
-  cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) {
-    CopyRun(mem + co * isz, buf + mo * isz, n * isz);
-  });
+  cur.ForEachRun([&](uint64_t co, uint64_t mo, uint64_t n) { CopyRun(mem + co * isz, buf + mo * isz, n * isz); });
 }
 
 void ChunkFormat::MemEraseRange(char* mem, uint64_t, uint64_t first, uint64_t count) const {

@@ -75,12 +75,10 @@ void EncodeSparse(const char* mem, uint64_t n, size_t item_size, std::string* ou
     PutU8(out, kLayoutBitmap);
     const size_t at = out->size();
     out->resize(at + bitmap_bytes);
-    for (uint64_t b = 0; b < bitmap_bytes; ++b)
-      (*out)[at + b] = static_cast<char>(bits[b / 8] >> (8 * (b % 8)) & 0xff);
+    for (uint64_t b = 0; b < bitmap_bytes; ++b) (*out)[at + b] = static_cast<char>(bits[b / 8] >> (8 * (b % 8)) & 0xff);
   }
-  ForEachSetRun(bits, 0, n, [&](uint64_t start, uint64_t len) {
-    out->append(mem + start * item_size, len * item_size);
-  });
+  ForEachSetRun(bits, 0, n,
+                [&](uint64_t start, uint64_t len) { out->append(mem + start * item_size, len * item_size); });
 }
 
 Status DecodeSparseSet(std::string_view structure, uint64_t n, uint64_t defined, uint64_t* bits) {
@@ -103,7 +101,8 @@ Status DecodeSparseSet(std::string_view structure, uint64_t n, uint64_t defined,
       pos += len;
       total += len;
     }
-    if (total != defined) return bad("runs cover " + std::to_string(total) + " elements, not " + std::to_string(defined));
+    if (total != defined)
+      return bad("runs cover " + std::to_string(total) + " elements, not " + std::to_string(defined));
   } else if (layout == kLayoutBitmap) {
     std::string_view map;
     if (!r.Bytes((n + 7) / 8, &map)) return bad("bitmap is truncated");

@@ -71,8 +71,7 @@ Result<FilterPipeline> FilterPipeline::Make(std::vector<Filter> filters) {
     seen[id] = true;
     if (f.id == FilterId::kDeflate && (f.level < 1 || f.level > 9))
       return Err(Status::InvalidArgument("deflate level " + std::to_string(f.level) + " is not 1 to 9"));
-    if (f.id != FilterId::kDeflate && f.level != 0)
-      return Err(Status::InvalidArgument("only deflate takes a level"));
+    if (f.id != FilterId::kDeflate && f.level != 0) return Err(Status::InvalidArgument("only deflate takes a level"));
   }
   FilterPipeline p;
   p.filters_ = std::move(filters);
@@ -104,8 +103,8 @@ Result<FilterPipeline> FilterPipeline::Parse(std::string_view text) {
       }
       filters.push_back({FilterId::kDeflate, static_cast<uint8_t>(level)});
     } else {
-      return Err(Status::InvalidArgument("unknown filter '" + std::string(item) +
-                                         "' (shuffle, deflate=1..9, checksum)"));
+      return Err(
+          Status::InvalidArgument("unknown filter '" + std::string(item) + "' (shuffle, deflate=1..9, checksum)"));
     }
     if (comma == std::string_view::npos) break;
     pos = comma + 1;
@@ -171,9 +170,7 @@ void FilterPipeline::Encode(const char* data, size_t n, size_t item_size, std::s
         }
         break;
       }
-      case FilterId::kChecksum:
-        PutU32(&cur, Crc32c(cur.data(), cur.size()));
-        break;
+      case FilterId::kChecksum: PutU32(&cur, Crc32c(cur.data(), cur.size())); break;
     }
   }
   out->swap(cur);
@@ -221,8 +218,7 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
       case FilterId::kChecksum: {
         if (cur.size() < 4) return bad("stored chunk too short for its checksum");
         const size_t body = cur.size() - 4;
-        if (!ChecksumMatches(LoadU32(cur.data() + body), Crc32c(cur.data(), body)))
-          return bad("checksum mismatch");
+        if (!ChecksumMatches(LoadU32(cur.data() + body), Crc32c(cur.data(), body))) return bad("checksum mismatch");
         cur = cur.substr(0, body);
         break;
       }
@@ -250,8 +246,8 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
         break;
     }
   }
-  if (cur.size() != expected) return bad("stored chunk decodes to " + std::to_string(cur.size()) +
-                                         " bytes, not " + std::to_string(expected));
+  if (cur.size() != expected)
+    return bad("stored chunk decodes to " + std::to_string(cur.size()) + " bytes, not " + std::to_string(expected));
   if (cur.data() != out) std::memcpy(out, cur.data(), expected);
   return Status::OK();
 }

@@ -44,8 +44,7 @@ std::string EncodeBlock(BlockType type, std::string_view payload, uint8_t versio
   return s;
 }
 
-Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what,
-                                     uint8_t* version) {
+Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std::string_view what, uint8_t* version) {
   auto bad = [&](std::string_view why) {
     return Err(Status::Corruption(std::string(what) + " (" + std::string(BlockTypeName(type)) +
                                   " block): " + std::string(why)));
@@ -67,10 +66,10 @@ Result<std::string_view> DecodeBlock(std::string_view image, BlockType type, std
 
 Status CheckBlockRef(const BlockRef& ref, uint64_t file_end, std::string_view what) {
   if (ref.addr == 0 && ref.len == 0) return Status::OK();
-  if (ref.addr < kDataStart || ref.len < kBlockHeaderBytes || ref.len > kMaxBlockBytes ||
-      ref.addr > file_end || file_end - ref.addr < ref.len)
-    return Status::Corruption(std::string(what) + ": block reference out of bounds (addr " +
-                              std::to_string(ref.addr) + ", len " + std::to_string(ref.len) + ")");
+  if (ref.addr < kDataStart || ref.len < kBlockHeaderBytes || ref.len > kMaxBlockBytes || ref.addr > file_end ||
+      file_end - ref.addr < ref.len)
+    return Status::Corruption(std::string(what) + ": block reference out of bounds (addr " + std::to_string(ref.addr) +
+                              ", len " + std::to_string(ref.len) + ")");
   return Status::OK();
 }
 

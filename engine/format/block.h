@@ -38,8 +38,8 @@ enum class BlockType : uint8_t {
   kPagedNode = 7,
   kBTreeLeaf = 8,
   kBTreeNode = 9,
-  kFreeListDelta = 10,  // free_list.h
-  kGroupPage = 11,      // object.h
+  kFreeListDelta = 10,   // free_list.h
+  kGroupPage = 11,       // object.h
   kGroupPageTable = 12,  // object.h
 };
 std::string_view BlockTypeName(BlockType t);

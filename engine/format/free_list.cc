@@ -29,8 +29,8 @@ std::string EncodeFreeList(const std::vector<FreedExtent>& extents, size_t slots
   return s;
 }
 
-Result<std::vector<FreedExtent>> DecodeFreeList(std::string_view payload, uint64_t file_end,
-                                                uint8_t version, uint64_t next_generation) {
+Result<std::vector<FreedExtent>> DecodeFreeList(std::string_view payload, uint64_t file_end, uint8_t version,
+                                                uint64_t next_generation) {
   if (version != 1 && version != 2) return Err(Status::Corruption("free list: unknown version"));
   const size_t entry = version == 1 ? kEntryBytesV1 : kEntryBytesV2;
   Reader r(payload);
@@ -80,8 +80,7 @@ std::string EncodeFreeListDelta(const FreeListDelta& d, size_t slots) {
   return s;
 }
 
-Result<FreeListDelta> DecodeFreeListDelta(std::string_view payload, uint64_t file_end,
-                                          uint64_t next_generation) {
+Result<FreeListDelta> DecodeFreeListDelta(std::string_view payload, uint64_t file_end, uint64_t next_generation) {
   auto bad = [](std::string_view why) { return Err(Status::Corruption("free-list delta: " + std::string(why))); };
   Reader r(payload);
   FreeListDelta d;

@@ -12,7 +12,7 @@ constexpr uint64_t kSuperblockSlot0 = 0;
 constexpr uint64_t kSuperblockSlot1 = 4096;
 constexpr uint64_t kLockRecordOffset = 8192;  // informational, names the writer
 constexpr uint64_t kLockRecordBytes = 512;
-constexpr uint64_t kDataStart = 12288;        // first byte any extent may use
+constexpr uint64_t kDataStart = 12288;  // first byte any extent may use
 
 // Advisory locks (fcntl OFD locks; nothing is ever written at these
 // offsets). The one writer holds byte kWriterLockByte exclusively; a

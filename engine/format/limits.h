@@ -37,8 +37,8 @@ static_assert(kMaxAttributeBytesPerObject <= kLoadMaxAttributes);
 // A group's block holds every child record (a name of at most
 // kMaxNameBytes and at most 64 bytes beside it) and every attribute (with
 // at most 16 bytes of framing each), well inside kMaxBlockBytes.
-static_assert(kMaxChildrenPerGroup * (kMaxNameBytes + 64) + kMaxAttributeBytesPerObject +
-                  kMaxAttributesPerObject * 16 + 4096 <
+static_assert(kMaxChildrenPerGroup * (kMaxNameBytes + 64) + kMaxAttributeBytesPerObject + kMaxAttributesPerObject * 16 +
+                  4096 <
               kMaxBlockBytes);
 
 }  // namespace slabfs::engine

@@ -17,22 +17,18 @@ Status Bad(ObjectId id, std::string_view why) {
 
 }  // namespace
 
-BlockType BlockTypeOf(ObjectKind k) {
-  return k == ObjectKind::kGroup ? BlockType::kGroup : BlockType::kDataset;
-}
+BlockType BlockTypeOf(ObjectKind k) { return k == ObjectKind::kGroup ? BlockType::kGroup : BlockType::kDataset; }
 
-Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shape,
-                            const Dims& chunks) {
+Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shape, const Dims& chunks) {
   size_t rank = shape.size();
   if (rank < 1 || rank > kMaxRank)
-    return Status::InvalidArgument("rank must be 1 to " + std::to_string(kMaxRank) + ", not " +
-                                   std::to_string(rank));
+    return Status::InvalidArgument("rank must be 1 to " + std::to_string(kMaxRank) + ", not " + std::to_string(rank));
   if (max_shape.size() != rank)
-    return Status::InvalidArgument("max shape has rank " + std::to_string(max_shape.size()) +
-                                   ", shape has rank " + std::to_string(rank));
+    return Status::InvalidArgument("max shape has rank " + std::to_string(max_shape.size()) + ", shape has rank " +
+                                   std::to_string(rank));
   if (chunks.size() != rank)
-    return Status::InvalidArgument("chunk shape has rank " + std::to_string(chunks.size()) +
-                                   ", shape has rank " + std::to_string(rank));
+    return Status::InvalidArgument("chunk shape has rank " + std::to_string(chunks.size()) + ", shape has rank " +
+                                   std::to_string(rank));
   slabfs_u128 bytes = ItemSize(dtype);
   slabfs_u128 chunk_bytes = ItemSize(dtype);
   constexpr auto kMaxBytes = static_cast<slabfs_u128>(std::numeric_limits<int64_t>::max());
@@ -49,8 +45,7 @@ Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shap
     chunk_bytes *= chunks[d];
     if (bytes > kMaxBytes) return Status::InvalidArgument("dataset is larger than 2^63 bytes");
     if (chunk_bytes > kMaxChunkBytes)
-      return Status::InvalidArgument("a chunk would be larger than " + std::to_string(kMaxChunkBytes >> 20) +
-                                     " MiB");
+      return Status::InvalidArgument("a chunk would be larger than " + std::to_string(kMaxChunkBytes >> 20) + " MiB");
   }
   return Status::OK();
 }
@@ -107,8 +102,8 @@ Status ReadPageRefs(Reader& r, ObjectId group, uint32_t n, std::string_view what
     std::string_view key;
     if (!r.ShortString(&key) || !r.U64(&p.block.addr) || !r.U32(&p.block.len) || !r.U32(&p.entries))
       return Bad(group, std::string(what) + " is truncated");
-    const bool key_ok = i == 0 && first_key ? key == *first_key
-                                            : ValidateName(key).ok() && (out->empty() || out->back().key < key);
+    const bool key_ok =
+        i == 0 && first_key ? key == *first_key : ValidateName(key).ok() && (out->empty() || out->back().key < key);
     if (!key_ok) return Bad(group, "bad key in " + std::string(what));
     if (p.entries == 0 || p.entries > max_entries) return Bad(group, "bad entry count in " + std::string(what));
     if (p.block.empty()) return Bad(group, std::string(what) + " entry without a block");
@@ -167,14 +162,16 @@ Result<std::vector<ChildRecord>> DecodeGroupPage(std::string_view payload, Objec
   uint32_t n;
   if (!r.U64(&id) || !r.U32(&n)) return Err(Bad(group, "group page is truncated"));
   if (id != group) return Err(Bad(group, "group page of object " + std::to_string(id)));
-  if (n != ref.entries) return Err(Bad(group, "group page holds " + std::to_string(n) + " entries, its table says " +
-                                              std::to_string(ref.entries)));
+  if (n != ref.entries)
+    return Err(Bad(
+        group, "group page holds " + std::to_string(n) + " entries, its table says " + std::to_string(ref.entries)));
   std::vector<ChildRecord> out;
   out.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     ChildRecord c;
     SLABFS_RETURN_IF_ERROR_R(ReadChild(r, group, out.empty() ? nullptr : &out.back(), file_end, &c));
-    if (c.name < ref.key || (next_key && c.name >= *next_key)) return Err(Bad(group, "group page entry outside its page"));
+    if (c.name < ref.key || (next_key && c.name >= *next_key))
+      return Err(Bad(group, "group page entry outside its page"));
     out.push_back(std::move(c));
   }
   if (!r.done()) return Err(Bad(group, "trailing bytes in group page"));
@@ -223,8 +220,7 @@ std::string EncodeObject(const ObjectRecord& o) {
   return s;
 }
 
-Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end,
-                                  uint8_t version) {
+Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end, uint8_t version) {
   ObjectRecord o;
   o.kind = type == BlockType::kGroup ? ObjectKind::kGroup : ObjectKind::kDataset;
   Reader r(payload);
@@ -314,8 +310,7 @@ Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint
     }
     if ((d.flags & kDatasetFlagSparse) && !r.U64(&d.defined_elements))
       return Err(Bad(o.id, "dataset header is truncated"));
-    if (!r.U64(&d.allocated_chunks) || !r.U64(&d.stored_bytes) ||
-        !r.LongString(&root, kMaxIndexRootBytes))
+    if (!r.U64(&d.allocated_chunks) || !r.U64(&d.stored_bytes) || !r.LongString(&root, kMaxIndexRootBytes))
       return Err(Bad(o.id, "dataset header is truncated"));
     d.fill = std::string(fill);
     d.index_root = std::string(root);

@@ -92,15 +92,15 @@ struct ChildPageRef {
 struct ObjectRecord {
   ObjectId id = 0;
   ObjectKind kind = ObjectKind::kGroup;
-  std::vector<AttributeRecord> attrs;    // sorted by name, unique
-  std::vector<ChildRecord> children;     // groups: sorted by name, unique
+  std::vector<AttributeRecord> attrs;  // sorted by name, unique
+  std::vector<ChildRecord> children;   // groups: sorted by name, unique
   // Groups: when not empty, the children live in these pages (block
   // version 2) and `children` is empty.
   std::vector<ChildPageRef> child_pages;
   // Groups: when not empty, the page table lives in these group page
   // tables (block version 3); `children` and `child_pages` are empty.
   std::vector<ChildPageRef> child_tables;
-  DatasetRecord dataset;                 // datasets
+  DatasetRecord dataset;  // datasets
 };
 
 // Bytes one child entry takes in a group block or page.
@@ -135,13 +135,11 @@ std::string EncodeObject(const ObjectRecord& o);
 // version. Every number is checked: names, dtypes, ranks, shapes, chunk
 // sizes, the fill value's length, child references against file_end, flags
 // that the version knows and that go together. Corruption otherwise.
-Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end,
-                                  uint8_t version = 1);
+Result<ObjectRecord> DecodeObject(std::string_view payload, BlockType type, uint64_t file_end, uint8_t version = 1);
 
 // Validation shared with dataset creation: InvalidArgument (for callers) is
 // returned; decoders turn it into Corruption.
-Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shape,
-                            const Dims& chunks);
+Status ValidateDatasetShape(DType dtype, const Dims& shape, const Dims& max_shape, const Dims& chunks);
 
 }  // namespace slabfs::engine
 

@@ -39,10 +39,9 @@ Result<Superblock> DecodeSuperblock(std::string_view bytes) {
   Reader r(bytes.substr(8, kSuperblockBytes - 12));
   uint32_t version, length, pad1, pad2;
   Superblock sb;
-  if (!r.U32(&version) || !r.U32(&length) || !r.U64(&sb.generation) || !r.U64(&sb.root.addr) ||
-      !r.U32(&sb.root.len) || !r.U32(&pad1) || !r.U64(&sb.free_list.addr) ||
-      !r.U32(&sb.free_list.len) || !r.U32(&pad2) || !r.U64(&sb.file_end) ||
-      !r.U64(&sb.next_object_id))
+  if (!r.U32(&version) || !r.U32(&length) || !r.U64(&sb.generation) || !r.U64(&sb.root.addr) || !r.U32(&sb.root.len) ||
+      !r.U32(&pad1) || !r.U64(&sb.free_list.addr) || !r.U32(&sb.free_list.len) || !r.U32(&pad2) ||
+      !r.U64(&sb.file_end) || !r.U64(&sb.next_object_id))
     return Err(Status::Corruption("superblock is truncated"));
   if (pad1 != 0 || pad2 != 0) return Err(Status::Corruption("superblock reserved fields are not zero"));
   for (size_t i = 72; i < kSuperblockBytes - 4; ++i)

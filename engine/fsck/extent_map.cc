@@ -11,19 +11,16 @@ void ExtentMap::Claim(uint64_t addr, uint64_t len, const std::string& owner) {
   claims_.push_back({addr, len, it->second});
 }
 
-void ExtentMap::Settle(uint64_t start, uint64_t end,
-                       const std::function<void(const Owned&, const Owned&)>& on_overlap,
+void ExtentMap::Settle(uint64_t start, uint64_t end, const std::function<void(const Owned&, const Owned&)>& on_overlap,
                        const std::function<void(uint64_t addr, uint64_t len)>& on_gap) {
-  std::sort(claims_.begin(), claims_.end(), [](const Entry& a, const Entry& b) {
-    return a.addr != b.addr ? a.addr < b.addr : a.len > b.len;
-  });
+  std::sort(claims_.begin(), claims_.end(),
+            [](const Entry& a, const Entry& b) { return a.addr != b.addr ? a.addr < b.addr : a.len > b.len; });
   uint64_t reached = start;  // every byte of [start, reached) is claimed
   const Entry* furthest = nullptr;
   for (const Entry& e : claims_) {
     const uint64_t e_end = e.addr + e.len;
     if (furthest && e.addr < reached) {
-      on_overlap({furthest->addr, furthest->len, owners_[furthest->owner]},
-                 {e.addr, e.len, owners_[e.owner]});
+      on_overlap({furthest->addr, furthest->len, owners_[furthest->owner]}, {e.addr, e.len, owners_[e.owner]});
     } else if (e.addr > reached) {
       on_gap(reached, std::min(e.addr, end) - reached);
     }

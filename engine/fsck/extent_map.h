@@ -27,8 +27,7 @@ class ExtentMap {
   // Sorts the claims and calls on_overlap for each claim that starts before
   // an earlier one ends (with the claim reaching furthest), and on_gap for
   // each maximal range of [start, end) that no claim covers.
-  void Settle(uint64_t start, uint64_t end,
-              const std::function<void(const Owned&, const Owned&)>& on_overlap,
+  void Settle(uint64_t start, uint64_t end, const std::function<void(const Owned&, const Owned&)>& on_overlap,
               const std::function<void(uint64_t addr, uint64_t len)>& on_gap);
 
   size_t size() const { return claims_.size(); }

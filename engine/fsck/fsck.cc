@@ -18,8 +18,6 @@
 #include "engine/chunk/trimmed_edge.h"
 #include "engine/format/block.h"
 #include "engine/format/free_list.h"
-#include "engine/txn/free_list_log.h"
-#include "engine/txn/group_pages.h"
 #include "engine/format/layout.h"
 #include "engine/format/limits.h"
 #include "engine/format/object.h"
@@ -32,6 +30,8 @@
 #include "engine/io/writer_lock.h"
 #include "engine/space/allocator.h"
 #include "engine/txn/block_store.h"
+#include "engine/txn/free_list_log.h"
+#include "engine/txn/group_pages.h"
 #include "engine/txn/reader_table.h"
 
 namespace slabfs {
@@ -82,14 +82,12 @@ struct DatasetToCheck {
 class Checker {
  public:
   Checker(std::unique_ptr<File> file, const FsckOptions& o)
-      : file_(std::move(file)), options_(o), store_(file_.get(), &alloc_),
-        cache_(kCheckCacheBytes, kCheckCacheBytes) {}
+      : file_(std::move(file)), options_(o), store_(file_.get(), &alloc_), cache_(kCheckCacheBytes, kCheckCacheBytes) {}
 
   FsckReport Run();
 
  private:
-  void Add(FsckFinding::Kind kind, std::string where, std::string what, uint64_t addr = 0,
-           uint64_t bytes = 0) {
+  void Add(FsckFinding::Kind kind, std::string where, std::string what, uint64_t addr = 0, uint64_t bytes = 0) {
     // A badly damaged file could yield millions: list the first ones only.
     if (++listed_[static_cast<int>(kind)] > kMaxListed) return;
     report_.findings.push_back({kind, std::move(where), std::move(what), addr, bytes});
@@ -102,11 +100,10 @@ class Checker {
   }
 
   bool LoadSuperblock();
-  void WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, const std::string& path,
-                  int depth);
+  void WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, const std::string& path, int depth);
   void CheckDataset(const DatasetToCheck& d);
-  void CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, ChunkCoord c,
-                  const ChunkRecord& rec, uint64_t* defined);
+  void CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, ChunkCoord c, const ChunkRecord& rec,
+                  uint64_t* defined);
   void CheckFreeList();
   void CheckSpace();
 
@@ -127,7 +124,7 @@ class Checker {
   bool structure_damaged_ = false;
 
  public:
-  bool stopped_ = false;  // the progress callback asked to stop
+  bool stopped_ = false;        // the progress callback asked to stop
   bool not_container_ = false;  // no superblock magic in either slot
 };
 
@@ -181,8 +178,8 @@ bool Checker::LoadSuperblock() {
                     errors[older], sb_.generation));
   }
   if (*size < sb_.file_end) {
-    Damage("file", fmt::format("truncated: {} bytes, the last commit needs {}", *size, sb_.file_end),
-           *size, sb_.file_end - *size);
+    Damage("file", fmt::format("truncated: {} bytes, the last commit needs {}", *size, sb_.file_end), *size,
+           sb_.file_end - *size);
   } else if (*size > sb_.file_end) {
     Add(FsckFinding::Kind::kWarning, "file",
         fmt::format("{} bytes past the file end of the last commit (left by an interrupted "
@@ -194,8 +191,7 @@ bool Checker::LoadSuperblock() {
   return true;
 }
 
-void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_id,
-                         const std::string& path, int depth) {
+void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_id, const std::string& path, int depth) {
   const std::string where = path + (kind == ObjectKind::kGroup ? " (group)" : " (dataset)");
   if (depth > kLoadMaxDepth) {
     Damage(where, fmt::format("groups nested deeper than {}", kLoadMaxDepth));
@@ -226,13 +222,11 @@ void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_i
     return;
   }
   if (rec->id != expect_id) {
-    Damage(where, fmt::format("the block holds object {}, its parent names {}", rec->id, expect_id),
-           ref.addr, ref.len);
+    Damage(where, fmt::format("the block holds object {}, its parent names {}", rec->id, expect_id), ref.addr, ref.len);
     return;
   }
   if (rec->id >= sb_.next_object_id) {
-    Damage(where, fmt::format("object id {} is not below the superblock's next id {}", rec->id,
-                              sb_.next_object_id));
+    Damage(where, fmt::format("object id {} is not below the superblock's next id {}", rec->id, sb_.next_object_id));
   }
   if (!seen_ids_.insert(rec->id).second) {
     Damage(where, fmt::format("object {} appears twice in the tree", rec->id), ref.addr, ref.len);
@@ -257,12 +251,11 @@ void Checker::WalkObject(const BlockRef& ref, ObjectKind kind, ObjectId expect_i
     Damage(where, children.error().message(), ref.addr, ref.len);
     return;
   }
-  for (const ChildRecord& c : *children)
-    WalkObject(c.block, c.kind, c.id, ChildPath(path, c.name), depth + 1);
+  for (const ChildRecord& c : *children) WalkObject(c.block, c.kind, c.id, ChildPath(path, c.name), depth + 1);
 }
 
-void Checker::CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, ChunkCoord c,
-                         const ChunkRecord& rec, uint64_t* defined) {
+void Checker::CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, ChunkCoord c, const ChunkRecord& rec,
+                         uint64_t* defined) {
   // Records of filtered, sparse and trimmed chunks hold the stored size.
   const bool sized = format.variable_size() || TrimsEdge(d.rec);
   const uint64_t raw_bytes = StoredChunkBytes(d.rec, c);
@@ -271,8 +264,8 @@ void Checker::CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, Chu
   ++report_.stats.chunks;
   report_.stats.chunk_bytes += file_bytes;
   if (rec.addr < kDataStart || rec.addr > sb_.file_end || sb_.file_end - rec.addr < file_bytes) {
-    Damage(where, fmt::format("extent of {} bytes at {} lies outside the container", file_bytes, rec.addr),
-           rec.addr, file_bytes);
+    Damage(where, fmt::format("extent of {} bytes at {} lies outside the container", file_bytes, rec.addr), rec.addr,
+           file_bytes);
     return;
   }
   extents_.Claim(rec.addr, file_bytes, d.path + " chunk");
@@ -311,8 +304,7 @@ void Checker::CheckChunk(const DatasetToCheck& d, const ChunkFormat& format, Chu
 void Checker::CheckDataset(const DatasetToCheck& d) {
   const std::string where = d.path + " (dataset)";
   const DatasetRecord& rec = d.rec;
-  auto index = OpenChunkIndex(rec.index, GeometryOf(rec), rec.index_root, &store_,
-                              "dataset " + std::to_string(d.id));
+  auto index = OpenChunkIndex(rec.index, GeometryOf(rec), rec.index_root, &store_, "dataset " + std::to_string(d.id));
   if (!index) {
     Damage(where, "chunk index: " + index.error().message());
     return;
@@ -348,16 +340,14 @@ void Checker::CheckDataset(const DatasetToCheck& d) {
     return;
   }
   if (chunks != rec.allocated_chunks) {
-    Damage(where, fmt::format("the header counts {} stored chunks, the index holds {}",
-                              rec.allocated_chunks, chunks));
+    Damage(where, fmt::format("the header counts {} stored chunks, the index holds {}", rec.allocated_chunks, chunks));
   }
   if (stored != rec.stored_bytes) {
-    Damage(where, fmt::format("the header counts {} stored chunk bytes, the chunks hold {}",
-                              rec.stored_bytes, stored));
+    Damage(where, fmt::format("the header counts {} stored chunk bytes, the chunks hold {}", rec.stored_bytes, stored));
   }
   if (sparse && defined != rec.defined_elements) {
-    Damage(where, fmt::format("the header counts {} defined elements, the chunks hold {}",
-                              rec.defined_elements, defined));
+    Damage(where,
+           fmt::format("the header counts {} defined elements, the chunks hold {}", rec.defined_elements, defined));
   }
 }
 
@@ -395,8 +385,9 @@ void Checker::CheckSpace() {
       [&](const ExtentMap::Owned& a, const ExtentMap::Owned& b) {
         const uint64_t start = std::max(a.addr, b.addr);
         const uint64_t end = std::min(a.addr + a.len, b.addr + b.len);
-        Damage("space", fmt::format("{} ({} bytes at {}) overlaps {} ({} bytes at {})", a.owner, a.len,
-                                    a.addr, b.owner, b.len, b.addr),
+        Damage("space",
+               fmt::format("{} ({} bytes at {}) overlaps {} ({} bytes at {})", a.owner, a.len, a.addr, b.owner, b.len,
+                           b.addr),
                start, end - start);
       },
       [&](uint64_t addr, uint64_t len) {
@@ -409,8 +400,8 @@ void Checker::CheckSpace() {
           return;
         }
         report_.stats.leaked_bytes += len;
-        Add(FsckFinding::Kind::kLeak, "space",
-            fmt::format("{} bytes at {} are neither referenced nor free", len, addr), addr, len);
+        Add(FsckFinding::Kind::kLeak, "space", fmt::format("{} bytes at {} are neither referenced nor free", len, addr),
+            addr, len);
       });
 }
 
@@ -430,8 +421,10 @@ FsckReport Checker::Run() {
   });
   if (!LoadSuperblock()) return std::move(report_);
   const bool registered = held && *held == sb_.generation;
-  if (!sb_.root.empty()) WalkObject(sb_.root, ObjectKind::kGroup, kRootId, "/", 0);
-  else report_.stats.groups = 1;
+  if (!sb_.root.empty())
+    WalkObject(sb_.root, ObjectKind::kGroup, kRootId, "/", 0);
+  else
+    report_.stats.groups = 1;
   for (const DatasetToCheck& d : datasets_) {
     CheckDataset(d);
     if (stopped_) return std::move(report_);
@@ -441,21 +434,19 @@ FsckReport Checker::Run() {
   for (int k = 0; k < 3; ++k) {
     if (listed_[k] <= kMaxListed) continue;
     auto kind = static_cast<FsckFinding::Kind>(k);
-    report_.findings.push_back({kind, "report",
-                                fmt::format("{} more findings of this kind are not listed",
-                                            listed_[k] - kMaxListed)});
+    report_.findings.push_back(
+        {kind, "report", fmt::format("{} more findings of this kind are not listed", listed_[k] - kMaxListed)});
   }
   auto locked = WriterPresent(file_.get());
   if (locked && *locked) {
     Add(FsckFinding::Kind::kWarning, "lock",
-        registered
-            ? fmt::format("a writer holds the container: this check read generation {}, which "
-                          "the writer keeps intact while a reader reads it; commits made since "
-                          "are not checked",
-                          sb_.generation)
-            : std::string("a writer holds the container and this check could not register as a "
-                          "reader: findings may come from racing its next commit; check again "
-                          "when it is closed"));
+        registered ? fmt::format("a writer holds the container: this check read generation {}, which "
+                                 "the writer keeps intact while a reader reads it; commits made since "
+                                 "are not checked",
+                                 sb_.generation)
+                   : std::string("a writer holds the container and this check could not register as a "
+                                 "reader: findings may come from racing its next commit; check again "
+                                 "when it is closed"));
   }
   return std::move(report_);
 }
@@ -476,8 +467,7 @@ Result<FsckReport> CheckFile(std::unique_ptr<File> file, const FsckOptions& opti
 }  // namespace engine
 
 Result<FsckReport> CheckContainer(const std::string& path, const FsckOptions& options) {
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<engine::File> file,
-                          engine::OpenPosixFile(path, engine::OpenFileOptions{}));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<engine::File> file, engine::OpenPosixFile(path, engine::OpenFileOptions{}));
   return engine::CheckFile(std::move(file), options);
 }
 

@@ -16,9 +16,7 @@ constexpr size_t kRootBytes = 8 + 4 + 1 + 8 + 8;
 // A difference of two u64 taken modulo 2^64, as a small unsigned number when
 // it is small in either direction (a row break in C order steps a later
 // dimension backwards).
-uint64_t ZigZag(uint64_t delta) {
-  return (delta << 1) ^ static_cast<uint64_t>(static_cast<int64_t>(delta) >> 63);
-}
+uint64_t ZigZag(uint64_t delta) { return (delta << 1) ^ static_cast<uint64_t>(static_cast<int64_t>(delta) >> 63); }
 uint64_t UnZigZag(uint64_t u) { return (u >> 1) ^ (0 - (u & 1)); }
 
 // A key: rank varints, each the coordinate itself for the first key of a
@@ -50,16 +48,20 @@ inline size_t LowerBound(const uint64_t* keys, size_t begin, size_t end, const u
                          size_t stride) {
   while (begin < end) {
     const size_t mid = begin + (end - begin) / 2;
-    if (Compare(keys + mid * stride, k, rank) < 0) begin = mid + 1;
-    else end = mid;
+    if (Compare(keys + mid * stride, k, rank) < 0)
+      begin = mid + 1;
+    else
+      end = mid;
   }
   return begin;
 }
 inline size_t UpperBound(const uint64_t* keys, size_t begin, size_t end, const uint64_t* k, size_t rank) {
   while (begin < end) {
     const size_t mid = begin + (end - begin) / 2;
-    if (Compare(keys + mid * rank, k, rank) <= 0) begin = mid + 1;
-    else end = mid;
+    if (Compare(keys + mid * rank, k, rank) <= 0)
+      begin = mid + 1;
+    else
+      end = mid;
   }
   return begin;
 }
@@ -142,8 +144,8 @@ BTreeIndex::BTreeIndex(const IndexGeometry& geo, BlockStore* store, std::string 
 
 BTreeIndex::~BTreeIndex() { delete root_.load(); }
 
-Result<std::unique_ptr<BTreeIndex>> BTreeIndex::Open(const IndexGeometry& geo, std::string_view root,
-                                                     BlockStore* store, std::string what, size_t node_capacity) {
+Result<std::unique_ptr<BTreeIndex>> BTreeIndex::Open(const IndexGeometry& geo, std::string_view root, BlockStore* store,
+                                                     std::string what, size_t node_capacity) {
   if (geo.rank() < 1 || geo.rank() > static_cast<size_t>(kMaxRank))
     return Err(Status::Corruption(what + ": bad rank for a b-tree index"));
   if (node_capacity < kMinCapacity || node_capacity > kMaxEntries)
@@ -154,8 +156,7 @@ Result<std::unique_ptr<BTreeIndex>> BTreeIndex::Open(const IndexGeometry& geo, s
   BlockRef ref;
   uint8_t height;
   uint64_t count, disk_bytes;
-  if (!r.U64(&ref.addr) || !r.U32(&ref.len) || !r.U8(&height) || !r.U64(&count) || !r.U64(&disk_bytes) ||
-      !r.done())
+  if (!r.U64(&ref.addr) || !r.U32(&ref.len) || !r.U8(&height) || !r.U64(&count) || !r.U64(&disk_bytes) || !r.done())
     return Err(Status::Corruption(idx->what_ + ": bad b-tree root"));
   const uint64_t file_end = store->allocator()->file_end();
   if (ref.empty() || height > kMaxHeight || count < (height > 0 ? 2u : 1u) || count > MaxRecords(height) ||
@@ -215,8 +216,7 @@ Result<std::unique_ptr<BTreeIndex::Node>> BTreeIndex::ReadNode(const BlockRef& r
     // Leaf keys lie in [lo, hi); separators strictly inside (lo, hi), since
     // every child's range holds at least one key.
     if (prev && Compare(prev, k, rank_) >= 0) return bad("keys out of order");
-    if (!prev && lo && Compare(lo, k, rank_) >= (leaf ? 1 : 0))
-      return bad("key below the range its parent gives it");
+    if (!prev && lo && Compare(lo, k, rank_) >= (leaf ? 1 : 0)) return bad("key below the range its parent gives it");
     if (hi && Compare(k, hi, rank_) >= 0) return bad("key beyond the range its parent gives it");
     if (leaf) {
       ChunkRecord rec;
@@ -515,14 +515,9 @@ Status BTreeIndex::Remove(size_t pos) {
         Retire(parent->children[0].ref);
         parent->children.clear();
         break;
-      case Fix::kMerge:
-        MergeChildren(parent, left[d]);
-        break;
-      case Fix::kEvenOut:
-        EvenOutChildren(parent, left[d]);
-        break;
-      case Fix::kNone:
-        break;
+      case Fix::kMerge: MergeChildren(parent, left[d]); break;
+      case Fix::kEvenOut: EvenOutChildren(parent, left[d]); break;
+      case Fix::kNone: break;
     }
   }
   Node* root = path_[0].node;
@@ -716,8 +711,7 @@ Status BTreeIndex::Destroy() {
   // corrupt the free list, so such a tree frees nothing.
   std::sort(refs.begin(), refs.end(), [](const BlockRef& a, const BlockRef& b) { return a.addr < b.addr; });
   for (size_t i = 1; i < refs.size(); ++i)
-    if (refs[i - 1].addr + refs[i - 1].len > refs[i].addr)
-      return Status::Corruption(what_ + ": b-tree blocks overlap");
+    if (refs[i - 1].addr + refs[i - 1].len > refs[i].addr) return Status::Corruption(what_ + ": b-tree blocks overlap");
   for (const BlockRef& b : refs) store_->Free(b);
   delete root_.exchange(nullptr);
   root_ref_ = BlockRef{};

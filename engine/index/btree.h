@@ -61,9 +61,8 @@ class BTreeIndex final : public ChunkIndex {
   // nodes load on first use. node_capacity is the number of entries above
   // which a node splits, between kMinCapacity and kMaxEntries; it does not
   // affect what can be read.
-  static Result<std::unique_ptr<BTreeIndex>> Open(const IndexGeometry& geo, std::string_view root,
-                                                  BlockStore* store, std::string what,
-                                                  size_t node_capacity = kMaxEntries);
+  static Result<std::unique_ptr<BTreeIndex>> Open(const IndexGeometry& geo, std::string_view root, BlockStore* store,
+                                                  std::string what, size_t node_capacity = kMaxEntries);
   ~BTreeIndex() override;
 
   IndexKind kind() const override { return IndexKind::kBTree; }
@@ -98,8 +97,8 @@ class BTreeIndex final : public ChunkIndex {
   // One step of the path from the root to a leaf, kept by Put.
   struct PathEntry {
     Node* node = nullptr;
-    size_t idx = 0;          // position among its parent's children
-    bool rightmost = false;  // the last node of its level
+    size_t idx = 0;                // position among its parent's children
+    bool rightmost = false;        // the last node of its level
     const uint64_t* lo = nullptr;  // the node's key range [lo, hi); null =
     const uint64_t* hi = nullptr;  // unbounded on that side
   };
@@ -138,14 +137,14 @@ class BTreeIndex final : public ChunkIndex {
   const IndexGeometry geo_;
   const size_t rank_;
   const size_t leaf_stride_;  // u64 per leaf entry: key, address, [size | mask << 32]
-  const size_t capacity_;  // a node splits above this many entries
-  const size_t min_fill_;  // and is merged or evened out below this many
+  const size_t capacity_;     // a node splits above this many entries
+  const size_t min_fill_;     // and is merged or evened out below this many
   BlockStore* store_;
   std::string what_;
 
   Mutex load_mu_{LockRank::kIndexLoad};  // serialises lazy loads (they read blocks)
-  std::atomic<Node*> root_{nullptr};  // owned; null: empty or not loaded yet
-  BlockRef root_ref_;               // the root's block as of its last write
+  std::atomic<Node*> root_{nullptr};     // owned; null: empty or not loaded yet
+  BlockRef root_ref_;                    // the root's block as of its last write
   int height_ = 0;
   uint64_t count_ = 0;
   uint64_t disk_bytes_ = 0;

@@ -83,9 +83,7 @@ bool GetRecord(Reader* r, ChunkRecord* rec, bool filtered) {
 }
 
 Status CheckRecord(const ChunkRecord& rec, const IndexGeometry& geo, uint64_t file_end, std::string_view what) {
-  auto bad = [&](std::string_view why) {
-    return Status::Corruption(std::string(what) + ": " + std::string(why));
-  };
+  auto bad = [&](std::string_view why) { return Status::Corruption(std::string(what) + ": " + std::string(why)); };
   if (!rec.allocated()) {
     if (rec.size != 0 || rec.filter_mask != 0) return bad("unallocated chunk record with a size or filter mask");
     return Status::OK();
@@ -105,8 +103,8 @@ Status ChunkIndex::ForEach(const Visitor& fn) {
   return ForEachIn(ChunkCoord(lo), ChunkCoord(hi), fn);
 }
 
-Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, const IndexGeometry& geo,
-                                                   std::string_view root, BlockStore* store, std::string what) {
+Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, const IndexGeometry& geo, std::string_view root,
+                                                   BlockStore* store, std::string what) {
   if (geo.rank() < 1 || geo.rank() > static_cast<size_t>(kMaxRank))
     return Err(Status::Corruption(what + ": bad rank for a chunk index"));
   auto up = [](auto r) -> Result<std::unique_ptr<ChunkIndex>> {
@@ -115,15 +113,11 @@ Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, const IndexGe
   };
   switch (kind) {
     case IndexKind::kSingle:
-    case IndexKind::kCompact:
-      return up(HeaderIndex::Open(kind, geo, root, store, std::move(what)));
+    case IndexKind::kCompact: return up(HeaderIndex::Open(kind, geo, root, store, std::move(what)));
     case IndexKind::kFixedArray:
-    case IndexKind::kExtensibleArray:
-      return up(PagedArrayIndex::Open(kind, geo, root, store, std::move(what)));
-    case IndexKind::kBTree:
-      return up(BTreeIndex::Open(geo, root, store, std::move(what)));
-    case IndexKind::kAuto:
-      break;
+    case IndexKind::kExtensibleArray: return up(PagedArrayIndex::Open(kind, geo, root, store, std::move(what)));
+    case IndexKind::kBTree: return up(BTreeIndex::Open(geo, root, store, std::move(what)));
+    case IndexKind::kAuto: break;
   }
   return Err(Status::Corruption(what + ": unknown index kind"));
 }
@@ -136,7 +130,7 @@ Result<IndexKind> ChooseIndexKind(IndexKind requested, const IndexGeometry& geo,
       unlimited_dim = d;
     }
   const uint64_t total = geo.max_chunks();  // kUnlimited when unbounded
-  uint64_t row = 1;  // chunks per step along the unlimited dimension
+  uint64_t row = 1;                         // chunks per step along the unlimited dimension
   bool row_fits = true;
   for (size_t d = 0; d < geo.rank(); ++d) {
     if (d == unlimited_dim) continue;
@@ -147,8 +141,8 @@ Result<IndexKind> ChooseIndexKind(IndexKind requested, const IndexGeometry& geo,
     row *= geo.max_grid[d];
   }
   auto refuse = [&](std::string why) -> Result<IndexKind> {
-    return Err(Status::InvalidArgument("index '" + std::string(IndexKindName(requested)) + "' cannot work here: " +
-                                       why));
+    return Err(
+        Status::InvalidArgument("index '" + std::string(IndexKindName(requested)) + "' cannot work here: " + why));
   };
   switch (requested) {
     case IndexKind::kSingle:
@@ -173,10 +167,8 @@ Result<IndexKind> ChooseIndexKind(IndexKind requested, const IndexGeometry& geo,
         return refuse("a step along the unlimited dimension spans more than " +
                       std::to_string(kMaxExtensibleRowChunks) + " chunks (use btree)");
       return requested;
-    case IndexKind::kBTree:
-      return requested;
-    case IndexKind::kAuto:
-      break;
+    case IndexKind::kBTree: return requested;
+    case IndexKind::kAuto: break;
   }
   if (total == 1) return IndexKind::kSingle;
   if (total <= compact_limit && total <= kMaxCompactChunks) return IndexKind::kCompact;

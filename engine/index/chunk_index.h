@@ -139,8 +139,8 @@ class ChunkIndex {
 
 // Opens an index from the root bytes stored in the dataset header (empty for
 // a new dataset). Corruption if the root does not fit the geometry.
-Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, const IndexGeometry& geo,
-                                                   std::string_view root, BlockStore* store, std::string what);
+Result<std::unique_ptr<ChunkIndex>> OpenChunkIndex(IndexKind kind, const IndexGeometry& geo, std::string_view root,
+                                                   BlockStore* store, std::string what);
 
 // The largest maximum grid of a fixed array and of a compact index.
 constexpr uint64_t kMaxFixedArrayChunks = uint64_t{1} << 28;

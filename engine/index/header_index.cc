@@ -5,22 +5,22 @@ namespace slabfs::engine {
 HeaderIndex::HeaderIndex(IndexKind kind, const IndexGeometry& geo, std::string what)
     : kind_(kind), geo_(geo), what_(std::move(what)) {}
 
-Result<std::unique_ptr<HeaderIndex>> HeaderIndex::Open(IndexKind kind, const IndexGeometry& geo,
-                                                       std::string_view root, BlockStore* store, std::string what) {
+Result<std::unique_ptr<HeaderIndex>> HeaderIndex::Open(IndexKind kind, const IndexGeometry& geo, std::string_view root,
+                                                       BlockStore* store, std::string what) {
   const uint64_t n = geo.max_chunks();
   const uint64_t limit = kind == IndexKind::kSingle ? 1 : kMaxCompactChunks;
   if (n == 0 || n > limit)
-    return Err(Status::Corruption(what + ": a " + std::string(IndexKindName(kind)) + " index cannot index " +
-                                  (n == kUnlimited ? std::string("an unlimited grid")
-                                                   : std::to_string(n) + " chunks")));
+    return Err(
+        Status::Corruption(what + ": a " + std::string(IndexKindName(kind)) + " index cannot index " +
+                           (n == kUnlimited ? std::string("an unlimited grid") : std::to_string(n) + " chunks")));
   std::unique_ptr<HeaderIndex> idx(new HeaderIndex(kind, geo, std::move(what)));
   idx->recs_.assign(n, ChunkRecord{});
   if (root.empty()) return idx;
   const uint64_t file_end = store->allocator()->file_end();
   Reader r(root);
   auto bad = [&](std::string_view why) {
-    return Err(Status::Corruption(idx->what_ + ": " + std::string(why) + " in the " +
-                                  std::string(IndexKindName(kind)) + " index root"));
+    return Err(Status::Corruption(idx->what_ + ": " + std::string(why) + " in the " + std::string(IndexKindName(kind)) +
+                                  " index root"));
   };
   if (kind == IndexKind::kSingle) {
     ChunkRecord rec;

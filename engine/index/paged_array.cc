@@ -77,8 +77,7 @@ struct PagedArrayIndex::Node : Page {
   BlockRef refs[kNodeFanout];
 };
 
-PagedArrayIndex::PagedArrayIndex(const IndexGeometry& geo, size_t u, uint64_t row, BlockStore* store,
-                                 std::string what)
+PagedArrayIndex::PagedArrayIndex(const IndexGeometry& geo, size_t u, uint64_t row, BlockStore* store, std::string what)
     : geo_(geo),
       u_(u),
       row_(row),
@@ -124,8 +123,7 @@ Result<std::unique_ptr<PagedArrayIndex>> PagedArrayIndex::Open(IndexKind kind, c
     if (fits) row *= g;
   }
   if (kind == IndexKind::kFixedArray) {
-    if (unlimited != 0)
-      return Err(Status::Corruption(what + ": a fixed array cannot index an unlimited grid"));
+    if (unlimited != 0) return Err(Status::Corruption(what + ": a fixed array cannot index an unlimited grid"));
     if (!fits)
       return Err(Status::Corruption(what + ": a fixed array indexes 1 to " + std::to_string(kMaxFixedArrayChunks) +
                                     " chunks, not " + std::to_string(geo.max_chunks())));
@@ -134,8 +132,10 @@ Result<std::unique_ptr<PagedArrayIndex>> PagedArrayIndex::Open(IndexKind kind, c
       return Err(Status::Corruption(what + ": an extensible array needs exactly one unlimited dimension, " +
                                     "the grid has " + std::to_string(unlimited)));
     if (!fits)
-      return Err(Status::Corruption(what + ": a step along the unlimited dimension of an extensible array must "
-                                           "hold 1 to " + std::to_string(kMaxExtensibleRowChunks) + " chunks"));
+      return Err(Status::Corruption(what +
+                                    ": a step along the unlimited dimension of an extensible array must "
+                                    "hold 1 to " +
+                                    std::to_string(kMaxExtensibleRowChunks) + " chunks"));
   } else {
     return Err(Status::Corruption(what + ": not a paged-array index kind"));
   }
@@ -148,16 +148,14 @@ Result<std::unique_ptr<PagedArrayIndex>> PagedArrayIndex::Open(IndexKind kind, c
   BlockRef ref;
   uint8_t depth = 0;
   uint64_t root_row, disk_bytes;
-  if (!r.U64(&ref.addr) || !r.U32(&ref.len) || !r.U8(&depth) || !r.U64(&root_row) || !r.U64(&disk_bytes) ||
-      !r.done())
+  if (!r.U64(&ref.addr) || !r.U32(&ref.len) || !r.U8(&depth) || !r.U64(&root_row) || !r.U64(&disk_bytes) || !r.done())
     return Err(Status::Corruption(idx->what_ + ": bad paged-array root"));
   if (root_row != row)
     return Err(Status::Corruption(idx->what_ + ": paged-array root does not match the dataset shape"));
   if (idx->growable() ? depth > kMaxDepth : depth != idx->fixed_depth_)
-    return Err(Status::Corruption(idx->what_ + ": paged-array root claims " + std::to_string(depth) +
-                                  " node levels, the grid has " +
-                                  (idx->growable() ? "at most " + std::to_string(kMaxDepth)
-                                                   : std::to_string(idx->fixed_depth_))));
+    return Err(Status::Corruption(
+        idx->what_ + ": paged-array root claims " + std::to_string(depth) + " node levels, the grid has " +
+        (idx->growable() ? "at most " + std::to_string(kMaxDepth) : std::to_string(idx->fixed_depth_))));
   SLABFS_RETURN_IF_ERROR_R(CheckBlockRef(ref, store->allocator()->file_end(), idx->what_ + " index root"));
   if (ref.empty()) return Err(Status::Corruption(idx->what_ + ": paged-array root names no block"));
   if (disk_bytes < ref.len)
@@ -186,10 +184,14 @@ Result<uint64_t> PagedArrayIndex::Key(ChunkCoord c) const {
 
 Status PagedArrayIndex::CheckNewRecord(const ChunkRecord& rec) const {
   bool ok;
-  if (!rec.allocated()) ok = rec.size == 0 && rec.filter_mask == 0;
-  else if (rec.addr < kDataStart) ok = false;
-  else if (geo_.filtered) ok = rec.size != 0 && rec.size <= geo_.max_chunk_bytes;
-  else ok = rec.size == 0 && rec.filter_mask == 0;
+  if (!rec.allocated())
+    ok = rec.size == 0 && rec.filter_mask == 0;
+  else if (rec.addr < kDataStart)
+    ok = false;
+  else if (geo_.filtered)
+    ok = rec.size != 0 && rec.size <= geo_.max_chunk_bytes;
+  else
+    ok = rec.size == 0 && rec.filter_mask == 0;
   if (!ok) return Status::InvalidArgument(what_ + ": a chunk record the index cannot store");
   return Status::OK();
 }
@@ -220,7 +222,7 @@ void PagedArrayIndex::DeletePage(Page* p, int level) {
 // of the grid (512 records, 256 children, fewer only at the grid's end),
 // stored or not.
 Result<std::unique_ptr<PagedArrayIndex::Leaf>> PagedArrayIndex::ParseLeaf(std::string_view payload, BlockType type,
-                                                                           uint64_t first_leaf) const {
+                                                                          uint64_t first_leaf) const {
   const std::string what = what_ + ": " + std::string(BlockTypeName(type));
   const bool paged = type == BlockType::kPagedLeaf;
   const uint64_t want_first = first_leaf << kLeafShift;
@@ -252,7 +254,7 @@ Result<std::unique_ptr<PagedArrayIndex::Leaf>> PagedArrayIndex::ParseLeaf(std::s
 }
 
 Result<std::unique_ptr<PagedArrayIndex::Node>> PagedArrayIndex::ParseNode(std::string_view payload, BlockType type,
-                                                                           int level, uint64_t first_leaf) const {
+                                                                          int level, uint64_t first_leaf) const {
   const std::string what = what_ + ": " + std::string(BlockTypeName(type));
   const bool paged = type == BlockType::kPagedNode;
   // Children at the level below that hold a key, and the first of them
@@ -405,7 +407,7 @@ Status PagedArrayIndex::Put(ChunkCoord c, const ChunkRecord& rec) {
   SLABFS_RETURN_IF_ERROR(CheckNewRecord(rec));
   const uint64_t number = key >> kLeafShift;
   const bool adding = rec.allocated();
-  if (!Fits(number, depth_)) {  // only an extensible array's keys outgrow it
+  if (!Fits(number, depth_)) {         // only an extensible array's keys outgrow it
     if (!adding) return Status::OK();  // past every stored key: nothing to remove
     Grow(number);
   }

@@ -96,8 +96,8 @@ class PagedArrayIndex final : public ChunkIndex {
   // bounded, 1 to kMaxFixedArrayChunks chunks; an extensible array: exactly
   // one unlimited dimension, a row of 1 to kMaxExtensibleRowChunks), or if
   // the root does not fit the geometry.
-  static Result<std::unique_ptr<PagedArrayIndex>> Open(IndexKind kind, const IndexGeometry& geo,
-                                                       std::string_view root, BlockStore* store, std::string what);
+  static Result<std::unique_ptr<PagedArrayIndex>> Open(IndexKind kind, const IndexGeometry& geo, std::string_view root,
+                                                       BlockStore* store, std::string what);
   ~PagedArrayIndex() override;
 
   IndexKind kind() const override { return growable() ? IndexKind::kExtensibleArray : IndexKind::kFixedArray; }

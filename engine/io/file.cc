@@ -131,9 +131,8 @@ class PosixFile final : public File {
   Status Truncated(uint64_t off, size_t n) {
     struct stat st;
     uint64_t size = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-    return Status::Corruption(path_ + " is truncated: needed " + std::to_string(n) +
-                              " bytes at offset " + std::to_string(off) + ", file has " +
-                              std::to_string(size));
+    return Status::Corruption(path_ + " is truncated: needed " + std::to_string(n) + " bytes at offset " +
+                              std::to_string(off) + ", file has " + std::to_string(size));
   }
 
   // preadv/pwritev in batches of IOV_MAX, resuming after short transfers.
@@ -147,7 +146,8 @@ class PosixFile final : public File {
       }
       int n = static_cast<int>(std::min<size_t>(v.size() - i, IOV_MAX));
       const ssize_t r = RetryOnEintr([&] {
-        return write ? ::pwritev(fd_, &v[i], n, static_cast<off_t>(off)) : ::preadv(fd_, &v[i], n, static_cast<off_t>(off));
+        return write ? ::pwritev(fd_, &v[i], n, static_cast<off_t>(off))
+                     : ::preadv(fd_, &v[i], n, static_cast<off_t>(off));
       });
       if (r < 0) return StatusFromErrno(errno, std::string(write ? "write " : "read ") + path_);
       if (r == 0) {
@@ -234,20 +234,19 @@ Result<bool> OnNetworkFilesystem(const std::string& path) {
   if (::statfs(path.c_str(), &sf) != 0) return Err(StatusFromErrno(errno, "statfs " + path));
   // Magic numbers from linux/magic.h and the filesystems' own headers.
   switch (static_cast<uint64_t>(sf.f_type)) {
-    case 0x6969:        // NFS
-    case 0xFF534D42:    // CIFS
-    case 0xFE534D42:    // SMB2
-    case 0x517B:        // SMB
-    case 0x00C36400:    // Ceph
-    case 0x0BD00BD0:    // Lustre
-    case 0x47504653:    // GPFS
-    case 0x5346414F:    // AFS
-    case 0x65735546:    // FUSE (sshfs, s3fs, ...)
-    case 0x013111A8:    // IBRIX
-    case 0x19830326:    // BeeGFS
+    case 0x6969:      // NFS
+    case 0xFF534D42:  // CIFS
+    case 0xFE534D42:  // SMB2
+    case 0x517B:      // SMB
+    case 0x00C36400:  // Ceph
+    case 0x0BD00BD0:  // Lustre
+    case 0x47504653:  // GPFS
+    case 0x5346414F:  // AFS
+    case 0x65735546:  // FUSE (sshfs, s3fs, ...)
+    case 0x013111A8:  // IBRIX
+    case 0x19830326:  // BeeGFS
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -48,9 +48,7 @@ class File {
   // replaces this open file's own lock on the same bytes.
   // TryLock is Busy when another open file holds a conflicting lock, and
   // NotSupported where the filesystem keeps no locks.
-  virtual Status TryLock(uint64_t /*off*/, uint64_t /*len*/, bool /*exclusive*/) {
-    return Status::OK();
-  }
+  virtual Status TryLock(uint64_t /*off*/, uint64_t /*len*/, bool /*exclusive*/) { return Status::OK(); }
   virtual Status Unlock(uint64_t /*off*/, uint64_t /*len*/) { return Status::OK(); }
   // The start of the lowest lock another open file holds inside
   // [off, off + len) (any lock: shared or exclusive), or nullopt.
@@ -67,7 +65,7 @@ class File {
 
 struct OpenFileOptions {
   bool writable = false;
-  bool create = false;     // O_CREAT|O_EXCL
+  bool create = false;  // O_CREAT|O_EXCL
 };
 
 Result<std::unique_ptr<File>> OpenPosixFile(const std::string& path, const OpenFileOptions& o);

@@ -46,8 +46,7 @@ Status WriteFully(int fd, const void* buf, size_t n, std::string_view what, std:
   size_t done = 0;
   while (done < n) {
     const ssize_t w = RetryOnEintr([&] {
-      return off ? ::pwrite(fd, p + done, n - done, static_cast<off_t>(*off + done))
-                 : ::write(fd, p + done, n - done);
+      return off ? ::pwrite(fd, p + done, n - done, static_cast<off_t>(*off + done)) : ::write(fd, p + done, n - done);
     });
     if (w < 0) return StatusFromErrno(errno, what);
     if (w == 0) return Status::IOError(std::string(what) + ": no progress");

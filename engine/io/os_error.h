@@ -51,8 +51,7 @@ Result<size_t> ReadFully(int fd, void* buf, size_t n, std::string_view what,
 // Writes all n bytes to fd (at `off`, or at its file position), resuming
 // after short writes. A failed write is StatusFromErrno(errno, what); a
 // write that makes no progress is IOError.
-Status WriteFully(int fd, const void* buf, size_t n, std::string_view what,
-                  std::optional<uint64_t> off = std::nullopt);
+Status WriteFully(int fd, const void* buf, size_t n, std::string_view what, std::optional<uint64_t> off = std::nullopt);
 
 }  // namespace slabfs::engine
 

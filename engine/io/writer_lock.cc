@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
-#include <cerrno>
 #include <ctime>
 #include <fstream>
 #include <string>
@@ -114,12 +114,18 @@ std::optional<LockRecord> DecodeLockRecord(std::string_view rec) {
     size_t eq = line.find('=');
     if (eq != std::string_view::npos) {
       std::string_view k = line.substr(0, eq), v = line.substr(eq + 1);
-      if (k == "pid") r.pid = Sanitize(v);
-      else if (k == "host") r.host = Sanitize(v);
-      else if (k == "program") r.program = Sanitize(v);
-      else if (k == "since") r.since = Sanitize(v);
-      else if (k == "mntns") r.mntns = Sanitize(v);
-      else if (k == "mount") r.mount = std::string(v);  // compared, never printed raw
+      if (k == "pid")
+        r.pid = Sanitize(v);
+      else if (k == "host")
+        r.host = Sanitize(v);
+      else if (k == "program")
+        r.program = Sanitize(v);
+      else if (k == "since")
+        r.since = Sanitize(v);
+      else if (k == "mntns")
+        r.mntns = Sanitize(v);
+      else if (k == "mount")
+        r.mount = std::string(v);  // compared, never printed raw
     }
     if (nl == std::string_view::npos) break;
     rec.remove_prefix(nl + 1);

@@ -23,14 +23,19 @@ struct NpyType {
   DType dtype;
 };
 constexpr std::array<NpyType, 10> kTypes{{
-    {"i1", DType::kI1}, {"i2", DType::kI2}, {"i4", DType::kI4}, {"i8", DType::kI8},
-    {"u1", DType::kU1}, {"u2", DType::kU2}, {"u4", DType::kU4}, {"u8", DType::kU8},
-    {"f4", DType::kF4}, {"f8", DType::kF8},
+    {"i1", DType::kI1},
+    {"i2", DType::kI2},
+    {"i4", DType::kI4},
+    {"i8", DType::kI8},
+    {"u1", DType::kU1},
+    {"u2", DType::kU2},
+    {"u4", DType::kU4},
+    {"u8", DType::kU8},
+    {"f4", DType::kF4},
+    {"f8", DType::kF8},
 }};
 
-Status Bad(std::string_view what) {
-  return Status::InvalidArgument(fmt::format("not a valid .npy header: {}", what));
-}
+Status Bad(std::string_view what) { return Status::InvalidArgument(fmt::format("not a valid .npy header: {}", what)); }
 
 // Python's repr of a short ASCII string, for messages about hostile input.
 std::string Quote(std::string_view s) {
@@ -82,8 +87,7 @@ class Lexer {
       t.text = text_.substr(start, pos_ - start);
       return t;
     }
-    return Err(Bad(fmt::format("unexpected character {} at offset {}",
-                               Quote(text_.substr(pos_, 1)), pos_)));
+    return Err(Bad(fmt::format("unexpected character {} at offset {}", Quote(text_.substr(pos_, 1)), pos_)));
   }
 
   // True when only whitespace remains.
@@ -93,14 +97,11 @@ class Lexer {
   }
 
  private:
-  static bool IsNameChar(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  }
+  static bool IsNameChar(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
   void SkipSpace() {
     while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-            text_[pos_] == '\r')) {
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -127,10 +128,8 @@ class Lexer {
     uint64_t v = 0;
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
       auto digit = static_cast<uint64_t>(text_[pos_] - '0');
-      if (__builtin_mul_overflow(v, uint64_t{10}, &v) ||
-          __builtin_add_overflow(v, digit, &v)) {
-        return Err(Bad(fmt::format("integer {}... does not fit in 64 bits",
-                                   text_.substr(start, 20))));
+      if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, digit, &v)) {
+        return Err(Bad(fmt::format("integer {}... does not fit in 64 bits", text_.substr(start, 20))));
       }
       ++pos_;
     }
@@ -166,15 +165,13 @@ Result<DType> DTypeFromDescr(std::string_view descr) {
     if (t.name == name) dtype = t.dtype;
   }
   if (!dtype) {
-    return Err(Status::NotSupported(fmt::format(
-        "the .npy dtype {} is not one slabfs holds (i1 i2 i4 i8 u1 u2 u4 u8 f4 f8)",
-        Quote(descr))));
+    return Err(Status::NotSupported(
+        fmt::format("the .npy dtype {} is not one slabfs holds (i1 i2 i4 i8 u1 u2 u4 u8 f4 f8)", Quote(descr))));
   }
   bool one_byte = name[1] == '1';
   if (!one_byte && order == '>') {
-    return Err(Status::NotSupported(fmt::format(
-        "the .npy holds big-endian data ({}); convert it with arr.astype('<{}')", Quote(descr),
-        name)));
+    return Err(Status::NotSupported(
+        fmt::format("the .npy holds big-endian data ({}); convert it with arr.astype('<{}')", Quote(descr), name)));
   }
   if (!one_byte && order != '<') {
     return Err(Bad(fmt::format("descr {} has no little-endian byte order", Quote(descr))));
@@ -192,8 +189,7 @@ Result<Dims> ParseShapeTuple(Lexer& lex) {
     if (IsPunct(t, ')')) break;
     if (t.kind != TokenKind::kInt) return Err(Bad("'shape' holds something other than integers"));
     if (shape.size() >= static_cast<size_t>(kMaxRank)) {
-      return Err(Status::NotSupported(
-          fmt::format("the .npy has more than {} dimensions", kMaxRank)));
+      return Err(Status::NotSupported(fmt::format("the .npy has more than {} dimensions", kMaxRank)));
     }
     shape.push_back(t.value);
     SLABFS_ASSIGN_OR_RETURN(Token sep, lex.Next());
@@ -234,8 +230,7 @@ Result<uint64_t> NpyHeaderLength(std::string_view prefix) {
   }
   uint64_t total = preamble + dict_bytes;
   if (total > kNpyMaxHeaderBytes) {
-    return Err(Bad(fmt::format("header length {} is over the limit of {} bytes", total,
-                               kNpyMaxHeaderBytes)));
+    return Err(Bad(fmt::format("header length {} is over the limit of {} bytes", total, kNpyMaxHeaderBytes)));
   }
   return total;
 }
@@ -243,8 +238,7 @@ Result<uint64_t> NpyHeaderLength(std::string_view prefix) {
 Result<NpyHeader> ParseNpyHeader(std::string_view header) {
   SLABFS_ASSIGN_OR_RETURN(uint64_t total, NpyHeaderLength(header));
   if (header.size() < total) {
-    return Err(Bad(fmt::format("truncated: the header is {} bytes but only {} are present",
-                               total, header.size())));
+    return Err(Bad(fmt::format("truncated: the header is {} bytes but only {} are present", total, header.size())));
   }
   size_t preamble = header[6] == 1 ? 10 : 12;
   Lexer lex(header.substr(preamble, total - preamble));
@@ -265,8 +259,8 @@ Result<NpyHeader> ParseNpyHeader(std::string_view header) {
       if (dtype) return Err(Bad("'descr' appears twice"));
       SLABFS_ASSIGN_OR_RETURN(Token v, lex.Next());
       if (IsPunct(v, '[')) {
-        return Err(Status::NotSupported(
-            "the .npy holds a structured dtype (a list descr); slabfs holds plain numbers"));
+        return Err(
+            Status::NotSupported("the .npy holds a structured dtype (a list descr); slabfs holds plain numbers"));
       }
       if (v.kind != TokenKind::kString) return Err(Bad("'descr' is not a string"));
       SLABFS_ASSIGN_OR_RETURN(dtype, DTypeFromDescr(v.text));
@@ -292,9 +286,9 @@ Result<NpyHeader> ParseNpyHeader(std::string_view header) {
   if (!fortran_order) return Err(Bad("the key 'fortran_order' is missing"));
   if (!shape) return Err(Bad("the key 'shape' is missing"));
   if (*fortran_order) {
-    return Err(Status::NotSupported(
-        "the .npy is in Fortran order (fortran_order True); save it with "
-        "numpy.ascontiguousarray(arr) first"));
+    return Err(
+        Status::NotSupported("the .npy is in Fortran order (fortran_order True); save it with "
+                             "numpy.ascontiguousarray(arr) first"));
   }
 
   NpyHeader h;
@@ -314,9 +308,7 @@ Result<NpyHeader> ParseNpyHeader(std::string_view header) {
   return h;
 }
 
-std::string NpyDescr(DType dtype) {
-  return fmt::format("{}{}", ItemSize(dtype) == 1 ? '|' : '<', DTypeName(dtype));
-}
+std::string NpyDescr(DType dtype) { return fmt::format("{}{}", ItemSize(dtype) == 1 ? '|' : '<', DTypeName(dtype)); }
 
 std::string EncodeNpyHeader(DType dtype, const Dims& shape) {
   std::string shape_repr = "(";
@@ -326,8 +318,8 @@ std::string EncodeNpyHeader(DType dtype, const Dims& shape) {
   }
   shape_repr += shape.size() == 1 ? ",)" : ")";
 
-  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-                                 NpyDescr(dtype), shape_repr);
+  std::string dict =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", NpyDescr(dtype), shape_repr);
   if (!shape.empty()) {
     size_t digits = fmt::formatted_size("{}", shape[0]);
     dict.append(kGrowthAxisMaxDigits - digits, ' ');

@@ -31,8 +31,7 @@ std::vector<Box> MergeBoxes(std::vector<Box> boxes) {
       for (size_t i = 1; i < boxes.size(); ++i) {
         Box& last = boxes[out];
         const Box& next = boxes[i];
-        if (!key_less(last, next) && !key_less(next, last) &&
-            last.start[d] + last.count[d] == next.start[d]) {
+        if (!key_less(last, next) && !key_less(next, last) && last.start[d] + last.count[d] == next.start[d]) {
           last.count[d] += next.count[d];
           merged = true;
         } else if (++out != i) {
@@ -42,8 +41,7 @@ std::vector<Box> MergeBoxes(std::vector<Box> boxes) {
       boxes.resize(out + 1);
     }
   }
-  std::sort(boxes.begin(), boxes.end(),
-            [](const Box& a, const Box& b) { return a.start < b.start; });
+  std::sort(boxes.begin(), boxes.end(), [](const Box& a, const Box& b) { return a.start < b.start; });
   return boxes;
 }
 

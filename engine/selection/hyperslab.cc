@@ -5,10 +5,7 @@
 #include <string>
 
 namespace slabfs::engine {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 DimSlab NormalizeDim(const DimSlab& d) {
   if (d.count == 0 || d.block == 0) return DimSlab{d.start, 1, 0, 1};
@@ -23,12 +20,12 @@ Status ValidateSlab(const Slab& sel, const Dims& shape, const char* what) {
   for (size_t d = 0; d < shape.size(); ++d) {
     const DimSlab& s = sel.dims[d];
     if (s.count == 0) continue;
-    if (s.block == 0) return Status::InvalidArgument(std::string(what) + " selection: block 0 in dimension " + std::to_string(d));
+    if (s.block == 0)
+      return Status::InvalidArgument(std::string(what) + " selection: block 0 in dimension " + std::to_string(d));
     if (s.count > 1 && s.stride < s.block)
       return Status::InvalidArgument(std::string(what) + " selection: stride smaller than block in dimension " +
                                      std::to_string(d));
-    slabfs_u128 last = static_cast<slabfs_u128>(s.start) +
-                             static_cast<slabfs_u128>(s.count - 1) * s.stride + s.block;
+    slabfs_u128 last = static_cast<slabfs_u128>(s.start) + static_cast<slabfs_u128>(s.count - 1) * s.stride + s.block;
     if (last > shape[d])
       return Status::InvalidArgument(std::string(what) + " selection reaches index " +
                                      std::to_string(static_cast<uint64_t>(last > UINT64_MAX ? UINT64_MAX : last) - 1) +
@@ -59,7 +56,8 @@ Status TransferPlan::Build(const Dims& shape, const Dims& chunks, const Slab& fi
       if (mem->selection.dims[d].extent() != file_sel.dims[d].extent())
         return Status::InvalidArgument("memory selection extent " + std::to_string(mem->selection.dims[d].extent()) +
                                        " differs from dataset selection extent " +
-                                       std::to_string(file_sel.dims[d].extent()) + " in dimension " + std::to_string(d));
+                                       std::to_string(file_sel.dims[d].extent()) + " in dimension " +
+                                       std::to_string(d));
     mem_shape_ = mem->shape;
     mem_sel = mem->selection;
   } else {
@@ -113,8 +111,7 @@ uint64_t TransferPlan::chunks_touched() const {
   return n;
 }
 
-ChunkCursor::ChunkCursor(const TransferPlan& plan)
-    : plan_(plan), rank_(static_cast<size_t>(plan.rank())) {
+ChunkCursor::ChunkCursor(const TransferPlan& plan) : plan_(plan), rank_(static_cast<size_t>(plan.rank())) {
   int r = plan.rank();
   std::fill_n(idx_.begin(), rank_, 0u);
   uint64_t s = 1;

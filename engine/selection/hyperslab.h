@@ -38,7 +38,7 @@ struct DimPlan {
     uint64_t chunk;      // chunk grid coordinate
     uint32_t first_run;  // into runs
     uint32_t num_runs;
-    uint64_t selected;   // selected indices in this chunk along this dim
+    uint64_t selected;  // selected indices in this chunk along this dim
   };
   std::vector<ChunkSpan> chunks;
   std::vector<Run> runs;
@@ -59,8 +59,8 @@ class TransferPlan {
   const std::vector<DimPlan>& dims() const { return dims_; }
   const Dims& shape() const { return shape_; }
   const Dims& chunk_shape() const { return chunks_; }
-  const Dims& limit() const { return limit_; }        // chunks are trimmed to this
-  const Dims& grid() const { return grid_; }          // chunks per dimension
+  const Dims& limit() const { return limit_; }  // chunks are trimmed to this
+  const Dims& grid() const { return grid_; }    // chunks per dimension
   const Dims& mem_shape() const { return mem_shape_; }
   uint64_t num_elements() const { return num_elements_; }
   uint64_t chunks_touched() const;
@@ -78,12 +78,12 @@ class ChunkCursor {
   bool done() const { return done_; }
   void Next();
 
-  uint64_t linear() const { return linear_; }       // position in the chunk grid
+  uint64_t linear() const { return linear_; }  // position in the chunk grid
   // Grid coordinates, and the stored extent (trimmed to the plan's limit).
   std::span<const uint64_t> coords() const { return {coords_.data(), rank_}; }
   std::span<const uint64_t> extent() const { return {extent_.data(), rank_}; }
-  uint64_t chunk_elements() const;                  // product of extent
-  uint64_t selected() const;                        // elements selected in this chunk
+  uint64_t chunk_elements() const;  // product of extent
+  uint64_t selected() const;        // elements selected in this chunk
   bool covers_chunk() const { return selected() == chunk_elements(); }
   // The number of contiguous runs ForEachRun will produce.
   uint64_t num_runs() const;
@@ -151,8 +151,8 @@ void ChunkCursor::Recurse(int d, int k, uint64_t unit, uint64_t coff, uint64_t m
   }
   for (uint32_t i = 0; i < span.num_runs; ++i) {
     for (uint64_t j = 0; j < runs[i].len; ++j)
-      Recurse(d + 1, k, unit, coff + (runs[i].chunk_off + j) * cstride_[d],
-              moff + (runs[i].mem_off + j) * mstride_[d], f);
+      Recurse(d + 1, k, unit, coff + (runs[i].chunk_off + j) * cstride_[d], moff + (runs[i].mem_off + j) * mstride_[d],
+              f);
   }
 }
 

@@ -78,8 +78,7 @@ Result<SliceItem> ParseItem(std::string_view text, std::string_view item) {
     if (parts[i].empty()) continue;
     auto v = ParseInteger(parts[i]);
     if (!v) {
-      return Err(Bad(text, fmt::format("'{}': the {} '{}' is not a whole number", item, kNames[i],
-                                       parts[i])));
+      return Err(Bad(text, fmt::format("'{}': the {} '{}' is not a whole number", item, kNames[i], parts[i])));
     }
     *fields[i] = v;
   }
@@ -135,8 +134,7 @@ Result<std::vector<SliceItem>> ParseSliceItems(std::string_view text) {
   return items;
 }
 
-Result<Slab> ResolveSlice(std::string_view text, const std::vector<SliceItem>& items,
-                          const Dims& shape) {
+Result<Slab> ResolveSlice(std::string_view text, const std::vector<SliceItem>& items, const Dims& shape) {
   const size_t rank = shape.size();
   size_t explicit_items = 0;
   for (const SliceItem& item : items) explicit_items += item.kind != SliceItem::Kind::kEllipsis;
@@ -170,8 +168,7 @@ Result<Slab> ResolveSlice(std::string_view text, const std::vector<SliceItem>& i
       slabfs_i128 i = *item.start;
       if (i < 0) i += n;
       if (i < 0 || i >= static_cast<slabfs_i128>(n)) {
-        std::string valid = n == 0 ? "it is empty"
-                                   : fmt::format("valid indices are -{} to {}", n, n - 1);
+        std::string valid = n == 0 ? "it is empty" : fmt::format("valid indices are -{} to {}", n, n - 1);
         return Err(Bad(text, fmt::format("index '{}' is out of range for dimension {} of "
                                          "extent {} ({})",
                                          item.text, d, n, valid)));
@@ -183,8 +180,7 @@ Result<Slab> ResolveSlice(std::string_view text, const std::vector<SliceItem>& i
     const uint64_t stop = item.stop ? AdjustBound(*item.stop, n) : n;
     const uint64_t step = item.step ? static_cast<uint64_t>(*item.step) : 1;
     const uint64_t count = stop > start ? (stop - start - 1) / step + 1 : 0;
-    sel.dims.push_back(
-        DimSlab{.start = start, .stride = count > 1 ? step : 1, .count = count, .block = 1});
+    sel.dims.push_back(DimSlab{.start = start, .stride = count > 1 ? step : 1, .count = count, .block = 1});
   }
   while (sel.dims.size() < rank) sel.dims.push_back(Full(shape[sel.dims.size()]));
   return sel;
@@ -211,8 +207,7 @@ std::string FormatSlice(const Slab& sel) {
 }
 
 bool IsBox(const Slab& sel) {
-  return std::all_of(sel.dims.begin(), sel.dims.end(),
-                     [](const DimSlab& d) { return d.stride == 1 || d.count <= 1; });
+  return std::all_of(sel.dims.begin(), sel.dims.end(), [](const DimSlab& d) { return d.stride == 1 || d.count <= 1; });
 }
 
 Slab BoundingBox(const Slab& sel) {
@@ -237,11 +232,9 @@ std::optional<Slab> IntersectBox(const Slab& sel, const Dims& start, const Dims&
     const uint64_t end = hi <= d.start ? 0 : std::min(d.count, (hi - d.start + step - 1) / step);
     if (end <= first) return std::nullopt;
     const uint64_t n = end - first;
-    out.dims.push_back(DimSlab{
-        .start = d.start + first * step, .stride = n > 1 ? step : 1, .count = n, .block = 1});
+    out.dims.push_back(DimSlab{.start = d.start + first * step, .stride = n > 1 ? step : 1, .count = n, .block = 1});
   }
   return out;
 }
-
 
 }  // namespace slabfs

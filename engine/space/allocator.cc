@@ -134,14 +134,12 @@ std::vector<FreedExtent> Allocator::Unreferenced(uint64_t generation, int64_t no
   for (const auto& [a, l] : free_) all.push_back({a, l, 0, 0});
   all.insert(all.end(), held_.begin(), held_.end());
   for (const Pending& e : pending_) all.push_back({e.addr, e.len, generation, now});
-  std::sort(all.begin(), all.end(),
-            [](const FreedExtent& x, const FreedExtent& y) { return x.addr < y.addr; });
+  std::sort(all.begin(), all.end(), [](const FreedExtent& x, const FreedExtent& y) { return x.addr < y.addr; });
   std::vector<FreedExtent> merged;
   for (auto e : all) {
     e.born = 0;  // not part of the free list on disk
     FreedExtent* last = merged.empty() ? nullptr : &merged.back();
-    if (last && last->addr + last->len == e.addr && last->generation == e.generation &&
-        last->time == e.time) {
+    if (last && last->addr + last->len == e.addr && last->generation == e.generation && last->time == e.time) {
       last->len += e.len;
     } else {
       merged.push_back(e);

@@ -106,9 +106,9 @@ class Allocator {
   // (engine/util/lock_order.h).
   mutable Mutex mu_{LockRank::kAllocator};
   uint64_t file_end_ GUARDED_BY(mu_) = 0;
-  std::map<uint64_t, uint64_t> free_ GUARDED_BY(mu_);            // addr -> len, merged
+  std::map<uint64_t, uint64_t> free_ GUARDED_BY(mu_);                // addr -> len, merged
   std::set<std::pair<uint64_t, uint64_t>> by_size_ GUARDED_BY(mu_);  // (len, addr)
-  std::unordered_map<uint64_t, uint64_t> fresh_ GUARDED_BY(mu_);  // addr -> len
+  std::unordered_map<uint64_t, uint64_t> fresh_ GUARDED_BY(mu_);     // addr -> len
   // Extents in use that this open allocated: addr -> birth generation.
   std::unordered_map<uint64_t, uint64_t> born_ GUARDED_BY(mu_);
   struct Pending {

@@ -17,8 +17,7 @@ uint64_t Need(uint64_t dirty) {
 }
 
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -50,10 +49,9 @@ Status DirtyRoom::Check(uint64_t dirty_after, uint64_t container_free) {
     fast_read_at_ns_.store(NowNs(), std::memory_order_relaxed);
   }
   if (need <= disk_free_ || need - disk_free_ <= container_free) return Status::OK();
-  return Status::NoSpace("no space for " + std::to_string(dirty_after) +
-                         " bytes of changes in the chunk cache: " + std::to_string(disk_free_) +
-                         " bytes free on the disk of " + path_ + " and " + std::to_string(container_free) +
-                         " in the container");
+  return Status::NoSpace("no space for " + std::to_string(dirty_after) + " bytes of changes in the chunk cache: " +
+                         std::to_string(disk_free_) + " bytes free on the disk of " + path_ + " and " +
+                         std::to_string(container_free) + " in the container");
 }
 
 }  // namespace slabfs::engine

@@ -36,8 +36,7 @@ Result<std::string> BlockStore::ReadImage(const BlockRef& ref, std::string_view 
   return image;
 }
 
-Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::string_view what,
-                                     uint8_t* version) {
+Result<std::string> BlockStore::Read(const BlockRef& ref, BlockType type, std::string_view what, uint8_t* version) {
   SLABFS_ASSIGN_OR_RETURN(std::string image, ReadImage(ref, what));
   SLABFS_ASSIGN_OR_RETURN(std::string_view payload, DecodeBlock(image, type, what, version));
   return std::string(payload);

@@ -20,13 +20,11 @@ class BlockStore {
 
   // Reads and verifies a block; returns its payload (and, with `version`,
   // the block's version).
-  Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what,
-                           uint8_t* version = nullptr);
+  Result<std::string> Read(const BlockRef& ref, BlockType type, std::string_view what, uint8_t* version = nullptr);
   // The same for a block that may be of either type (a structure whose
   // layout changed with its type); *got says which it is. A block of
   // neither type is Corruption naming `type`.
-  Result<std::string> Read(const BlockRef& ref, BlockType type, BlockType other, std::string_view what,
-                           BlockType* got);
+  Result<std::string> Read(const BlockRef& ref, BlockType type, BlockType other, std::string_view what, BlockType* got);
   // The type of the block at `ref` (read from its header; nothing else is
   // checked: Read does that).
   Result<BlockType> TypeOf(const BlockRef& ref, std::string_view what);

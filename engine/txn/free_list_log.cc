@@ -14,8 +14,7 @@ constexpr size_t kMinChangesBeforeBase = 1024;
 
 }  // namespace
 
-Result<std::vector<FreedExtent>> ReadFreeListChain(BlockStore& store, const Superblock& sb,
-                                                   FreeListChain* chain) {
+Result<std::vector<FreedExtent>> ReadFreeListChain(BlockStore& store, const Superblock& sb, FreeListChain* chain) {
   *chain = {};
   if (sb.free_list.empty()) return std::vector<FreedExtent>();
   const uint64_t next_generation = sb.generation + 1;

@@ -38,8 +38,7 @@ struct FreeListChain {
 
 // The free list of the state `sb` names: its base with every delta applied.
 // `chain` gets each block as it is read (also when a later one fails).
-Result<std::vector<FreedExtent>> ReadFreeListChain(BlockStore& store, const Superblock& sb,
-                                                   FreeListChain* chain);
+Result<std::vector<FreedExtent>> ReadFreeListChain(BlockStore& store, const Superblock& sb, FreeListChain* chain);
 
 class FreeListLog {
  public:

@@ -29,9 +29,8 @@ uint32_t SoftwareCrc(uint32_t crc, const unsigned char* p, size_t n) {
     uint64_t w;
     std::memcpy(&w, p, 8);
     w ^= crc;
-    crc = t[7][w & 0xff] ^ t[6][(w >> 8) & 0xff] ^ t[5][(w >> 16) & 0xff] ^
-          t[4][(w >> 24) & 0xff] ^ t[3][(w >> 32) & 0xff] ^ t[2][(w >> 40) & 0xff] ^
-          t[1][(w >> 48) & 0xff] ^ t[0][w >> 56];
+    crc = t[7][w & 0xff] ^ t[6][(w >> 8) & 0xff] ^ t[5][(w >> 16) & 0xff] ^ t[4][(w >> 24) & 0xff] ^
+          t[3][(w >> 32) & 0xff] ^ t[2][(w >> 40) & 0xff] ^ t[1][(w >> 48) & 0xff] ^ t[0][w >> 56];
     p += 8;
     n -= 8;
   }
@@ -40,8 +39,7 @@ uint32_t SoftwareCrc(uint32_t crc, const unsigned char* p, size_t n) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t HardwareCrc(uint32_t crc, const unsigned char* p,
-                                                         size_t n) {
+__attribute__((target("sse4.2"))) uint32_t HardwareCrc(uint32_t crc, const unsigned char* p, size_t n) {
   uint64_t c = crc;
   while (n >= 8) {
     uint64_t w;

@@ -105,9 +105,7 @@ enum class LockRank : uint8_t {
 // or written: the ranks marked "I/O" above down to the index's page loads.
 // The ranks after them guard a few fields for a few instructions (the disk
 // room and the allocator make one system call each, never a block's I/O).
-constexpr bool RankAllowsBlockIo(LockRank rank) {
-  return rank == LockRank::kUnranked || rank <= LockRank::kIndexLoad;
-}
+constexpr bool RankAllowsBlockIo(LockRank rank) { return rank == LockRank::kUnranked || rank <= LockRank::kIndexLoad; }
 
 namespace lock_order {
 inline thread_local int no_block_io_locks = 0;

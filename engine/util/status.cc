@@ -29,8 +29,7 @@ Status::Status(Code code, std::string message) {
   if (code != Code::kOk) rep_ = std::make_unique<Rep>(Rep{code, std::move(message)});
 }
 
-Status::Status(const Status& other)
-    : rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
+Status::Status(const Status& other) : rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
 
 Status& Status::operator=(const Status& other) {
   if (this != &other) rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;

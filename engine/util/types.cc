@@ -63,20 +63,23 @@ Result<std::string> EncodeInteger(std::string_view text, DType t) {
   if (s.empty()) return Err(Status::InvalidArgument("'" + std::string(text) + "' is not a number"));
   for (char c : s) {
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return Err(Status::InvalidArgument("'" + std::string(text) + "' is not an integer"));
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return Err(Status::InvalidArgument("'" + std::string(text) + "' is not an integer"));
     mag = mag * base + d;
     if (mag > (static_cast<slabfs_u128>(1) << 64))
-      return Err(Status::InvalidArgument("'" + std::string(text) + "' is out of range for " +
-                                         std::string(DTypeName(t))));
+      return Err(
+          Status::InvalidArgument("'" + std::string(text) + "' is out of range for " + std::string(DTypeName(t))));
   }
   slabfs_i128 v = neg ? -static_cast<slabfs_i128>(mag) : static_cast<slabfs_i128>(mag);
   if (v < static_cast<slabfs_i128>(std::numeric_limits<T>::min()) ||
       v > static_cast<slabfs_i128>(std::numeric_limits<T>::max()))
-    return Err(Status::InvalidArgument("'" + std::string(text) + "' is out of range for " +
-                                       std::string(DTypeName(t))));
+    return Err(Status::InvalidArgument("'" + std::string(text) + "' is out of range for " + std::string(DTypeName(t))));
   T x = static_cast<T>(v);
   return std::string(reinterpret_cast<const char*>(&x), sizeof x);
 }
@@ -85,9 +88,12 @@ template <typename T>
 Result<std::string> EncodeFloat(std::string_view text, DType t) {
   std::string s(text);
   double v;
-  if (s == "nan" || s == "NaN") v = std::numeric_limits<double>::quiet_NaN();
-  else if (s == "inf" || s == "+inf" || s == "infinity") v = std::numeric_limits<double>::infinity();
-  else if (s == "-inf" || s == "-infinity") v = -std::numeric_limits<double>::infinity();
+  if (s == "nan" || s == "NaN")
+    v = std::numeric_limits<double>::quiet_NaN();
+  else if (s == "inf" || s == "+inf" || s == "infinity")
+    v = std::numeric_limits<double>::infinity();
+  else if (s == "-inf" || s == "-infinity")
+    v = -std::numeric_limits<double>::infinity();
   else {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size())
@@ -130,8 +136,8 @@ Result<DType> ParseDType(std::string_view name) {
     for (auto a : r.aliases)
       if (!a.empty() && n == a) return r.type;
   }
-  return Err(Status::InvalidArgument("unknown dtype '" + std::string(name) +
-                                     "' (use one of i1 i2 i4 i8 u1 u2 u4 u8 f4 f8)"));
+  return Err(
+      Status::InvalidArgument("unknown dtype '" + std::string(name) + "' (use one of i1 i2 i4 i8 u1 u2 u4 u8 f4 f8)"));
 }
 
 Result<std::string> EncodeScalar(DType t, std::string_view text) {
@@ -189,11 +195,9 @@ Result<Dims> ParseDims(std::string_view text, bool allow_unlimited, bool allow_z
     } else {
       uint64_t v = 0;
       auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-      if (part.front() == '-')
-        return Err(Status::InvalidArgument("negative dimension in '" + std::string(text) + "'"));
+      if (part.front() == '-') return Err(Status::InvalidArgument("negative dimension in '" + std::string(text) + "'"));
       if (ec != std::errc() || p != part.data() + part.size())
-        return Err(Status::InvalidArgument("bad dimension '" + std::string(part) + "' in '" +
-                                           std::string(text) + "'"));
+        return Err(Status::InvalidArgument("bad dimension '" + std::string(part) + "' in '" + std::string(text) + "'"));
       if (v == kUnlimited)
         return Err(Status::InvalidArgument("dimension " + std::string(part) + " is too large (write 'unlimited')"));
       if (v == 0 && !allow_zero) return Err(Status::InvalidArgument("zero dimension in '" + std::string(text) + "'"));
@@ -304,9 +308,7 @@ Attribute Attribute::Numbers(DType t, std::string raw) {
   return a;
 }
 
-uint64_t Attribute::count() const {
-  return kind == Kind::kString ? 1 : data.size() / ItemSize(dtype);
-}
+uint64_t Attribute::count() const { return kind == Kind::kString ? 1 : data.size() / ItemSize(dtype); }
 
 std::string Attribute::ToText() const {
   if (kind == Kind::kString) return data;
@@ -335,13 +337,17 @@ Attribute Attribute::FromText(std::string_view text) {
   for (auto p : parts) {
     if (p.empty()) return String(std::string(text));
     auto i = EncodeScalar(DType::kI8, p);
-    if (i && p.find_first_of("xX") == std::string_view::npos) ints += *i;
-    else all_int = false;
+    if (i && p.find_first_of("xX") == std::string_view::npos)
+      ints += *i;
+    else
+      all_int = false;
     // Only plain decimal forms count as numbers, so "nan" or "inf" stay text.
     bool plain = p.find_first_not_of("0123456789+-.eE") == std::string_view::npos;
     auto f = plain ? EncodeScalar(DType::kF8, p) : Result<std::string>(Err(Status::InvalidArgument("")));
-    if (f) floats += *f;
-    else all_num = false;
+    if (f)
+      floats += *f;
+    else
+      all_num = false;
   }
   if (all_int) return Numbers(DType::kI8, std::move(ints));
   if (all_num) return Numbers(DType::kF8, std::move(floats));
@@ -355,8 +361,7 @@ Status ValidateName(std::string_view name) {
   if (name == "." || name == "..") return Status::InvalidArgument("'" + std::string(name) + "' is not a valid name");
   if (name.find('/') != std::string_view::npos)
     return Status::InvalidArgument("name '" + std::string(name) + "' contains '/'");
-  if (name.find('\0') != std::string_view::npos)
-    return Status::InvalidArgument("name contains a NUL byte");
+  if (name.find('\0') != std::string_view::npos) return Status::InvalidArgument("name contains a NUL byte");
   return Status::OK();
 }
 

@@ -64,7 +64,7 @@ struct SamplePlan {
   bool whole = true;                  // all of it (then the rest is unused)
   std::vector<uint64_t> band_starts;  // first row of each band, ascending, disjoint
   uint64_t band_rows = 0;
-  uint64_t column_stride = 1;         // every k-th pixel of a row
+  uint64_t column_stride = 1;  // every k-th pixel of a row
 };
 SamplePlan PlanSample(uint64_t height, uint64_t width, uint64_t channels, uint64_t budget = kSampleValues);
 

@@ -17,9 +17,7 @@ namespace {
 constexpr uint64_t kBatchBytes = uint64_t{4} << 20;
 constexpr const char* kColormapAttribute = "colormap";
 
-std::string ShapeText(const Dims& shape) {
-  return fmt::format("({})", fmt::join(shape, ", "));
-}
+std::string ShapeText(const Dims& shape) { return fmt::format("({})", fmt::join(shape, ", ")); }
 
 // The first value of a numeric attribute, if there is one.
 std::optional<double> NumericAttribute(const Container& c, ObjectId id, std::string_view name) {
@@ -67,8 +65,7 @@ Result<PngScale> Scale(const Dataset& ds, const ViewLayout& v, const PictureShap
     std::vector<char> band(plan.band_rows * ncols * p.channels * isz);
     values.reserve(kSampleValues);
     for (uint64_t start : plan.band_starts) {
-      SLABFS_RETURN_IF_ERROR_R(
-          ReadBlock(ds, v, p, start, plan.band_rows, 0, ncols, plan.column_stride, band.data()));
+      SLABFS_RETURN_IF_ERROR_R(ReadBlock(ds, v, p, start, plan.band_rows, 0, ncols, plan.column_stride, band.data()));
       const uint64_t n = plan.band_rows * ncols * p.channels;
       sampled += n;
       CollectRangeValues(v.dtype, band.data(), n, o.missing, values);
@@ -80,14 +77,14 @@ Result<PngScale> Scale(const Dataset& ds, const ViewLayout& v, const PictureShap
 std::string Describe(const ViewLayout& v, const PictureShape& p, const PictureOptions& o, const PngScale& s,
                      bool as_stored, uint64_t sampled) {
   const std::string kind = p.channels == 3 ? "RGB" : p.channels == 4 ? "RGBA" : "colormap " + o.colormap;
-  if (as_stored) return fmt::format("slabfs: {} view of shape {}, {}, values as stored", DTypeName(v.dtype),
-                                    ShapeText(v.shape), kind);
+  if (as_stored)
+    return fmt::format("slabfs: {} view of shape {}, {}, values as stored", DTypeName(v.dtype), ShapeText(v.shape),
+                       kind);
   const bool exact = sampled == p.height * p.width * p.channels;
   return fmt::format(
       "slabfs: {} view of shape {}, {}; levels 0..255 span [{:.17g}, {:.17g}], the 1st and 99th "
       "percentiles of the finite values of {} ({} values); NaN, -inf and missing values are 0, inf is 255",
-      DTypeName(v.dtype), ShapeText(v.shape), kind, s.lo, s.hi,
-      exact ? "the whole picture" : "a sample", sampled);
+      DTypeName(v.dtype), ShapeText(v.shape), kind, s.lo, s.hi, exact ? "the whole picture" : "a sample", sampled);
 }
 
 }  // namespace
@@ -104,11 +101,11 @@ Result<PictureShape> PictureOf(const Dims& shape) {
     if (shape[d] != 1) wide.push_back(d);
   }
   if (rank < 2 || wide.size() > 2) {
-    return Err(Status::NotFound(fmt::format(
-        "a view of shape {} has no picture: a picture is a view with at most two dimensions of an extent "
-        "other than 1 (rows, columns), and a last dimension of 3 or 4 for RGB(A); name a slice such as "
-        "ds[3].png",
-        ShapeText(shape))));
+    return Err(Status::NotFound(
+        fmt::format("a view of shape {} has no picture: a picture is a view with at most two dimensions of an extent "
+                    "other than 1 (rows, columns), and a last dimension of 3 or 4 for RGB(A); name a slice such as "
+                    "ds[3].png",
+                    ShapeText(shape))));
   }
   if (wide.size() == 2) {
     p.row_dim = wide[0];
@@ -125,12 +122,11 @@ Result<PictureShape> PictureOf(const Dims& shape) {
   if (p.height == 0 || p.width == 0) {
     return Err(Status::InvalidArgument(fmt::format("a view of shape {} is an empty picture", ShapeText(shape))));
   }
-  if (p.height > kMaxPictureSide || p.width > kMaxPictureSide ||
-      p.height > kMaxPicturePixels / p.width) {
-    return Err(Status::OutOfRange(fmt::format(
-        "a picture of {} x {} pixels is too large: slabfs makes pictures of at most {} pixels a side and "
-        "{} pixels in all (PNG allows {} a side); name a slice, e.g. ds[::4, ::4].png",
-        p.width, p.height, kMaxPictureSide, kMaxPicturePixels, kPngMaxSide)));
+  if (p.height > kMaxPictureSide || p.width > kMaxPictureSide || p.height > kMaxPicturePixels / p.width) {
+    return Err(Status::OutOfRange(
+        fmt::format("a picture of {} x {} pixels is too large: slabfs makes pictures of at most {} pixels a side and "
+                    "{} pixels in all (PNG allows {} a side); name a slice, e.g. ds[::4, ::4].png",
+                    p.width, p.height, kMaxPictureSide, kMaxPicturePixels, kPngMaxSide)));
   }
   return p;
 }
@@ -151,8 +147,8 @@ Result<PictureOptions> PictureOptionsOf(const Container& c, ObjectId dataset) {
   return o;
 }
 
-Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const Dataset& ds, const ViewLayout& v,
-                                                         const PictureShape& p, const PictureOptions& o) {
+Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const Dataset& ds, const ViewLayout& v, const PictureShape& p,
+                                                         const PictureOptions& o) {
   const uint64_t isz = ItemSize(v.dtype);
   const uint64_t row_values = p.width * p.channels;
   const bool as_stored = p.channels > 1 && v.dtype == DType::kU1;
@@ -178,9 +174,8 @@ Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const Dataset& ds, cons
   h.text.emplace_back("Description", Describe(v, p, o, scale, as_stored, sampled));
 
   auto out = std::make_shared<SpillBuffer>();
-  SLABFS_ASSIGN_OR_RETURN(auto enc, PngEncoder::Start(h, [&out](const uint8_t* d, size_t n) {
-                            return out->Append(d, n);
-                          }));
+  SLABFS_ASSIGN_OR_RETURN(auto enc,
+                          PngEncoder::Start(h, [&out](const uint8_t* d, size_t n) { return out->Append(d, n); }));
   std::vector<uint8_t> levels(row_values);
   if (!whole.empty()) {  // the sample was the picture
     for (uint64_t r = 0; r < p.height; ++r) {

@@ -28,8 +28,8 @@
 #ifndef SLABFS_FUSEFS_VIEWS_PNG_VIEW_H_
 #define SLABFS_FUSEFS_VIEWS_PNG_VIEW_H_
 
-#include <ctime>
 #include <cstdint>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,8 +71,7 @@ Result<PictureOptions> PictureOptionsOf(const Container& c, ObjectId dataset);
 // dataset's reads, of the temporary file, and InvalidArgument for a bad
 // colormap.
 Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const Dataset& ds, const ViewLayout& v,
-                                                         const PictureShape& shape,
-                                                         const PictureOptions& options);
+                                                         const PictureShape& shape, const PictureOptions& options);
 
 // Encoded pictures by dataset and selection, each valid for one stamp (the
 // dataset's state it was made from); at most kMaxEntries, least recently
@@ -95,7 +94,7 @@ class PngCache {
  private:
   struct Entry {
     std::mutex mu;
-    std::string stamp;  // guarded by mu
+    std::string stamp;                       // guarded by mu
     std::shared_ptr<const SpillBuffer> png;  // guarded by mu
   };
   struct Slot {
@@ -104,8 +103,8 @@ class PngCache {
   };
   using Key = std::pair<ObjectId, std::string>;
   std::mutex mu_;
-  uint64_t clock_ = 0;          // guarded by mu_
-  std::map<Key, Slot> slots_;   // guarded by mu_
+  uint64_t clock_ = 0;         // guarded by mu_
+  std::map<Key, Slot> slots_;  // guarded by mu_
 };
 
 // For view_ops: resolves the picture of `v` (kind kPng) at the dataset's

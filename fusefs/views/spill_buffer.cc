@@ -60,7 +60,8 @@ Status SpillBuffer::Spill() {
     fd = ::mkostemp(name.data(), O_CLOEXEC);
     if (fd >= 0) ::unlink(name.c_str());
   }
-  if (fd < 0) return ScratchError(engine::StatusFromErrno(errno, fmt::format("a temporary file in {} for a picture", dir)));
+  if (fd < 0)
+    return ScratchError(engine::StatusFromErrno(errno, fmt::format("a temporary file in {} for a picture", dir)));
   fd_ = fd;
   return Flush();
 }

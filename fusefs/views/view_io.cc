@@ -56,9 +56,7 @@ Result<size_t> ReadView(const Dataset& ds, const ViewLayout& v, uint64_t off, si
   if (off >= v.size_bytes || len == 0) return size_t{0};
   const uint64_t end = off + std::min<uint64_t>(len, v.size_bytes - off);
   switch (v.kind) {
-    case ViewKind::kRaw:
-      SLABFS_RETURN_IF_ERROR_R(ReadRaw(ds, v, off, end, buf));
-      break;
+    case ViewKind::kRaw: SLABFS_RETURN_IF_ERROR_R(ReadRaw(ds, v, off, end, buf)); break;
     case ViewKind::kNpy: {
       const uint64_t h = v.header.size();
       uint64_t pos = off;
@@ -70,9 +68,7 @@ Result<size_t> ReadView(const Dataset& ds, const ViewLayout& v, uint64_t off, si
       if (pos < end) SLABFS_RETURN_IF_ERROR_R(ReadRaw(ds, v, pos - h, end - h, buf + (pos - off)));
       break;
     }
-    case ViewKind::kText:
-      SLABFS_RETURN_IF_ERROR_R(ReadText(ds, v, off, end, buf));
-      break;
+    case ViewKind::kText: SLABFS_RETURN_IF_ERROR_R(ReadText(ds, v, off, end, buf)); break;
     case ViewKind::kPng:
       if (v.png == nullptr) return size_t{0};
       return v.png->ReadAt(off, static_cast<size_t>(end - off), buf);
@@ -83,8 +79,8 @@ Result<size_t> ReadView(const Dataset& ds, const ViewLayout& v, uint64_t off, si
 Status WriteView(Dataset& ds, const ViewLayout& v, uint64_t off, size_t len, const char* buf) {
   if (v.kind != ViewKind::kRaw) return Status::NotSupported("the .npy, .txt and .png views are read-only");
   if (off > v.size_bytes || len > v.size_bytes - off) {
-    return Status::OutOfRange(fmt::format("a write of {} bytes at {} reaches past the end of the view ({} bytes)",
-                                          len, off, v.size_bytes));
+    return Status::OutOfRange(
+        fmt::format("a write of {} bytes at {} reaches past the end of the view ({} bytes)", len, off, v.size_bytes));
   }
   if (len == 0) return Status::OK();
   const uint64_t isz = ItemSize(v.dtype);

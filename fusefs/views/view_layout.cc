@@ -29,8 +29,8 @@ std::string FloatText(double v, int digits) {
 
 // Boxes of [first, first + count) of an array of `shape`, C order: the
 // box's start and count per dimension, and its offset from `first`.
-Status Decompose(const Dims& shape, size_t d, Dims& start, Dims& cnt, uint64_t first, uint64_t count,
-                 uint64_t offset, const std::function<Status(const Dims&, const Dims&, uint64_t)>& emit) {
+Status Decompose(const Dims& shape, size_t d, Dims& start, Dims& cnt, uint64_t first, uint64_t count, uint64_t offset,
+                 const std::function<Status(const Dims&, const Dims&, uint64_t)>& emit) {
   if (count == 0) return Status::OK();
   const size_t rank = shape.size();
   if (d + 1 == rank) {
@@ -125,9 +125,7 @@ Result<ViewLayout> ResolveView(ViewKind kind, const std::optional<std::string>& 
   }
   const uint64_t isz = ItemSize(info.dtype);
   switch (kind) {
-    case ViewKind::kRaw:
-      v.size_bytes = v.elements * isz;
-      break;
+    case ViewKind::kRaw: v.size_bytes = v.elements * isz; break;
     case ViewKind::kNpy:
       v.header = EncodeNpyHeader(info.dtype, v.shape);
       v.size_bytes = v.header.size() + v.elements * isz;

@@ -31,11 +31,11 @@ namespace slabfs::fusefs::views {
 struct ViewLayout {
   ViewKind kind = ViewKind::kRaw;
   DType dtype = DType::kU1;
-  Slab sel;                 // in the dataset, block 1
-  Dims shape;               // the view's shape: sel's counts (rank of the dataset)
+  Slab sel;    // in the dataset, block 1
+  Dims shape;  // the view's shape: sel's counts (rank of the dataset)
   uint64_t elements = 0;
-  std::string header;       // .npy only
-  uint64_t row_elements = 1;  // text: elements per line
+  std::string header;                      // .npy only
+  uint64_t row_elements = 1;               // text: elements per line
   std::shared_ptr<const SpillBuffer> png;  // .png only, once encoded
   uint64_t size_bytes = 0;
 };

@@ -22,7 +22,7 @@ namespace slabfs::fusefs::views {
 enum class ViewKind : unsigned char { kRaw, kNpy, kText, kPng };
 
 struct ViewName {
-  std::string dataset;  // the name of the dataset in the directory
+  std::string dataset;               // the name of the dataset in the directory
   std::optional<std::string> slice;  // the text between the brackets
   ViewKind kind = ViewKind::kRaw;
 };

@@ -11,8 +11,8 @@
 
 #include "fusefs/log.h"
 #include "fusefs/request.h"
-#include "fusefs/views/view_io.h"
 #include "fusefs/views/png_view.h"
+#include "fusefs/views/view_io.h"
 #include "fusefs/views/view_layout.h"
 
 namespace slabfs::fusefs::views {
@@ -71,7 +71,7 @@ Result<Resolved> ResolveIno(Filesystem& fs, fuse_ino_t ino) {
 }
 
 struct stat StatOf(Filesystem& fs, fuse_ino_t ino, const ViewRef& ref, const ViewLayout& v) {
-  struct stat st{};
+  struct stat st {};
   st.st_ino = ino;
   const bool writable = v.kind == ViewKind::kRaw && !fs.options.read_only;
   st.st_mode = S_IFREG | (writable ? 0644 : 0444);
@@ -191,8 +191,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     auto n = ReadView(h->dataset, h->layout, static_cast<uint64_t>(off), size, buf);
     if (!n) {
       auto ref = fs.views.Find(ino);
-      return Refuse("read", fmt::format("{} [{}, +{})", ref ? DescribeView(fs, *ref) : "a view", off, size),
-                    n.error());
+      return Refuse("read", fmt::format("{} [{}, +{})", ref ? DescribeView(fs, *ref) : "a view", off, size), n.error());
     }
     fuse_reply_buf(req, buf, *n);
     return 0;
@@ -276,8 +275,7 @@ void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets,
   normal(req, count, forgets);  // replies; it has nothing to do for views
 }
 
-void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* /*value*/, size_t /*size*/,
-              int /*flags*/) {
+void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* /*value*/, size_t /*size*/, int /*flags*/) {
   Guard(req, "setxattr", [&] {
     return RefuseErrno("setxattr", fmt::format("view inode {} ({})", ino, name), ENOTSUP,
                        "a view has no attributes of its own");
@@ -289,17 +287,18 @@ void GetXattr(fuse_req_t req, fuse_ino_t /*ino*/, const char* /*name*/, size_t /
 }
 
 void ListXattr(fuse_req_t req, fuse_ino_t /*ino*/, size_t size) {
-  if (size == 0) fuse_reply_xattr(req, 0);
-  else fuse_reply_buf(req, nullptr, 0);
+  if (size == 0)
+    fuse_reply_xattr(req, 0);
+  else
+    fuse_reply_buf(req, nullptr, 0);
 }
 
 void RemoveXattr(fuse_req_t req, fuse_ino_t /*ino*/, const char* /*name*/) { fuse_reply_err(req, ENODATA); }
 
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int /*mode*/, off_t /*offset*/, off_t /*length*/,
                fuse_file_info* /*fi*/) {
-  Guard(req, "fallocate", [&] {
-    return RefuseErrno("fallocate", fmt::format("view inode {}", ino), EOPNOTSUPP, "not on a view");
-  });
+  Guard(req, "fallocate",
+        [&] { return RefuseErrno("fallocate", fmt::format("view inode {}", ino), EOPNOTSUPP, "not on a view"); });
 }
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {

@@ -47,8 +47,10 @@ struct Route;
 template <typename... A, void (*Normal)(fuse_req_t, fuse_ino_t, A...), void (*View)(fuse_req_t, fuse_ino_t, A...)>
 struct Route<Normal, View> {
   static void Call(fuse_req_t req, fuse_ino_t ino, A... a) {
-    if (IsViewIno(ino)) View(req, ino, a...);
-    else Normal(req, ino, a...);
+    if (IsViewIno(ino))
+      View(req, ino, a...);
+    else
+      Normal(req, ino, a...);
   }
 };
 

@@ -32,7 +32,6 @@ struct Attribute {
   static Attribute FromText(std::string_view text);
 };
 
-
 // Attribute values are at most this many bytes.
 constexpr size_t kMaxAttributeBytes = 64 * 1024;
 

@@ -106,8 +106,7 @@ class Dataset {
     uint64_t length = 0;
   };
   using FileExtentUser = std::function<void(int fd, std::span<const FileExtent> extents)>;
-  Result<bool> WithFileExtents(uint64_t offset, size_t length, size_t max_extents,
-                               const FileExtentUser& use) const;
+  Result<bool> WithFileExtents(uint64_t offset, size_t length, size_t max_extents, const FileExtentUser& use) const;
   Status WriteBytes(uint64_t offset, size_t length, const void* buf, Growth growth = Growth::kNone);
   // WriteBytes as write(2) does it at a file size limit: a write that
   // starts before the largest size the dataset may reach (its size, or
@@ -116,8 +115,7 @@ class Dataset {
   // is OutOfRange and changes nothing. The mount's write uses it, so that
   // `cp` of a longer file over a fixed dataset stores what fits and fails
   // with EFBIG on the next write, as on a file system at its size limit.
-  Result<size_t> WriteBytesUpTo(uint64_t offset, size_t length, const void* buf,
-                                Growth growth = Growth::kNone);
+  Result<size_t> WriteBytesUpTo(uint64_t offset, size_t length, const void* buf, Growth growth = Growth::kNone);
 
   // Stores the chunk at grid coordinates `chunk` (a whole chunk inside the
   // shape) from `image`, the chunk already encoded by this dataset's
@@ -199,8 +197,7 @@ class Dataset {
   // three chunk visits and a few index lookups, however far apart they lie.
   // Errors as for DefinedRuns, and the check's.
   using RunVisitor = std::function<bool(const ElementRun& run)>;
-  Status ForEachDefinedRun(uint64_t first, uint64_t count, const RunVisitor& fn,
-                           const WalkCheck& check = {}) const;
+  Status ForEachDefinedRun(uint64_t first, uint64_t count, const RunVisitor& fn, const WalkCheck& check = {}) const;
   // How many elements are defined (sparse: a counter; dense: a walk of the
   // stored chunks, which calls `check` before each).
   Result<uint64_t> CountDefined(const WalkCheck& check = {}) const;
@@ -226,8 +223,7 @@ class Container {
   // NotFound (no file), AlreadyExists (create over an existing file),
   // Corruption (not a container, truncated, or no valid superblock),
   // Busy (another writer holds it), IOError.
-  static Result<std::unique_ptr<Container>> Open(const std::string& path,
-                                                 const OpenOptions& options = {});
+  static Result<std::unique_ptr<Container>> Open(const std::string& path, const OpenOptions& options = {});
 
   // Commits if writable and dirty, then releases everything. Returns the
   // commit's status. Destroying an open Container calls Close and logs a
@@ -270,8 +266,7 @@ class Container {
   Result<ObjectId> MakeGroups(std::string_view path, bool parents = true);
 
   // ---- datasets
-  Result<Dataset> CreateDataset(ObjectId parent, std::string_view name,
-                                const DatasetOptions& options);
+  Result<Dataset> CreateDataset(ObjectId parent, std::string_view name, const DatasetOptions& options);
   Result<Dataset> CreateDataset(std::string_view path, const DatasetOptions& options);
   Result<Dataset> OpenDataset(ObjectId id) const;
   Result<Dataset> OpenDataset(std::string_view path) const;
@@ -286,8 +281,8 @@ class Container {
   // otherwise AlreadyExists (or NotEmpty for a non-empty group). Moving a
   // group into itself or a descendant is InvalidArgument. With no_replace an
   // existing target is always AlreadyExists.
-  Status Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent,
-                std::string_view to_name, bool no_replace = false);
+  Status Rename(ObjectId from_parent, std::string_view from_name, ObjectId to_parent, std::string_view to_name,
+                bool no_replace = false);
   Status Rename(std::string_view from_path, std::string_view to_path);
 
   // ---- attributes (on groups and datasets)

@@ -17,14 +17,14 @@ struct DatasetInfo {
   Dims shape;
   Dims max_shape;
   Dims chunks;
-  std::string fill;           // ItemSize(dtype) bytes
+  std::string fill;  // ItemSize(dtype) bytes
   IndexKind index = IndexKind::kAuto;
-  uint64_t num_elements = 0;  // product of shape
-  uint64_t size_bytes = 0;    // num_elements * item size
-  uint64_t num_chunks = 0;    // chunks in the chunk grid
+  uint64_t num_elements = 0;      // product of shape
+  uint64_t size_bytes = 0;        // num_elements * item size
+  uint64_t num_chunks = 0;        // chunks in the chunk grid
   uint64_t allocated_chunks = 0;  // chunks stored in the container (as of now)
-  uint64_t stored_bytes = 0;  // bytes of chunk data stored (as of now)
-  uint64_t index_bytes = 0;   // bytes the chunk index takes on disk (last commit)
+  uint64_t stored_bytes = 0;      // bytes of chunk data stored (as of now)
+  uint64_t index_bytes = 0;       // bytes the chunk index takes on disk (last commit)
   // The first dimension was created able to change (max shape != shape):
   // the length of the dataset's byte view changes with writes past the end
   // and SetSizeBytes.

@@ -26,10 +26,10 @@ Result<IndexKind> ParseIndexKind(std::string_view name);
 
 struct DatasetOptions {
   DType dtype = DType::kU1;
-  Dims shape;            // rank 1..32; a dimension may be 0 only if it can grow
-  Dims max_shape;        // empty: same as shape (fixed); kUnlimited or >= shape
-  Dims chunks;           // empty: chosen automatically; else same rank, all >= 1
-  std::string fill;      // empty: zero; else exactly ItemSize(dtype) bytes
+  Dims shape;        // rank 1..32; a dimension may be 0 only if it can grow
+  Dims max_shape;    // empty: same as shape (fixed); kUnlimited or >= shape
+  Dims chunks;       // empty: chosen automatically; else same rank, all >= 1
+  std::string fill;  // empty: zero; else exactly ItemSize(dtype) bytes
   IndexKind index = IndexKind::kAuto;
   // kAuto picks the compact index for at most this many chunks (at most 64).
   uint64_t compact_limit = 8;

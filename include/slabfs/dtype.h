@@ -12,12 +12,19 @@ namespace slabfs {
 
 // Element types, little-endian, spelled as numpy spells them ("f4", "u2").
 enum class DType : unsigned char {
-  kI1 = 1, kI2 = 2, kI4 = 3, kI8 = 4,
-  kU1 = 5, kU2 = 6, kU4 = 7, kU8 = 8,
-  kF4 = 9, kF8 = 10,
+  kI1 = 1,
+  kI2 = 2,
+  kI4 = 3,
+  kI8 = 4,
+  kU1 = 5,
+  kU2 = 6,
+  kU4 = 7,
+  kU8 = 8,
+  kF4 = 9,
+  kF8 = 10,
 };
 
-size_t ItemSize(DType t);           // 1, 2, 4 or 8
+size_t ItemSize(DType t);             // 1, 2, 4 or 8
 std::string_view DTypeName(DType t);  // "f4"
 bool IsFloat(DType t);
 bool IsSigned(DType t);

@@ -9,7 +9,7 @@ namespace slabfs {
 
 struct OpenOptions {
   bool read_only = false;
-  bool create = false;          // create the file (fails if it exists)
+  bool create = false;  // create the file (fails if it exists)
   // The chunk cache's budget: a hard bound on the memory its chunks take,
   // unless cache_max_bytes allows more.
   uint64_t cache_bytes = 64ull << 20;

@@ -38,7 +38,7 @@ namespace slabfs {
 struct SliceItem {
   enum class Kind : unsigned char { kIndex, kRange, kEllipsis };
   Kind kind = Kind::kRange;
-  std::string text;             // the item as written, trimmed, for messages
+  std::string text;              // the item as written, trimmed, for messages
   std::optional<int64_t> start;  // kIndex: the index; kRange: absent when omitted
   std::optional<int64_t> stop;   // kRange
   std::optional<int64_t> step;   // kRange; never 0 or negative once parsed
@@ -51,8 +51,7 @@ Result<std::vector<SliceItem>> ParseSliceItems(std::string_view text);
 // Applies parsed items to a shape. `text` is the original slice, for
 // messages. The result has one DimSlab per dimension with block 1, and
 // stride 1 wherever count <= 1.
-Result<Slab> ResolveSlice(std::string_view text, const std::vector<SliceItem>& items,
-                          const Dims& shape);
+Result<Slab> ResolveSlice(std::string_view text, const std::vector<SliceItem>& items, const Dims& shape);
 
 // ParseSliceItems then ResolveSlice.
 Result<Slab> ParseSlice(std::string_view text, const Dims& shape);
@@ -75,7 +74,6 @@ Slab BoundingBox(const Slab& sel);
 // a selection with sel's strides (stride 1 wherever count <= 1), or nothing
 // when they do not meet. The ranks must match.
 std::optional<Slab> IntersectBox(const Slab& sel, const Dims& start, const Dims& count);
-
 
 }  // namespace slabfs
 

@@ -13,7 +13,7 @@ struct SpaceInfo {
   uint64_t disk_free_bytes = 0;  // free on the filesystem holding it
   uint64_t disk_total_bytes = 0;
   uint64_t num_objects = 0;
-  uint64_t generation = 0;       // commits so far
+  uint64_t generation = 0;  // commits so far
   // Free extents a writer keeps back because a reader may still read an
   // older commit that uses them (included in free_bytes).
   uint64_t held_bytes = 0;

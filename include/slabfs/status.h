@@ -103,8 +103,7 @@ inline std::unexpected<Status> Err(Status s) { return std::unexpected<Status>(st
 #define SLABFS_CONCAT_INNER_(a, b) a##b
 #define SLABFS_CONCAT_(a, b) SLABFS_CONCAT_INNER_(a, b)
 
-#define SLABFS_RETURN_IF_ERROR(expr) \
-  SLABFS_RETURN_IF_ERROR_IMPL_(SLABFS_CONCAT_(slabfs_status_, __COUNTER__), expr)
+#define SLABFS_RETURN_IF_ERROR(expr) SLABFS_RETURN_IF_ERROR_IMPL_(SLABFS_CONCAT_(slabfs_status_, __COUNTER__), expr)
 #define SLABFS_RETURN_IF_ERROR_IMPL_(tmp, expr) \
   do {                                          \
     ::slabfs::Status tmp = (expr);              \
@@ -112,20 +111,19 @@ inline std::unexpected<Status> Err(Status s) { return std::unexpected<Status>(st
   } while (0)
 
 // For use in functions returning Result<T>.
-#define SLABFS_RETURN_IF_ERROR_R(expr) \
-  SLABFS_RETURN_IF_ERROR_R_IMPL_(SLABFS_CONCAT_(slabfs_status_, __COUNTER__), expr)
-#define SLABFS_RETURN_IF_ERROR_R_IMPL_(tmp, expr)              \
-  do {                                                         \
-    ::slabfs::Status tmp = (expr);                             \
-    if (!tmp.ok()) return ::slabfs::Err(std::move(tmp));       \
+#define SLABFS_RETURN_IF_ERROR_R(expr) SLABFS_RETURN_IF_ERROR_R_IMPL_(SLABFS_CONCAT_(slabfs_status_, __COUNTER__), expr)
+#define SLABFS_RETURN_IF_ERROR_R_IMPL_(tmp, expr)        \
+  do {                                                   \
+    ::slabfs::Status tmp = (expr);                       \
+    if (!tmp.ok()) return ::slabfs::Err(std::move(tmp)); \
   } while (0)
 
 // SLABFS_ASSIGN_OR_RETURN(auto x, Foo()); works in functions returning
 // Status or Result<U>.
 #define SLABFS_ASSIGN_OR_RETURN(lhs, expr) \
   SLABFS_ASSIGN_OR_RETURN_IMPL_(SLABFS_CONCAT_(slabfs_result_, __COUNTER__), lhs, expr)
-#define SLABFS_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)     \
-  auto tmp = (expr);                                      \
+#define SLABFS_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)                 \
+  auto tmp = (expr);                                                  \
   if (!tmp.has_value()) return ::slabfs::Err(std::move(tmp).error()); \
   lhs = std::move(tmp).value()
 

@@ -73,21 +73,31 @@ py::dict SpaceDict(const SpaceInfo& s) {
 }  // namespace
 
 void BindContainer(py::module_& m) {
-  m.def("version", [] { return std::string(Version()); }, "The slabfs library version.");
-  m.def("set_log_level", [](const std::string& level) { Check(SetLogLevel(level)); },
-        "Routes the engine's log lines to stderr at this spdlog level.");
-  m.def("_io_gil_state", [] { return g_io_gil_state.load(); },
-        "Whether the last engine call held the GIL: -1 none yet, 0 no, 1 yes (for tests).");
+  m.def(
+      "version", [] { return std::string(Version()); }, "The slabfs library version.");
+  m.def(
+      "set_log_level", [](const std::string& level) { Check(SetLogLevel(level)); },
+      "Routes the engine's log lines to stderr at this spdlog level.");
+  m.def(
+      "_io_gil_state", [] { return g_io_gil_state.load(); },
+      "Whether the last engine call held the GIL: -1 none yet, 0 no, 1 yes (for tests).");
   m.def(
       "_raise_for_test",
       [](const std::string& code, const std::string& context, const std::string& filename) {
-        static const std::pair<const char*, Code> kCodes[] = {
-            {"not found", Code::kNotFound}, {"already exists", Code::kAlreadyExists},
-            {"invalid argument", Code::kInvalidArgument}, {"corruption", Code::kCorruption},
-            {"I/O error", Code::kIOError}, {"no space", Code::kNoSpace}, {"not supported", Code::kNotSupported},
-            {"busy", Code::kBusy}, {"read-only", Code::kReadOnly}, {"not empty", Code::kNotEmpty},
-            {"out of range", Code::kOutOfRange}, {"permission denied", Code::kPermissionDenied},
-            {"not a group", Code::kNotAGroup}, {"not a dataset", Code::kNotADataset}};
+        static const std::pair<const char*, Code> kCodes[] = {{"not found", Code::kNotFound},
+                                                              {"already exists", Code::kAlreadyExists},
+                                                              {"invalid argument", Code::kInvalidArgument},
+                                                              {"corruption", Code::kCorruption},
+                                                              {"I/O error", Code::kIOError},
+                                                              {"no space", Code::kNoSpace},
+                                                              {"not supported", Code::kNotSupported},
+                                                              {"busy", Code::kBusy},
+                                                              {"read-only", Code::kReadOnly},
+                                                              {"not empty", Code::kNotEmpty},
+                                                              {"out of range", Code::kOutOfRange},
+                                                              {"permission denied", Code::kPermissionDenied},
+                                                              {"not a group", Code::kNotAGroup},
+                                                              {"not a dataset", Code::kNotADataset}};
         static const std::pair<const char*, Ctx> kContexts[] = {
             {"data", Ctx::kData}, {"lookup", Ctx::kLookup}, {"create", Ctx::kCreate}, {"file", Ctx::kFile}};
         for (const auto& [cn, c] : kCodes)
@@ -99,18 +109,19 @@ void BindContainer(py::module_& m) {
 
   py::class_<OpenContainer, std::shared_ptr<OpenContainer>>(m, "Container",
                                                             "An open container file (low level; use slabfs.File).")
-      .def_static("open", &Open, py::arg("path"), py::arg("read_only"), py::arg("create"),
-                  py::arg("cache_bytes"), py::arg("cache_max_bytes"), py::arg("holder"))
-      .def("close",
-           [](OpenContainer& c, bool commit) {
-             Status s;
-             {
-               py::gil_scoped_release nogil;
-               s = c.Close(commit);
-             }
-             Check(s);
-           },
-           py::arg("commit") = true)
+      .def_static("open", &Open, py::arg("path"), py::arg("read_only"), py::arg("create"), py::arg("cache_bytes"),
+                  py::arg("cache_max_bytes"), py::arg("holder"))
+      .def(
+          "close",
+          [](OpenContainer& c, bool commit) {
+            Status s;
+            {
+              py::gil_scoped_release nogil;
+              s = c.Close(commit);
+            }
+            Check(s);
+          },
+          py::arg("commit") = true)
       .def_property_readonly("closed", &OpenContainer::closed)
       .def_property_readonly("path", &OpenContainer::path)
       .def_property_readonly("read_only", &OpenContainer::read_only)
@@ -158,26 +169,27 @@ void BindContainer(py::module_& m) {
            [](const OpenContainer& c, const std::string& path, bool parents) {
              return Value(WithoutGil(c, [&](Container& k) { return k.MakeGroups(path, parents); }), Ctx::kCreate);
            })
-      .def("create_dataset",
-           [](const std::shared_ptr<OpenContainer>& c, ObjectId parent, const std::string& name,
-              const std::string& dtype, const Index& shape, const std::vector<std::optional<uint64_t>>& maxshape,
-              const Index& chunks, const py::bytes& fill, const std::string& filters, bool sparse,
-              const std::string& index) {
-             DatasetOptions o;
-             o.dtype = Value(ParseDType(dtype));
-             o.shape = shape;
-             o.max_shape = MaxShapeDims(maxshape);
-             o.chunks = chunks;
-             o.fill = std::string(fill);
-             o.filters = filters;
-             o.sparse = sparse;
-             o.index = Value(ParseIndexKind(index));
-             Dataset ds = Value(WithoutGil(*c, [&](Container& k) { return k.CreateDataset(parent, name, o); }),
-                                Ctx::kCreate);
-             return DatasetHandle{c, std::move(ds)};
-           },
-           py::arg("parent"), py::arg("name"), py::arg("dtype"), py::arg("shape"), py::arg("maxshape"),
-           py::arg("chunks"), py::arg("fill"), py::arg("filters"), py::arg("sparse"), py::arg("index"))
+      .def(
+          "create_dataset",
+          [](const std::shared_ptr<OpenContainer>& c, ObjectId parent, const std::string& name,
+             const std::string& dtype, const Index& shape, const std::vector<std::optional<uint64_t>>& maxshape,
+             const Index& chunks, const py::bytes& fill, const std::string& filters, bool sparse,
+             const std::string& index) {
+            DatasetOptions o;
+            o.dtype = Value(ParseDType(dtype));
+            o.shape = shape;
+            o.max_shape = MaxShapeDims(maxshape);
+            o.chunks = chunks;
+            o.fill = std::string(fill);
+            o.filters = filters;
+            o.sparse = sparse;
+            o.index = Value(ParseIndexKind(index));
+            Dataset ds =
+                Value(WithoutGil(*c, [&](Container& k) { return k.CreateDataset(parent, name, o); }), Ctx::kCreate);
+            return DatasetHandle{c, std::move(ds)};
+          },
+          py::arg("parent"), py::arg("name"), py::arg("dtype"), py::arg("shape"), py::arg("maxshape"),
+          py::arg("chunks"), py::arg("fill"), py::arg("filters"), py::arg("sparse"), py::arg("index"))
       .def("open_dataset",
            [](const std::shared_ptr<OpenContainer>& c, ObjectId id) {
              Dataset ds = Value(WithoutGil(*c, [&](Container& k) { return k.OpenDataset(id); }), Ctx::kLookup);
@@ -190,11 +202,10 @@ void BindContainer(py::module_& m) {
       .def("rename",
            [](const OpenContainer& c, ObjectId from_parent, const std::string& from_name, ObjectId to_parent,
               const std::string& to_name, bool no_replace) {
-             Check(WithoutGil(c,
-                              [&](Container& k) {
-                                return k.Rename(from_parent, from_name, to_parent, to_name, no_replace);
-                              }),
-                   Ctx::kCreate);
+             Check(
+                 WithoutGil(
+                     c, [&](Container& k) { return k.Rename(from_parent, from_name, to_parent, to_name, no_replace); }),
+                 Ctx::kCreate);
            })
       .def("attr_names",
            [](const OpenContainer& c, ObjectId id) {

@@ -21,10 +21,9 @@ py::dtype NumpyDType(DType t) { return py::dtype("<" + std::string(DTypeName(t))
 
 void CheckBuffer(const py::array& a, DType t, uint64_t elements, bool writeable, const char* what) {
   if (!a.dtype().is(NumpyDType(t)) && !a.dtype().equal(NumpyDType(t)))
-    throw py::type_error(std::string(what) + " has dtype " + py::str(a.dtype()).cast<std::string>() +
-                         ", the dataset " + std::string(DTypeName(t)));
-  if (!(a.flags() & py::array::c_style))
-    throw py::value_error(std::string(what) + " is not C-contiguous");
+    throw py::type_error(std::string(what) + " has dtype " + py::str(a.dtype()).cast<std::string>() + ", the dataset " +
+                         std::string(DTypeName(t)));
+  if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string(what) + " is not C-contiguous");
   if (writeable && !a.writeable()) throw py::value_error(std::string(what) + " is read-only");
   if (static_cast<uint64_t>(a.size()) != elements)
     throw py::value_error(std::string(what) + " holds " + std::to_string(a.size()) + " elements, the selection " +

@@ -76,22 +76,23 @@ void BindDataset(py::module_& m) {
            [](DatasetHandle& h, const Index& shape) {
              Check(WithoutGil(*h.owner, [&](Container&) { return h.ds.Resize(shape); }));
            })
-      .def("clear",
-           [](DatasetHandle& h) { Check(WithoutGil(*h.owner, [&](Container&) { return h.ds.Clear(); })); })
+      .def("clear", [](DatasetHandle& h) { Check(WithoutGil(*h.owner, [&](Container&) { return h.ds.Clear(); })); })
       .def("erase",
            [](DatasetHandle& h, const Index& start, const Index& stride, const Index& count) {
              Slab sel = MakeSlab(start, stride, count);
              Check(WithoutGil(*h.owner, [&](Container&) { return h.ds.Erase(sel); }));
            })
-      .def("defined",
-           [](const DatasetHandle& h, const Index& start, const Index& count) {
-             Slab sel = Slab::Box(start, count);
-             auto boxes = Value(WithoutGil(*h.owner, [&](Container&) { return h.ds.Defined(sel); }));
-             py::list out;
-             for (const Box& b : boxes) out.append(py::make_tuple(py::tuple(py::cast(b.start)), py::tuple(py::cast(b.count))));
-             return out;
-           },
-           "The defined elements inside the box, as a list of (start, count) tuples in C order.")
+      .def(
+          "defined",
+          [](const DatasetHandle& h, const Index& start, const Index& count) {
+            Slab sel = Slab::Box(start, count);
+            auto boxes = Value(WithoutGil(*h.owner, [&](Container&) { return h.ds.Defined(sel); }));
+            py::list out;
+            for (const Box& b : boxes)
+              out.append(py::make_tuple(py::tuple(py::cast(b.start)), py::tuple(py::cast(b.count))));
+            return out;
+          },
+          "The defined elements inside the box, as a list of (start, count) tuples in C order.")
       .def("count_defined", [](const DatasetHandle& h) {
         return Value(WithoutGil(*h.owner, [&](Container&) { return h.ds.CountDefined(); }));
       });

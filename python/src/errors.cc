@@ -38,8 +38,7 @@ Mapping MappingOf(Code code, ErrorContext ctx) {
       // Selections are checked in Python first (IndexError as numpy); what
       // reaches the engine wrong is a bad value: shape, dtype, name, size.
       return {PyExc_ValueError, false};
-    default:
-      return {PyExc_OSError, true};
+    default: return {PyExc_OSError, true};
   }
 }
 
@@ -67,8 +66,10 @@ void Raise(const Status& s, ErrorContext ctx, const std::string& filename) {
     // OSError(errno, text[, filename]) becomes FileNotFoundError,
     // FileExistsError, PermissionError, ... by its errno, as open() does.
     py::object type = py::reinterpret_borrow<py::object>(m.type);
-    if (filename.empty()) exc = type(slabfs::ErrnoOf(s.code()), s.ToString());
-    else exc = type(slabfs::ErrnoOf(s.code()), FileErrorText(s, filename), filename);
+    if (filename.empty())
+      exc = type(slabfs::ErrnoOf(s.code()), s.ToString());
+    else
+      exc = type(slabfs::ErrnoOf(s.code()), FileErrorText(s, filename), filename);
   } else {
     exc = py::reinterpret_borrow<py::object>(m.type)(s.message());
   }

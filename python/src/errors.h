@@ -27,11 +27,9 @@ enum class ErrorContext {
 
 // Sets the Python exception for a non-OK status and throws
 // pybind11::error_already_set. Call with the GIL held.
-[[noreturn]] void Raise(const Status& s, ErrorContext ctx = ErrorContext::kData,
-                        const std::string& filename = "");
+[[noreturn]] void Raise(const Status& s, ErrorContext ctx = ErrorContext::kData, const std::string& filename = "");
 
-inline void Check(const Status& s, ErrorContext ctx = ErrorContext::kData,
-                  const std::string& filename = "") {
+inline void Check(const Status& s, ErrorContext ctx = ErrorContext::kData, const std::string& filename = "") {
   if (!s.ok()) Raise(s, ctx, filename);
 }
 

@@ -4,13 +4,11 @@
 
 namespace slabfs::python {
 
-Status ClosedStatus(const std::string& path) {
-  return Status::InvalidArgument("container " + path + " is closed");
-}
+Status ClosedStatus(const std::string& path) { return Status::InvalidArgument("container " + path + " is closed"); }
 
 Status ForkedStatus(const std::string& path, pid_t opener) {
-  return Status::InvalidArgument("container " + path + " was opened for writing by process " +
-                                 std::to_string(opener) + "; a forked child must open it itself");
+  return Status::InvalidArgument("container " + path + " was opened for writing by process " + std::to_string(opener) +
+                                 "; a forked child must open it itself");
 }
 
 OpenContainer::~OpenContainer() {
@@ -33,8 +31,10 @@ Status OpenContainer::Close(bool commit) {
   if (!c_) return Status::OK();
   if (!read_only_ && getpid() != pid_) return ForkedStatus(path_, pid_);
   Status s;
-  if (commit) s = c_->Close();
-  else c_->Discard();
+  if (commit)
+    s = c_->Close();
+  else
+    c_->Discard();
   c_.reset();
   return s;
 }

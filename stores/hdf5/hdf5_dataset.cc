@@ -108,14 +108,15 @@ SourceFile::~SourceFile() {
 
 Status SourceFile::ReadAt(uint64_t addr, size_t n, char* out, std::string_view what) const {
   if (addr > size_ || n > size_ - addr) {
-    return Status::Corruption(fmt::format("{}: stored at byte {}, {} bytes, past the end of the file ({} bytes)",
-                                          what, addr, n, size_));
+    return Status::Corruption(
+        fmt::format("{}: stored at byte {}, {} bytes, past the end of the file ({} bytes)", what, addr, n, size_));
   }
   SLABFS_ASSIGN_OR_RETURN(size_t got, engine::ReadFully(fd_, out, n, what, addr));
   if (got != n) {
-    return Status::Corruption(fmt::format("{}: the file ended at byte {} while reading {} bytes at {} (it has "
-                                          "become shorter since it was opened)",
-                                          what, addr + got, n, addr));
+    return Status::Corruption(
+        fmt::format("{}: the file ended at byte {} while reading {} bytes at {} (it has "
+                    "become shorter since it was opened)",
+                    what, addr + got, n, addr));
   }
   return Status::OK();
 }
@@ -155,8 +156,8 @@ Status Hdf5Dataset::LoadChunk(const ChunkRecord& rec, std::span<const uint64_t> 
   const uint64_t bytes = n * l.item_size;
   if (l.pipeline.empty() || l.pipeline.AllSkipped(rec.filter_mask)) {
     if (rec.bytes != bytes) {
-      return Status::Corruption(fmt::format("{}: stored as {} bytes, but an unfiltered chunk takes {}",
-                                            ChunkName(coords), rec.bytes, bytes));
+      return Status::Corruption(
+          fmt::format("{}: stored as {} bytes, but an unfiltered chunk takes {}", ChunkName(coords), rec.bytes, bytes));
     }
     SLABFS_RETURN_IF_ERROR(file_->ReadAt(rec.addr, bytes, out, ChunkName(coords)));
   } else {
@@ -167,8 +168,7 @@ Status Hdf5Dataset::LoadChunk(const ChunkRecord& rec, std::span<const uint64_t> 
     char* raw = RawBuffer(rec.bytes);
     const std::string what = ChunkName(coords);
     SLABFS_RETURN_IF_ERROR(file_->ReadAt(rec.addr, rec.bytes, raw, what));
-    SLABFS_RETURN_IF_ERROR(
-        l.pipeline.Decode(std::string_view(raw, rec.bytes), rec.filter_mask, out, bytes, what));
+    SLABFS_RETURN_IF_ERROR(l.pipeline.Decode(std::string_view(raw, rec.bytes), rec.filter_mask, out, bytes, what));
   }
   if (l.swap_bytes) SwapBytes(out, n, l.item_size);
   return Status::OK();
@@ -270,9 +270,8 @@ Status Hdf5Dataset::ReadStripe(const engine::TransferPlan& plan, char* out, size
       e = cache_->Insert(key, std::move(data), chunk_bytes, /*dirty=*/false);
     }
     const char* src = e->data.get();
-    cur.ForEachRun([&](uint64_t coff, uint64_t moff, uint64_t n) {
-      std::memcpy(out + moff * item, src + coff * item, n * item);
-    });
+    cur.ForEachRun(
+        [&](uint64_t coff, uint64_t moff, uint64_t n) { std::memcpy(out + moff * item, src + coff * item, n * item); });
     cache_->Release(e, cur.selected() * item);
     cache_->EvictToBudget();
   }

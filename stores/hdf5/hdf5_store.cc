@@ -84,7 +84,7 @@ std::string FilterName(H5Z_filter_t id, const char* stored) {
 struct TypeInfo {
   std::optional<DType> dtype;
   bool big_endian = false;
-  std::string source;   // ">f4"
+  std::string source;  // ">f4"
   std::string why_not;
 };
 
@@ -137,8 +137,7 @@ class Hdf5Store final : public Store {
     SLABFS_ASSIGN_OR_RETURN(const Node* p, Get(parent));
     if (p->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(p->path + ": not a group"));
     auto it = p->children.find(name);
-    if (it == p->children.end())
-      return Err(Status::NotFound(fmt::format("{}: no {} in {}", path_, name, p->path)));
+    if (it == p->children.end()) return Err(Status::NotFound(fmt::format("{}: no {} in {}", path_, name, p->path)));
     return it->second;
   }
   Result<ObjectInfo> Stat(ObjectId id) const override {
@@ -291,8 +290,8 @@ class Walker {
         continue;
       }
       if (link.type != H5L_TYPE_HARD) {
-        Skip(child_src, link.type == H5L_TYPE_EXTERNAL ? "an external link (other files are not read)"
-                                                      : "a user-defined link");
+        Skip(child_src,
+             link.type == H5L_TYPE_EXTERNAL ? "an external link (other files are not read)" : "a user-defined link");
         continue;
       }
       H5O_info_t info;
@@ -470,12 +469,8 @@ class Walker {
     switch (layout) {
       case H5D_CHUNKED: break;
       case H5D_CONTIGUOUS: break;
-      case H5D_COMPACT:
-        Skip(src, "compact layout (the data is inside the object header; not read yet)");
-        return Out();
-      case H5D_VIRTUAL:
-        Skip(src, "a virtual dataset (its source files are not read)");
-        return Out();
+      case H5D_COMPACT: Skip(src, "compact layout (the data is inside the object header; not read yet)"); return Out();
+      case H5D_VIRTUAL: Skip(src, "a virtual dataset (its source files are not read)"); return Out();
       default: return Err(Hdf5Error(Code::kCorruption, "reading its layout"));
     }
     SLABFS_RETURN_IF_ERROR_R(LearnFill(dcpl.get(), l.get()));
@@ -560,8 +555,8 @@ class Walker {
       uint64_t linear = 0;
       for (size_t k = 0; k < rank; ++k) {
         if (offset[k] % l->chunk[k] != 0)
-          return Status::Corruption(fmt::format("a chunk at element {} of dimension {}, not on a chunk boundary",
-                                                offset[k], k));
+          return Status::Corruption(
+              fmt::format("a chunk at element {} of dimension {}, not on a chunk boundary", offset[k], k));
         const uint64_t c = offset[k] / l->chunk[k];
         if (c >= grid[k]) return Status::OK();  // outside the current shape (after a shrink)
         linear = linear * grid[k] + c;
@@ -619,7 +614,7 @@ class Walker {
   Hdf5Store* store_;
   tools::convert::DimensionNamer namer_;
   std::unordered_map<haddr_t, std::string> seen_;  // object address -> first source path
-  uint64_t base_ = 0;  // the superblock's base address
+  uint64_t base_ = 0;                              // the superblock's base address
 };
 
 }  // namespace

@@ -52,7 +52,8 @@ class ContainerTest : public ::testing::Test {
 
 TEST_F(ContainerTest, DatasetMessagesNameThePathNotAnId) {
   ASSERT_OK(c_->MakeGroups("/run"));
-  ASSERT_OK_AND_ASSIGN(Dataset d, c_->CreateDataset("/run/temp", {.dtype = DType::kI2, .shape = {4, 3}, .chunks = {2, 3}}));
+  ASSERT_OK_AND_ASSIGN(Dataset d,
+                       c_->CreateDataset("/run/temp", {.dtype = DType::kI2, .shape = {4, 3}, .chunks = {2, 3}}));
   Status s = d.Resize({8, 3});
   EXPECT_EQ(s.code(), Code::kOutOfRange);
   EXPECT_EQ(s.message().find("/run/temp: dimension 0 cannot grow"), 0u) << s.message();
@@ -89,8 +90,8 @@ TEST_F(ContainerTest, MakeGroupsWithoutParentsNeedsTheParent) {
 
 TEST_F(ContainerTest, RejectsBadNames) {
   const std::string long_name(256, 'x');
-  for (std::string bad : {std::string(""), std::string("."), std::string(".."), std::string("a/b"), long_name,
-                          std::string("a\0b", 3)}) {
+  for (std::string bad :
+       {std::string(""), std::string("."), std::string(".."), std::string("a/b"), long_name, std::string("a\0b", 3)}) {
     EXPECT_CODE(c_->CreateGroup(kRootId, bad), Code::kInvalidArgument);
     EXPECT_CODE(c_->CreateDataset(kRootId, bad, {.dtype = DType::kU1, .shape = {4}}), Code::kInvalidArgument);
     EXPECT_CODE(c_->SetAttribute(kRootId, bad, Attribute::String("v")), Code::kInvalidArgument);
@@ -110,7 +111,7 @@ TEST_F(ContainerTest, RejectsBadDatasetOptions) {
   EXPECT_CODE(make({.dtype = DType::kF4, .shape = {10, 10}, .chunks = {5, 0}}), Code::kInvalidArgument);
   EXPECT_CODE(make({.dtype = DType::kF4, .shape = {10}, .fill = "ab"}), Code::kInvalidArgument);
   EXPECT_CODE(make({.dtype = DType::kF8, .shape = {1 << 20, 1 << 20}, .chunks = {1 << 15, 1 << 15}}),
-              Code::kInvalidArgument);  // 8 GiB chunks
+              Code::kInvalidArgument);                                                                  // 8 GiB chunks
   EXPECT_CODE(make({.dtype = DType::kU8, .shape = {1ull << 40, 1ull << 40}}), Code::kInvalidArgument);  // > 2^63 bytes
   EXPECT_CODE(make({.dtype = static_cast<DType>(42), .shape = {4}}), Code::kInvalidArgument);
   // A maximum of 0 beside an unlimited dimension, chunks left to the
@@ -133,8 +134,8 @@ TEST_F(ContainerTest, ChoosesChunksWhenNoneAreGiven) {
 
 TEST_F(ContainerTest, UnwrittenElementsReadAsFill) {
   ASSERT_OK_AND_ASSIGN(auto fill, EncodeScalar(DType::kI4, "-7"));
-  ASSERT_OK_AND_ASSIGN(Dataset d, c_->CreateDataset("/d", {.dtype = DType::kI4, .shape = {5, 7}, .chunks = {2, 3},
-                                                           .fill = fill}));
+  ASSERT_OK_AND_ASSIGN(Dataset d,
+                       c_->CreateDataset("/d", {.dtype = DType::kI4, .shape = {5, 7}, .chunks = {2, 3}, .fill = fill}));
   int32_t one = 42;
   ASSERT_OK(d.Write(Slab::Box({4, 6}, {1, 1}), &one));
   std::vector<int32_t> all(35);
@@ -180,7 +181,8 @@ TEST_F(ContainerTest, RemoveNeedsEmptyGroups) {
 TEST_F(ContainerTest, RemovedDatasetSpaceIsReused) {
   std::vector<float> v(256 * 256, 1.5f);
   for (int round = 0; round < 5; ++round) {
-    ASSERT_OK_AND_ASSIGN(Dataset d, c_->CreateDataset("/d", {.dtype = DType::kF4, .shape = {256, 256}, .chunks = {64, 64}}));
+    ASSERT_OK_AND_ASSIGN(Dataset d,
+                         c_->CreateDataset("/d", {.dtype = DType::kF4, .shape = {256, 256}, .chunks = {64, 64}}));
     ASSERT_OK(d.Write(Slab::All({256, 256}), v.data()));
     ASSERT_OK(c_->Commit());
     ASSERT_OK(c_->Remove("/d"));
@@ -272,8 +274,9 @@ TEST_F(ContainerTest, ReadOnlyOpenRefusesEveryChange) {
 }
 
 TEST_F(ContainerTest, ClearResetsToFillAndFreesChunks) {
-  ASSERT_OK_AND_ASSIGN(Dataset d, c_->CreateDataset("/d", {.dtype = DType::kU1, .shape = {100}, .chunks = {10},
-                                                           .fill = std::string(1, '\x09')}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d,
+      c_->CreateDataset("/d", {.dtype = DType::kU1, .shape = {100}, .chunks = {10}, .fill = std::string(1, '\x09')}));
   std::string v(100, 'x');
   ASSERT_OK(d.WriteElements(0, 100, v.data()));
   ASSERT_OK(c_->Commit());
@@ -301,7 +304,8 @@ TEST_F(ContainerTest, UncommittedChangesAreNotDurable) {
 }
 
 TEST_F(ContainerTest, CountsCacheHitsAndMisses) {
-  ASSERT_OK_AND_ASSIGN(Dataset d, c_->CreateDataset("/d", {.dtype = DType::kF4, .shape = {64, 64}, .chunks = {32, 32}}));
+  ASSERT_OK_AND_ASSIGN(Dataset d,
+                       c_->CreateDataset("/d", {.dtype = DType::kF4, .shape = {64, 64}, .chunks = {32, 32}}));
   std::vector<float> v(64 * 64, 3.f);
   ASSERT_OK(d.Write(Slab::All({64, 64}), v.data()));  // whole chunks: written straight through
   CacheStats s0 = c_->cache_stats();
@@ -326,7 +330,8 @@ TEST_F(ContainerTest, CountsCacheHitsAndMisses) {
 }
 
 TEST_F(ContainerTest, ConcurrentReadersSeeTheSameData) {
-  ASSERT_OK_AND_ASSIGN(Dataset d, c_->CreateDataset("/d", {.dtype = DType::kU4, .shape = {512, 512}, .chunks = {64, 64}}));
+  ASSERT_OK_AND_ASSIGN(Dataset d,
+                       c_->CreateDataset("/d", {.dtype = DType::kU4, .shape = {512, 512}, .chunks = {64, 64}}));
   std::vector<uint32_t> v(512 * 512);
   std::iota(v.begin(), v.end(), 0u);
   ASSERT_OK(d.WriteElements(0, v.size(), v.data()));
@@ -414,7 +419,8 @@ TEST_F(ContainerFileTest, DamagedContainersAreCorruptionNotCrashes) {
   {
     ASSERT_OK_AND_ASSIGN(auto c, Container::Open(path_, {.create = true}));
     ASSERT_OK(c->MakeGroups("/a/b"));
-    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/a/d", {.dtype = DType::kF8, .shape = {100, 100}, .chunks = {30, 30}}));
+    ASSERT_OK_AND_ASSIGN(Dataset d,
+                         c->CreateDataset("/a/d", {.dtype = DType::kF8, .shape = {100, 100}, .chunks = {30, 30}}));
     std::vector<double> v(10000, 2.0);
     ASSERT_OK(d.WriteElements(0, 10000, v.data()));
     ASSERT_OK(c->Close());
@@ -492,7 +498,8 @@ TEST(ContainerDiscardTest, DiscardDropsEverythingSinceTheLastCommit) {
     ASSERT_OK(c->MakeGroups("/kept"));
     ASSERT_OK(c->Commit());
     ASSERT_OK(c->MakeGroups("/dropped"));
-    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/kept/d", {.dtype = DType::kU1, .shape = {8192}, .chunks = {4096}}));
+    ASSERT_OK_AND_ASSIGN(Dataset d,
+                         c->CreateDataset("/kept/d", {.dtype = DType::kU1, .shape = {8192}, .chunks = {4096}}));
     std::string v(8192, 'q');
     ASSERT_OK(d.WriteElements(0, v.size(), v.data()));
     c->Discard();
@@ -516,7 +523,8 @@ TEST(WriteWithoutReadTest, RewritingAChunkPieceByPieceNeverReadsIt) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
   {
     ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
-    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kF4, .shape = {64, 64}, .chunks = {32, 32}}));
+    ASSERT_OK_AND_ASSIGN(Dataset d,
+                         c->CreateDataset("/d", {.dtype = DType::kF4, .shape = {64, 64}, .chunks = {32, 32}}));
     ASSERT_OK(d.WriteElements(0, v.size(), v.data()));
     ASSERT_OK(c->Close());
   }
@@ -581,7 +589,8 @@ namespace {
 TEST_F(ContainerFileTest, UnfilteredChunksReadInPiecesAreCached) {
   {
     ASSERT_OK_AND_ASSIGN(auto c, Container::Open(path_, {.create = true}));
-    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kI4, .shape = {64, 64}, .chunks = {16, 64}}));
+    ASSERT_OK_AND_ASSIGN(Dataset d,
+                         c->CreateDataset("/d", {.dtype = DType::kI4, .shape = {64, 64}, .chunks = {16, 64}}));
     std::vector<int32_t> all(64 * 64);
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
     ASSERT_OK(d.Write(Slab::All({64, 64}), all.data()));
@@ -590,7 +599,7 @@ TEST_F(ContainerFileTest, UnfilteredChunksReadInPiecesAreCached) {
   ASSERT_OK_AND_ASSIGN(auto ro, Container::Open(path_, {.read_only = true}));
   ASSERT_OK_AND_ASSIGN(Dataset d, ro->OpenDataset("/d"));
   std::vector<int32_t> buf(64 * 64);
-  ASSERT_OK(d.Read(Slab::All({64, 64}), buf.data()));  // whole chunks
+  ASSERT_OK(d.Read(Slab::All({64, 64}), buf.data()));                                               // whole chunks
   for (uint64_t r = 0; r < 64; r += 16) ASSERT_OK(d.Read(Slab::Box({r, 0}, {1, 64}), buf.data()));  // once each
   EXPECT_EQ(ro->cache_stats().resident_bytes, 0u);
   EXPECT_EQ(ro->cache_stats().hits, 0u);
@@ -657,7 +666,8 @@ TEST_F(ContainerFileTest, DirectReadsMatchAReference) {
       EXPECT_GT(ro->cache_stats().misses, ro->cache_stats().bypass_reads);  // some chunks were loaded whole
     }
     if (round % 7 == 0) {  // make and drop another dataset so the file grows and shrinks
-      ASSERT_OK_AND_ASSIGN(Dataset t, c->CreateDataset("/t", {.dtype = DType::kU1, .shape = {300000}, .chunks = {65536}}));
+      ASSERT_OK_AND_ASSIGN(Dataset t,
+                           c->CreateDataset("/t", {.dtype = DType::kU1, .shape = {300000}, .chunks = {65536}}));
       std::string junk(300000, 'j');
       ASSERT_OK(t.WriteElements(0, junk.size(), junk.data()));
       ASSERT_OK(c->Commit());
@@ -687,12 +697,12 @@ TEST(LargeChunkTest, ReadsAndWritesOfChunksBeyondTheStagingSizeAreExact) {
   auto disk = testutil::NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
   // One 6 MiB chunk of 1536 rows of 1 KiB.
-  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU4, .shape = {1536, 2048},
-                                                          .chunks = {1536, 1024}}));
+  ASSERT_OK_AND_ASSIGN(Dataset d,
+                       c->CreateDataset("/d", {.dtype = DType::kU4, .shape = {1536, 2048}, .chunks = {1536, 1024}}));
   std::vector<uint32_t> v(1536 * 1024);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint32_t>(i * 2654435761u);
   MemSpace mem{{1536, 1024}, Slab::All({1536, 1024})};
-  ASSERT_OK(d.Write(Slab::Box({0, 512}, {1536, 1024}), v.data(), &mem));  // partial: through the cache
+  ASSERT_OK(d.Write(Slab::Box({0, 512}, {1536, 1024}), v.data(), &mem));   // partial: through the cache
   ASSERT_OK(d.Write(Slab::Box({0, 1024}, {1536, 1024}), v.data(), &mem));  // whole chunk, 1536 runs
   ASSERT_OK(c->Commit());
   ASSERT_OK(c->Close());
@@ -774,10 +784,13 @@ TEST(NewContainerTest, PackedExtentsLeaveNoGaps) {
     SCOPED_TRACE(pack);
     auto disk = testutil::NewDisk();
     ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.pack = pack}));
-    ASSERT_OK_AND_ASSIGN(Dataset a, c->CreateDataset("/a", {.dtype = DType::kU4, .shape = {100, 30}, .chunks = {25, 30}}));
+    ASSERT_OK_AND_ASSIGN(Dataset a,
+                         c->CreateDataset("/a", {.dtype = DType::kU4, .shape = {100, 30}, .chunks = {25, 30}}));
     ASSERT_OK_AND_ASSIGN(Dataset b, c->CreateDataset("/b", {.dtype = DType::kU1, .shape = {360}, .chunks = {36}}));
-    ASSERT_OK_AND_ASSIGN(Dataset f, c->CreateDataset("/f", {.dtype = DType::kU2, .shape = {5000}, .chunks = {700},
-                                                           .filters = "shuffle,deflate=6,checksum"}));
+    ASSERT_OK_AND_ASSIGN(
+        Dataset f,
+        c->CreateDataset(
+            "/f", {.dtype = DType::kU2, .shape = {5000}, .chunks = {700}, .filters = "shuffle,deflate=6,checksum"}));
     std::vector<uint32_t> va(3000);
     for (size_t i = 0; i < va.size(); ++i) va[i] = static_cast<uint32_t>(i * 7);
     ASSERT_OK(a.WriteElements(0, va.size(), va.data()));

@@ -51,8 +51,10 @@ Walked WalkAll(const Dataset& ds, uint64_t first, uint64_t count) {
         if (!w.runs.empty()) {
           EXPECT_GE(r.first, w.runs.back().first + w.runs.back().count);
         }
-        if (!w.runs.empty() && w.runs.back().first + w.runs.back().count == r.first) w.runs.back().count += r.count;
-        else w.runs.push_back(r);
+        if (!w.runs.empty() && w.runs.back().first + w.runs.back().count == r.first)
+          w.runs.back().count += r.count;
+        else
+          w.runs.push_back(r);
         return true;
       },
       [&] {
@@ -109,8 +111,10 @@ struct Reference {
   std::vector<ElementRun> Runs(uint64_t first, uint64_t count) const {
     std::vector<ElementRun> out;
     for (auto it = defined.lower_bound(first); it != defined.end() && *it < first + count; ++it) {
-      if (!out.empty() && out.back().first + out.back().count == *it) ++out.back().count;
-      else out.push_back({*it, 1});
+      if (!out.empty() && out.back().first + out.back().count == *it)
+        ++out.back().count;
+      else
+        out.push_back({*it, 1});
     }
     return out;
   }
@@ -257,7 +261,7 @@ TEST_F(DatasetDefinedTest, A2To62ByteDenseDatasetCountsAndErasesItsStoredChunks)
   ASSERT_OK(ds.Erase(Slab::Box({10}, {kHuge - 10})));
   EXPECT_LE(Lookups(*c_) - before, 6u);
   EXPECT_EQ(ds.info().allocated_chunks, 1u);  // chunk 0 keeps elements 0..9
-  EXPECT_EQ(ds.CountDefined().value(), kMi);   // stored, and so defined, whole
+  EXPECT_EQ(ds.CountDefined().value(), kMi);  // stored, and so defined, whole
   uint8_t back[2] = {9, 9};
   ASSERT_OK(ds.Read(Slab::Box({0}, {2}), back));
   EXPECT_EQ(back[0], 1);
@@ -458,14 +462,26 @@ INSTANTIATE_TEST_SUITE_P(
         // 2^40 chunks along the one unlimited dimension, first or second.
         Case{"extensible_u0", IndexKind::kExtensibleArray, {0}, {kU}, {1024}, {uint64_t{1} << 50}},
         Case{"extensible_u1", IndexKind::kExtensibleArray, {4, 0}, {4, kU}, {1, 1024}, {4, uint64_t{1} << 48}},
-        Case{"extensible_u1_3d", IndexKind::kExtensibleArray, {6, 0, 5}, {6, kU, 5}, {2, 256, 2},
+        Case{"extensible_u1_3d",
+             IndexKind::kExtensibleArray,
+             {6, 0, 5},
+             {6, kU, 5},
+             {2, 256, 2},
              {6, uint64_t{1} << 40, 5}},
         // 2^42 chunks in two and three dimensions.
         Case{"btree_2d", IndexKind::kBTree, {uint64_t{1} << 31, uint64_t{1} << 31}, {}, {1024, 1024}, {}},
-        Case{"btree_unlimited", IndexKind::kBTree, {0, 0}, {kU, kU}, {1024, 1024},
+        Case{"btree_unlimited",
+             IndexKind::kBTree,
+             {0, 0},
+             {kU, kU},
+             {1024, 1024},
              {uint64_t{1} << 30, uint64_t{1} << 30}},
-        Case{"btree_3d", IndexKind::kBTree, {uint64_t{1} << 20, uint64_t{1} << 21, uint64_t{1} << 21}, {},
-             {16, 64, 64}, {}}),
+        Case{"btree_3d",
+             IndexKind::kBTree,
+             {uint64_t{1} << 20, uint64_t{1} << 21, uint64_t{1} << 21},
+             {},
+             {16, 64, 64},
+             {}}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 }  // namespace

@@ -38,8 +38,8 @@ class EncodedChunkTest : public ::testing::Test {
     auto c = OpenOnDisk(disk_);
     ASSERT_TRUE(c.has_value());
     c_ = std::move(*c);
-    auto d = c_->CreateDataset("/d", {.dtype = DType::kU2, .shape = {100, 60}, .chunks = {32, 32},
-                                      .filters = "shuffle,deflate=3"});
+    auto d = c_->CreateDataset(
+        "/d", {.dtype = DType::kU2, .shape = {100, 60}, .chunks = {32, 32}, .filters = "shuffle,deflate=3"});
     ASSERT_TRUE(d.has_value());
     ds_ = *d;
   }
@@ -87,11 +87,12 @@ TEST_F(EncodedChunkTest, ItReplacesACachedChunkWhole) {
 TEST(EncodedChunkFullDiskTest, AStoreThatFailsKeepsTheCachedChanges) {
   auto disk = testutil::NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk));
-  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU2, .shape = {64, 64}, .chunks = {32, 32},
-                                                          .filters = "deflate=1"}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d,
+      c->CreateDataset("/d", {.dtype = DType::kU2, .shape = {64, 64}, .chunks = {32, 32}, .filters = "deflate=1"}));
   std::string ones(64 * 2, '\x01');
   ASSERT_OK(d.Write(Slab::Box({0, 0}, {1, 64}), ones.data()));  // in the cache, not written back
-  testutil::SetCapacity(disk, testutil::DiskSize(disk));       // no byte more
+  testutil::SetCapacity(disk, testutil::DiskSize(disk));        // no byte more
   const std::string raw = Chunk(32 * 32 * 2, 4);
   uint32_t mask = 0;
   const std::string image = Encode("deflate=1", raw, 2, &mask);

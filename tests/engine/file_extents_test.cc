@@ -66,8 +66,7 @@ class FileExtentsTest : public ::testing::Test {
       if (runs_seen) *runs_seen = runs.size();
       for (const auto& e : runs) {
         std::string piece(e.length, '\0');
-        EXPECT_EQ(pread(fd, piece.data(), e.length, static_cast<off_t>(e.offset)),
-                  static_cast<ssize_t>(e.length));
+        EXPECT_EQ(pread(fd, piece.data(), e.length, static_cast<off_t>(e.offset)), static_cast<ssize_t>(e.length));
         out += piece;
       }
     });
@@ -168,8 +167,8 @@ TEST_F(FileExtentsTest, DeclinesWhatIsNotPlainFileBytes) {
   }
   ASSERT_OK_AND_ASSIGN(Dataset ds, w->OpenDataset("/plain"));
   EXPECT_NE(ViaExtents(ds, 0, 4096, 16), "declined");
-  EXPECT_EQ(ViaExtents(ds, 2, 4096, 16), "declined");            // inside an element
-  EXPECT_EQ(ViaExtents(ds, 0, 4095, 16), "declined");            // ends inside one
+  EXPECT_EQ(ViaExtents(ds, 2, 4096, 16), "declined");                // inside an element
+  EXPECT_EQ(ViaExtents(ds, 0, 4095, 16), "declined");                // ends inside one
   EXPECT_EQ(ViaExtents(ds, ds.size_bytes(), 4096, 16), "declined");  // at the end
   EXPECT_EQ(ViaExtents(ds, 0, 0, 16), "declined");
   EXPECT_EQ(ViaExtents(ds, 0, 4096, 0), "declined");

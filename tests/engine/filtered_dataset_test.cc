@@ -8,8 +8,8 @@
 #include <map>
 #include <random>
 
-#include "engine/chunk/chunk_format.h"
 #include "engine/cache/chunk_cache.h"
+#include "engine/chunk/chunk_format.h"
 #include "tests/testutil/mem_container.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -92,7 +92,8 @@ TEST_P(PipelineRoundTrip, RandomBoxesCommitAndReopen) {
     ASSERT_OK_AND_ASSIGN(stored, ds.StoredChunks());
     uint64_t total = 0;
     for (const StoredChunk& sc : stored) {
-      const uint64_t raw = std::min<uint64_t>(8, 37 - sc.coords[0] * 8) * std::min<uint64_t>(6, 29 - sc.coords[1] * 6) * isz;
+      const uint64_t raw =
+          std::min<uint64_t>(8, 37 - sc.coords[0] * 8) * std::min<uint64_t>(6, 29 - sc.coords[1] * 6) * isz;
       EXPECT_LE(sc.bytes, raw + 4);
       EXPECT_GT(sc.bytes, 0u);
       total += sc.bytes;
@@ -122,7 +123,8 @@ TEST_P(PipelineRoundTrip, RandomBoxesCommitAndReopen) {
       ASSERT_OK(ds.Read(Slab::Box(start, count), got.data()));
       uint64_t k = 0;
       bool same = true;
-      ForBox(shape, start, count, [&](uint64_t off) { same &= std::memcmp(&ref[off * isz], &got[k++ * isz], isz) == 0; });
+      ForBox(shape, start, count,
+             [&](uint64_t off) { same &= std::memcmp(&ref[off * isz], &got[k++ * isz], isz) == 0; });
       ASSERT_TRUE(same) << "read at step " << step;
     } else if (op == 8) {
       ASSERT_OK(c->Commit());
@@ -142,18 +144,19 @@ TEST_P(PipelineRoundTrip, RandomBoxesCommitAndReopen) {
   check_all("after reopen");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Pipelines, PipelineRoundTrip,
-    ::testing::Combine(::testing::Values("shuffle", "deflate=1", "deflate=9", "checksum", "shuffle,deflate=6",
-                                         "shuffle,deflate=6,checksum", "checksum,shuffle,deflate=3",
-                                         "deflate=2,shuffle"),
-                       ::testing::Values(DType::kU1, DType::kI2, DType::kU4, DType::kF4, DType::kF8, DType::kI8)),
-    [](const ::testing::TestParamInfo<PipelineRoundTrip::ParamType>& p) {
-      std::string name = std::string(std::get<0>(p.param)) + "_" + std::string(DTypeName(std::get<1>(p.param)));
-      for (char& ch : name)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Pipelines, PipelineRoundTrip,
+                         ::testing::Combine(::testing::Values("shuffle", "deflate=1", "deflate=9", "checksum",
+                                                              "shuffle,deflate=6", "shuffle,deflate=6,checksum",
+                                                              "checksum,shuffle,deflate=3", "deflate=2,shuffle"),
+                                            ::testing::Values(DType::kU1, DType::kI2, DType::kU4, DType::kF4,
+                                                              DType::kF8, DType::kI8)),
+                         [](const ::testing::TestParamInfo<PipelineRoundTrip::ParamType>& p) {
+                           std::string name =
+                               std::string(std::get<0>(p.param)) + "_" + std::string(DTypeName(std::get<1>(p.param)));
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
 
 // A dataset of `shape` with one filter pipeline, written with smooth data
 // except for one chunk of noise, committed and closed.
@@ -166,12 +169,12 @@ Stored MakeStored(const char* filters) {
   Stored s{NewDisk(), std::vector<float>(64 * 64)};
   // Smooth and quantized to 1/64, as measured data often is: compressible.
   for (size_t i = 0; i < s.data.size(); ++i)
-    s.data[i] = std::round(64.f * (std::sin(static_cast<float>(i / 64) / 10.f) +
-                                   std::cos(static_cast<float>(i % 64) / 7.f))) / 64.f;
+    s.data[i] =
+        std::round(64.f * (std::sin(static_cast<float>(i / 64) / 10.f) + std::cos(static_cast<float>(i % 64) / 7.f))) /
+        64.f;
   auto c = OpenOnDisk(s.disk);
   EXPECT_TRUE(c.has_value());
-  auto ds = (*c)->CreateDataset("/g", {.dtype = DType::kF4, .shape = {64, 64}, .chunks = {16, 16},
-                                       .filters = filters});
+  auto ds = (*c)->CreateDataset("/g", {.dtype = DType::kF4, .shape = {64, 64}, .chunks = {16, 16}, .filters = filters});
   EXPECT_TRUE(ds.has_value());
   EXPECT_OK(ds->WriteElements(0, s.data.size(), s.data.data()));
   EXPECT_OK((*c)->Close());
@@ -212,10 +215,10 @@ TEST(FilteredDataset, SlidingWindowWritesEachChunkOnceWhenTheWorkingSetFits) {
     auto disk = NewDisk();
     {
       ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true, .cache_bytes = 25 * chunk * chunk * 4}));
-      ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/d", {.dtype = DType::kI4,
-                                                               .shape = {n, n},
-                                                               .chunks = {chunk, chunk},
-                                                               .filters = "checksum"}));
+      ASSERT_OK_AND_ASSIGN(
+          Dataset ds,
+          c->CreateDataset("/d",
+                           {.dtype = DType::kI4, .shape = {n, n}, .chunks = {chunk, chunk}, .filters = "checksum"}));
       std::vector<int32_t> buf(w * w);
       for (uint64_t r = 0; r < n; r += w) {
         for (uint64_t q = 0; q < n; q += w) {
@@ -293,8 +296,7 @@ TEST(FilteredDataset, FlippedByteIsCaughtByTheChecksumAndOtherChunksStillRead) {
   EXPECT_EQ(0, std::memcmp(band.data(), s.data.data() + 32 * 64, band.size() * 4));
   std::vector<float> left(64 * 32);
   ASSERT_OK(ds.Read(Slab::Box({0, 0}, {64, 32}), left.data()));
-  for (size_t r = 0; r < 64; ++r)
-    ASSERT_EQ(0, std::memcmp(&left[r * 32], &s.data[r * 64], 32 * 4)) << "row " << r;
+  for (size_t r = 0; r < 64; ++r) ASSERT_EQ(0, std::memcmp(&left[r * 32], &s.data[r * 64], 32 * 4)) << "row " << r;
 }
 
 TEST(FilteredDataset, DamagedDeflateStreamIsCorruptionNotACrash) {
@@ -416,9 +418,11 @@ TEST(FilteredDataset, ChecksumFilterMaskAndSizesAreValidated) {
 TEST(FilteredDataset, GrowingAndShrinkingKeepsStoredBytesExact) {
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-  ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/s", {.dtype = DType::kU2, .shape = {0, 100},
-                                                         .max_shape = {kUnlimited, 100}, .chunks = {10, 32},
-                                                         .filters = "shuffle,deflate=1,checksum"}));
+  ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/s", {.dtype = DType::kU2,
+                                                           .shape = {0, 100},
+                                                           .max_shape = {kUnlimited, 100},
+                                                           .chunks = {10, 32},
+                                                           .filters = "shuffle,deflate=1,checksum"}));
   std::vector<uint16_t> row(100);
   for (int r = 0; r < 95; ++r) {
     for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<uint16_t>(r * 3 + i);

@@ -20,8 +20,8 @@
 namespace slabfs {
 namespace {
 
-using testutil::NewDisk;
 using testutil::DiskSize;
+using testutil::NewDisk;
 using testutil::OpenOnDisk;
 using testutil::Pattern;
 using testutil::SetCapacity;

@@ -18,8 +18,8 @@
 namespace slabfs {
 namespace {
 
-using testutil::NewDisk;
 using testutil::DiskSize;
+using testutil::NewDisk;
 using testutil::OpenOnDisk;
 using testutil::Pattern;
 using testutil::SetCapacity;
@@ -34,8 +34,8 @@ TEST_P(FullDiskTest, AppendsFailCleanlyAndTheContainerStaysWhole) {
   const std::string keep = Pattern(64 * 1024, 1);
   {
     ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true}));
-    ASSERT_OK_AND_ASSIGN(Dataset k, c->CreateDataset("/keep", {.dtype = DType::kU1, .shape = {keep.size()},
-                                                               .chunks = {16384}}));
+    ASSERT_OK_AND_ASSIGN(Dataset k,
+                         c->CreateDataset("/keep", {.dtype = DType::kU1, .shape = {keep.size()}, .chunks = {16384}}));
     ASSERT_OK(k.WriteBytes(0, keep.size(), keep.data()));
     ASSERT_OK_AND_ASSIGN(Dataset s, c->CreateDataset("/s", {.dtype = DType::kU1,
                                                             .shape = {0, row},
@@ -104,8 +104,8 @@ TEST(FullDisk, FailedWholeChunkOverwriteKeepsTheOldBytes) {
   const std::string old_bytes = Pattern(256 * 1024, 3);
   {
     ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true}));
-    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {old_bytes.size()},
-                                                            .chunks = {65536}}));
+    ASSERT_OK_AND_ASSIGN(Dataset d,
+                         c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {old_bytes.size()}, .chunks = {65536}}));
     ASSERT_OK(d.WriteBytes(0, old_bytes.size(), old_bytes.data()));
     ASSERT_OK(c->Commit());
   }

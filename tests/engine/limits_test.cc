@@ -128,8 +128,9 @@ TEST(LimitsTest, AttributeBytesPerObjectCountEachAttributeOnce) {
   ExpectOpens(disk);
   // After a reopen the count is the same: still no room for another.
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-  EXPECT_CODE(c->SetAttribute(kRootId, "again", Attribute::String(std::string(engine::kMaxAttributeBytesPerObject / 16, 'w'))),
-              Code::kNoSpace);
+  EXPECT_CODE(
+      c->SetAttribute(kRootId, "again", Attribute::String(std::string(engine::kMaxAttributeBytesPerObject / 16, 'w'))),
+      Code::kNoSpace);
 }
 
 // A container nested deeper than the loader accepts (only an older build
@@ -174,14 +175,13 @@ TEST(LimitsTest, AReaderOfATooDeepContainerServesWhatLiesAboveTheLimit) {
     root.id = kRootId;
     root.kind = ObjectKind::kGroup;
     auto old_root = engine::DecodeObject(
-        std::string_view(disk->current).substr(sb.root.addr + engine::kBlockHeaderBytes,
-                                               sb.root.len - engine::kBlockHeaderBytes),
+        std::string_view(disk->current)
+            .substr(sb.root.addr + engine::kBlockHeaderBytes, sb.root.len - engine::kBlockHeaderBytes),
         engine::BlockType::kGroup, sb.file_end);
     ASSERT_TRUE(old_root.has_value()) << old_root.error().ToString();
     root.children.push_back({"deep", ObjectKind::kGroup, id + 1, below});
     for (const auto& child : old_root->children) root.children.push_back(child);
-    std::sort(root.children.begin(), root.children.end(),
-              [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::sort(root.children.begin(), root.children.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     sb.root = append(root);
     sb.generation += 1;
     sb.file_end = at;

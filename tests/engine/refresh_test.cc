@@ -259,7 +259,8 @@ TEST_F(RefreshTest, ReaderProcessesFollowAWriterUnderLoad) {
   DatasetOptions stream = U4({0, 64}, {16, 64});
   stream.max_shape = {kUnlimited, 64};
   ASSERT_OK_AND_ASSIGN(Dataset d, writer_->CreateDataset("/dense", U4({128, 128}, {32, 32})));
-  ASSERT_OK_AND_ASSIGN(Dataset z, writer_->CreateDataset("/filtered", U4({128, 128}, {32, 32}, "shuffle,deflate=1,checksum")));
+  ASSERT_OK_AND_ASSIGN(Dataset z,
+                       writer_->CreateDataset("/filtered", U4({128, 128}, {32, 32}, "shuffle,deflate=1,checksum")));
   DatasetOptions sp = U4({128, 128}, {32, 32});
   sp.sparse = true;
   ASSERT_OK_AND_ASSIGN(Dataset s, writer_->CreateDataset("/sparse", sp));
@@ -288,13 +289,22 @@ TEST_F(RefreshTest, ReaderProcessesFollowAWriterUnderLoad) {
     std::vector<uint32_t> buf(128 * 128);
     while (code == 0 && std::chrono::steady_clock::now() < until) {
       auto info = (*r)->Refresh();
-      if (!info) { code = 11; break; }
+      if (!info) {
+        code = 11;
+        break;
+      }
       auto ver = (*r)->GetAttribute(kRootId, "version");
-      if (!ver) { code = 12; break; }
+      if (!ver) {
+        code = 12;
+        break;
+      }
       const uint32_t v = static_cast<uint32_t>(std::stoul(ver->ToText()));
       for (const char* name : {"/dense", "/filtered", "/sparse"}) {
         auto ds = (*r)->OpenDataset(name);
-        if (!ds || !ds->ReadElements(0, buf.size(), buf.data()).ok()) { code = 13; break; }
+        if (!ds || !ds->ReadElements(0, buf.size(), buf.data()).ok()) {
+          code = 13;
+          break;
+        }
         // The sparse dataset defines only row v % 128 (others read as 0).
         for (size_t k = 0; k < buf.size() && code == 0; ++k) {
           uint32_t want = v;
@@ -303,10 +313,16 @@ TEST_F(RefreshTest, ReaderProcessesFollowAWriterUnderLoad) {
         }
       }
       auto sd = (*r)->OpenDataset("/stream");
-      if (!sd || sd->info().shape[0] != v) { code = 15; break; }
+      if (!sd || sd->info().shape[0] != v) {
+        code = 15;
+        break;
+      }
       if (v > 0) {
         std::vector<uint32_t> row(64);
-        if (!sd->Read(Slab::Box({v - 1, 0}, {1, 64}), row.data()).ok()) { code = 16; break; }
+        if (!sd->Read(Slab::Box({v - 1, 0}, {1, 64}), row.data()).ok()) {
+          code = 16;
+          break;
+        }
         if (row[0] != v - 1 || row[63] != v - 1) code = 17;
       }
       ++seen;

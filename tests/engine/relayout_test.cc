@@ -3,9 +3,9 @@
 // reopens and simulated crashes; handles opened before see the new layout.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <atomic>
 #include <random>
 #include <string>
 #include <thread>
@@ -80,10 +80,10 @@ INSTANTIATE_TEST_SUITE_P(
     Layouts, RelayoutTest,
     ::testing::Values(
         DatasetOptions{.dtype = DType::kF4, .shape = {64, 100}, .chunks = {16, 32}},
-        DatasetOptions{.dtype = DType::kU2, .shape = {3, 40, 50}, .chunks = {1, 40, 50},
-                       .filters = "shuffle,deflate=3,checksum"},
-        DatasetOptions{.dtype = DType::kI8, .shape = {10, 10, 10}, .max_shape = {kUnlimited, 10, 10},
-                       .chunks = {4, 5, 5}},
+        DatasetOptions{
+            .dtype = DType::kU2, .shape = {3, 40, 50}, .chunks = {1, 40, 50}, .filters = "shuffle,deflate=3,checksum"},
+        DatasetOptions{
+            .dtype = DType::kI8, .shape = {10, 10, 10}, .max_shape = {kUnlimited, 10, 10}, .chunks = {4, 5, 5}},
         DatasetOptions{.dtype = DType::kU1, .shape = {200, 70}, .chunks = {32, 32}, .sparse = true}));
 
 TEST(RelayoutRulesTest, RefusesALayoutOfAnotherSizeAndChangesNothing) {
@@ -114,7 +114,7 @@ TEST(RelayoutRulesTest, FillValuedElementsTakeNoSpace) {
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
   std::string bytes(1 << 20, '\0');
-  for (size_t i = 0; i < 1000; ++i) bytes[i] = 'x';  // row 0, elements 0..249
+  for (size_t i = 0; i < 1000; ++i) bytes[i] = 'x';         // row 0, elements 0..249
   for (size_t i = 600000; i < 600004; ++i) bytes[i] = 'y';  // element 150000: row 292, column 496
   Dataset s = NewStream(*c, "/s", bytes);
   ASSERT_OK(s.Relayout({.dtype = DType::kU4, .shape = {512, 512}, .chunks = {64, 64}}));
@@ -185,8 +185,8 @@ TEST(RelayoutCrashTest, ACrashLeavesTheOldOrTheNewDataset) {
     NewStream(**c, "/s", bytes);
     EXPECT_TRUE((*c)->Commit().ok());
     auto s = (*c)->OpenDataset("/s");
-    EXPECT_TRUE(s->Relayout({.dtype = DType::kF4, .shape = {64, 64}, .chunks = {16, 16},
-                             .filters = "shuffle,deflate=1"}).ok());
+    EXPECT_TRUE(
+        s->Relayout({.dtype = DType::kF4, .shape = {64, 64}, .chunks = {16, 16}, .filters = "shuffle,deflate=1"}).ok());
     return disk;
   };
   int64_t commit_writes;

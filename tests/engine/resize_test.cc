@@ -186,13 +186,27 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"btree_rank3", {2, 3, 4}, {kUnlimited, 7, kUnlimited}, {2, 2, 3}, IndexKind::kBTree},
         // Filtered chunks: variable sizes in every kind of record.
         Case{"single_filtered", {3, 2}, {4, 4}, {4, 4}, IndexKind::kSingle, IndexKind::kAuto, "deflate=1"},
-        Case{"compact_filtered", {2, 5}, {6, 6}, {3, 3}, IndexKind::kCompact, IndexKind::kAuto,
+        Case{"compact_filtered",
+             {2, 5},
+             {6, 6},
+             {3, 3},
+             IndexKind::kCompact,
+             IndexKind::kAuto,
              "shuffle,deflate=1,checksum"},
-        Case{"fixed_filtered", {5, 7}, {20, 30}, {3, 4}, IndexKind::kFixedArray, IndexKind::kAuto,
-             "shuffle,deflate=6"},
-        Case{"extensible_filtered", {0, 9}, {kUnlimited, 9}, {2, 4}, IndexKind::kExtensibleArray, IndexKind::kAuto,
+        Case{"fixed_filtered", {5, 7}, {20, 30}, {3, 4}, IndexKind::kFixedArray, IndexKind::kAuto, "shuffle,deflate=6"},
+        Case{"extensible_filtered",
+             {0, 9},
+             {kUnlimited, 9},
+             {2, 4},
+             IndexKind::kExtensibleArray,
+             IndexKind::kAuto,
              "checksum,deflate=1"},
-        Case{"btree_filtered", {4, 5}, {kUnlimited, kUnlimited}, {3, 2}, IndexKind::kBTree, IndexKind::kAuto,
+        Case{"btree_filtered",
+             {4, 5},
+             {kUnlimited, kUnlimited},
+             {3, 2},
+             IndexKind::kBTree,
+             IndexKind::kAuto,
              "shuffle,checksum"}),
     CaseName);
 
@@ -217,7 +231,7 @@ TEST(IndexChoiceTest, AutoPicksTheKindThatFits) {
   } cases[] = {
       {{10, 10}, {}, {10, 10}, IndexKind::kSingle},
       {{10, 10}, {}, {5, 5}, IndexKind::kCompact},
-      {{10, 10}, {}, {4, 4}, IndexKind::kFixedArray},  // 9 chunks
+      {{10, 10}, {}, {4, 4}, IndexKind::kFixedArray},       // 9 chunks
       {{10, 10}, {10, 40}, {10, 10}, IndexKind::kCompact},  // 4 at the max shape
       {{10}, {kUnlimited}, {10}, IndexKind::kExtensibleArray},
       {{10, 10}, {kUnlimited, kUnlimited}, {10, 10}, IndexKind::kBTree},
@@ -365,8 +379,8 @@ TEST(GrowthTest, ShrinkingFreesTheChunksOutside) {
   EXPECT_GE(static_cast<int64_t>(after.free_bytes + after.free_list_bytes) + static_cast<int64_t>(before.file_bytes) -
                 static_cast<int64_t>(after.file_bytes),
             static_cast<int64_t>(before.free_bytes + before.free_list_bytes + 10 * 64 - 128))
-      << "before: file " << before.file_bytes << " free " << before.free_bytes << "; after: file "
-      << after.file_bytes << " free " << after.free_bytes;
+      << "before: file " << before.file_bytes << " free " << before.free_bytes << "; after: file " << after.file_bytes
+      << " free " << after.free_bytes;
 }
 
 TEST(GrowthTest, AppendingRowByRowCostsTheSameAtAnyLength) {

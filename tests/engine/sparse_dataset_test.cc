@@ -49,8 +49,10 @@ TEST(SparseCodecTest, RoundTripsRunsAndBitmaps) {
     bool any = false;
     bool on = false;
     for (uint64_t i = 0; i < n; ++i) {
-      if (trial % 2) on = std::bernoulli_distribution(p)(rng);
-      else if (std::bernoulli_distribution(p * 5)(rng)) on = !on;
+      if (trial % 2)
+        on = std::bernoulli_distribution(p)(rng);
+      else if (std::bernoulli_distribution(p * 5)(rng))
+        on = !on;
       defined[i] = on;
       any |= on;
     }
@@ -87,11 +89,11 @@ TEST(SparseCodecTest, DamagedEncodingsAreCorruption) {
     std::string o(SparseMemBytes(nn, 2), '\0');
     return DecodeSparse(e, nn, 2, fill, count, o.data()).code();
   };
-  EXPECT_EQ(bad(enc, 12), Code::kCorruption);            // count disagrees with the runs
-  EXPECT_EQ(bad(enc, 0), Code::kCorruption);             // nothing defined is never stored
-  EXPECT_EQ(bad(enc, 101), Code::kCorruption);           // more than the chunk
+  EXPECT_EQ(bad(enc, 12), Code::kCorruption);               // count disagrees with the runs
+  EXPECT_EQ(bad(enc, 0), Code::kCorruption);                // nothing defined is never stored
+  EXPECT_EQ(bad(enc, 101), Code::kCorruption);              // more than the chunk
   EXPECT_EQ(bad(enc.substr(0, 3), 13), Code::kCorruption);  // truncated
-  EXPECT_EQ(bad(enc, 13, 40), Code::kCorruption);        // a run past a smaller chunk
+  EXPECT_EQ(bad(enc, 13, 40), Code::kCorruption);           // a run past a smaller chunk
   std::string layout = enc;
   layout[0] = 9;
   EXPECT_EQ(bad(layout, 13), Code::kCorruption);
@@ -258,8 +260,10 @@ TEST_P(SparseModelTest, MatchesTheReference) {
       std::vector<ElementRun> want;
       for (uint64_t i = first; i < first + count; ++i) {
         if (!m.def[i]) continue;
-        if (!want.empty() && want.back().first + want.back().count == i) ++want.back().count;
-        else want.push_back({i, 1});
+        if (!want.empty() && want.back().first + want.back().count == i)
+          ++want.back().count;
+        else
+          want.push_back({i, 1});
       }
       ASSERT_EQ(runs, want);
     }
@@ -317,8 +321,10 @@ TEST_P(SparseModelTest, MatchesTheReference) {
     } else if (op < 9) {  // resize
       Dims to(rank);
       for (size_t d = 0; d < rank; ++d) {
-        if (tc.max_shape[d] == tc.shape[d]) to[d] = tc.shape[d];
-        else to[d] = pick(0, tc.max_shape[d] == kUnlimited ? 3 * tc.chunks[d] + 3 : tc.max_shape[d]);
+        if (tc.max_shape[d] == tc.shape[d])
+          to[d] = tc.shape[d];
+        else
+          to[d] = pick(0, tc.max_shape[d] == kUnlimited ? 3 * tc.chunks[d] + 3 : tc.max_shape[d]);
       }
       ASSERT_OK(ds.Resize(to));
       m.Resize(to);
@@ -350,8 +356,9 @@ TEST(SparseDefinedTest, DefinedReadsNoValuesOfUnfilteredChunks) {
   auto disk = NewDisk();
   {
     ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-    ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/s", {.dtype = DType::kU4, .shape = {64, 64},
-                                                             .chunks = {64, 64}, .sparse = true}));
+    ASSERT_OK_AND_ASSIGN(
+        Dataset ds,
+        c->CreateDataset("/s", {.dtype = DType::kU4, .shape = {64, 64}, .chunks = {64, 64}, .sparse = true}));
     std::vector<uint32_t> v(32 * 32, 6);
     ASSERT_OK(ds.Write(Slab::Box({16, 16}, {32, 32}), v.data()));
     ASSERT_OK(c->Close());
@@ -370,8 +377,8 @@ TEST(SparseDefinedTest, ADamagedDefinedSetIsCorruption) {
   auto disk = NewDisk();
   {
     ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-    ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/s", {.dtype = DType::kU2, .shape = {100},
-                                                             .chunks = {100}, .sparse = true}));
+    ASSERT_OK_AND_ASSIGN(
+        Dataset ds, c->CreateDataset("/s", {.dtype = DType::kU2, .shape = {100}, .chunks = {100}, .sparse = true}));
     std::vector<uint16_t> v(10, 6);
     ASSERT_OK(ds.Write(Slab::Box({5}, {10}), v.data()));
     ASSERT_OK(ds.Write(Slab::Box({50}, {10}), v.data()));

@@ -82,8 +82,8 @@ void EditDatasetBlock(std::string* image, const std::string& name,
     if (s && s->generation > sb.generation) sb = *s;
   }
   ASSERT_FALSE(sb.root.empty());
-  auto root = engine::DecodeBlock(std::string_view(*image).substr(sb.root.addr, sb.root.len),
-                                  engine::BlockType::kGroup, "root");
+  auto root = engine::DecodeBlock(std::string_view(*image).substr(sb.root.addr, sb.root.len), engine::BlockType::kGroup,
+                                  "root");
   ASSERT_TRUE(root.has_value());
   ASSERT_OK_AND_ASSIGN(engine::ObjectRecord group, engine::DecodeObject(*root, engine::BlockType::kGroup, sb.file_end));
   engine::BlockRef ref;
@@ -211,8 +211,9 @@ TEST(TrimmedEdgeTest, WholeStepsOfAnNdChunkAreKept) {
   // holding 2 rows of the dataset stores those 2 steps (24 bytes).
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU4, .shape = {0, 3},
-                                                          .max_shape = {kUnlimited, 3}, .chunks = {4, 3}}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d,
+      c->CreateDataset("/d", {.dtype = DType::kU4, .shape = {0, 3}, .max_shape = {kUnlimited, 3}, .chunks = {4, 3}}));
   std::vector<uint32_t> v(10 * 3);
   std::iota(v.begin(), v.end(), 1u);
   ASSERT_OK(d.WriteBytes(0, v.size() * 4, v.data(), Dataset::Growth::kGrowRows));
@@ -234,9 +235,11 @@ TEST(TrimmedEdgeTest, FixedAndFilteredDatasetsAreNotTrimmed) {
   ASSERT_OK_AND_ASSIGN(Dataset fixed, c->CreateDataset("/fixed", {.dtype = DType::kU1, .shape = {10}, .chunks = {4}}));
   ASSERT_OK(fixed.WriteElements(0, 10, "0123456789"));
   // A filtered growable dataset stores what its filters make.
-  ASSERT_OK_AND_ASSIGN(Dataset filtered,
-                       c->CreateDataset("/filtered", {.dtype = DType::kU1, .shape = {0}, .max_shape = {kUnlimited},
-                                                      .chunks = {64}, .filters = "checksum"}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset filtered,
+      c->CreateDataset(
+          "/filtered",
+          {.dtype = DType::kU1, .shape = {0}, .max_shape = {kUnlimited}, .chunks = {64}, .filters = "checksum"}));
   ASSERT_OK(filtered.WriteBytes(0, 10, "0123456789", Dataset::Growth::kGrowRows));
   ASSERT_OK(c->Commit());
   EXPECT_EQ(fixed.info().stored_bytes, 10u);
@@ -330,9 +333,10 @@ TEST(TrimmedEdgeTest, AShrinkStoresTheCutChunkShorter) {
   std::string fill(4, '\0');
   const uint32_t kFill = 0xF111F111;
   std::memcpy(fill.data(), &kFill, 4);
-  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU4, .shape = {0, 8},
-                                                          .max_shape = {kUnlimited, 8}, .chunks = {4, 8},
-                                                          .fill = fill}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d,
+      c->CreateDataset(
+          "/d", {.dtype = DType::kU4, .shape = {0, 8}, .max_shape = {kUnlimited, 8}, .chunks = {4, 8}, .fill = fill}));
   std::vector<uint32_t> v(10 * 8);
   std::iota(v.begin(), v.end(), 1u);
   ASSERT_OK(d.WriteBytes(0, v.size() * 4, v.data(), Dataset::Growth::kGrowRows));
@@ -369,8 +373,9 @@ TEST(TrimmedEdgeTest, AShrinkStoresTheCutChunkShorter) {
 TEST(TrimmedEdgeTest, RewritesInsideAndOverTheWholeChunk) {
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-  ASSERT_OK_AND_ASSIGN(Dataset f, c->CreateDataset("/f", {.dtype = DType::kU1, .shape = {0},
-                                                          .max_shape = {kUnlimited}, .chunks = {4096}}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset f,
+      c->CreateDataset("/f", {.dtype = DType::kU1, .shape = {0}, .max_shape = {kUnlimited}, .chunks = {4096}}));
   std::string want = Bytes(3000, 1);
   ASSERT_OK(f.WriteBytes(0, want.size(), want.data(), Dataset::Growth::kGrowRows));
   ASSERT_OK(c->Commit());
@@ -425,9 +430,11 @@ TEST_P(TrimmedEdgeModelTest, MatchesAReferenceAndStoresNoMoreThanTheShape) {
   const ModelCase& tc = GetParam();
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU1, .shape = tc.shape,
-                                                          .max_shape = tc.max_shape, .chunks = tc.chunks,
-                                                          .fill = "\x07"}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d,
+      c->CreateDataset(
+          "/d",
+          {.dtype = DType::kU1, .shape = tc.shape, .max_shape = tc.max_shape, .chunks = tc.chunks, .fill = "\x07"}));
   const size_t rank = tc.shape.size();
   uint64_t row = 1;  // bytes of one step of the first dimension
   for (size_t k = 1; k < rank; ++k) row *= tc.shape[k];
@@ -498,14 +505,14 @@ TEST_P(TrimmedEdgeModelTest, MatchesAReferenceAndStoresNoMoreThanTheShape) {
   ExpectClean(disk, tc.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, TrimmedEdgeModelTest,
-    ::testing::Values(ModelCase{"file", {0}, {kUnlimited}, {64}},                 // extensible array
-                      ModelCase{"rows", {0, 5}, {kUnlimited, 5}, {3, 2}},         // edge columns too
-                      ModelCase{"bounded", {2, 4}, {40, 4}, {6, 4}},              // compact index
-                      ModelCase{"bounded_fixed", {0, 3}, {1000, 3}, {7, 3}},     // fixed array
-                      ModelCase{"two_unlimited", {1, 4}, {kUnlimited, kUnlimited}, {5, 3}}),  // B-tree
-    [](const ::testing::TestParamInfo<ModelCase>& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(Shapes, TrimmedEdgeModelTest,
+                         ::testing::Values(ModelCase{"file", {0}, {kUnlimited}, {64}},             // extensible array
+                                           ModelCase{"rows", {0, 5}, {kUnlimited, 5}, {3, 2}},     // edge columns too
+                                           ModelCase{"bounded", {2, 4}, {40, 4}, {6, 4}},          // compact index
+                                           ModelCase{"bounded_fixed", {0, 3}, {1000, 3}, {7, 3}},  // fixed array
+                                           ModelCase{
+                                               "two_unlimited", {1, 4}, {kUnlimited, kUnlimited}, {5, 3}}),  // B-tree
+                         [](const ::testing::TestParamInfo<ModelCase>& p) { return std::string(p.param.name); });
 
 // ------------------------------------------------------------------ crashes
 
@@ -598,8 +605,9 @@ class TrimmedEdgeDamageTest : public ::testing::Test {
   void SetUp() override {
     disk_ = NewDisk();
     ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk_));
-    ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {0, 3},
-                                                            .max_shape = {20, 3}, .chunks = {4, 3}}));
+    ASSERT_OK_AND_ASSIGN(
+        Dataset d,
+        c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {0, 3}, .max_shape = {20, 3}, .chunks = {4, 3}}));
     ASSERT_EQ(d.info().index, IndexKind::kCompact);
     ASSERT_OK(d.WriteBytes(0, 30, Bytes(30, 5).data(), Dataset::Growth::kGrowRows));
     ASSERT_OK(c->Close());

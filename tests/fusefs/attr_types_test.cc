@@ -22,8 +22,7 @@ TEST(AttrTypesTest, FormatsDtypeAndLength) {
   EXPECT_EQ(FormatAttrType(Attribute::Float(0.5)), "f8");
   EXPECT_EQ(FormatAttrType(Attribute::Integer(3)), "i8");
   int16_t pair[2] = {-1, 7};
-  EXPECT_EQ(FormatAttrType(Attribute::Numbers(DType::kI2, std::string(reinterpret_cast<char*>(pair), 4))),
-            "i2[2]");
+  EXPECT_EQ(FormatAttrType(Attribute::Numbers(DType::kI2, std::string(reinterpret_cast<char*>(pair), 4))), "i2[2]");
   EXPECT_EQ(FormatAttrType(Attribute::String("m/s")), "");
 }
 

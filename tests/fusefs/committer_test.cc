@@ -1,8 +1,8 @@
 #include "fusefs/committer.h"
 
 #include <atomic>
-#include <stdexcept>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -26,11 +26,13 @@ bool Eventually(Pred pred, std::chrono::milliseconds limit = 5000ms) {
 TEST(CommitterTest, CommitsWhileDirty) {
   std::atomic<bool> dirty{true};
   std::atomic<int> commits{0};
-  Committer c(10ms, [&] { return dirty.load(); }, [&] {
-    ++commits;
-    dirty = false;
-    return Status::OK();
-  });
+  Committer c(
+      10ms, [&] { return dirty.load(); },
+      [&] {
+        ++commits;
+        dirty = false;
+        return Status::OK();
+      });
   c.Start();
   ASSERT_TRUE(Eventually([&] { return commits.load() == 1; }));
   dirty = true;
@@ -42,10 +44,16 @@ TEST(CommitterTest, CommitsWhileDirty) {
 TEST(CommitterTest, DoesNotCommitWhenClean) {
   std::atomic<int> checks{0};
   std::atomic<int> commits{0};
-  Committer c(5ms, [&] { ++checks; return false; }, [&] {
-    ++commits;
-    return Status::OK();
-  });
+  Committer c(
+      5ms,
+      [&] {
+        ++checks;
+        return false;
+      },
+      [&] {
+        ++commits;
+        return Status::OK();
+      });
   c.Start();
   ASSERT_TRUE(Eventually([&] { return checks.load() >= 3; }));
   c.Stop();
@@ -53,7 +61,8 @@ TEST(CommitterTest, DoesNotCommitWhenClean) {
 }
 
 TEST(CommitterTest, StopReturnsPromptlyDuringALongInterval) {
-  Committer c(1h, [] { return true; }, [] { return Status::OK(); });
+  Committer c(
+      1h, [] { return true; }, [] { return Status::OK(); });
   c.Start();
   auto start = std::chrono::steady_clock::now();
   c.Stop();
@@ -63,7 +72,13 @@ TEST(CommitterTest, StopReturnsPromptlyDuringALongInterval) {
 
 TEST(CommitterTest, ZeroIntervalStartsNothing) {
   std::atomic<int> checks{0};
-  Committer c(0ms, [&] { ++checks; return true; }, [] { return Status::OK(); });
+  Committer c(
+      0ms,
+      [&] {
+        ++checks;
+        return true;
+      },
+      [] { return Status::OK(); });
   c.Start();
   std::this_thread::sleep_for(50ms);
   c.Stop();
@@ -72,10 +87,12 @@ TEST(CommitterTest, ZeroIntervalStartsNothing) {
 
 TEST(CommitterTest, KeepsTryingAfterAFailedCommit) {
   std::atomic<int> commits{0};
-  Committer c(5ms, [] { return true; }, [&] {
-    ++commits;
-    return Status::IOError("disk on fire");
-  });
+  Committer c(
+      5ms, [] { return true; },
+      [&] {
+        ++commits;
+        return Status::IOError("disk on fire");
+      });
   c.Start();
   EXPECT_TRUE(Eventually([&] { return commits.load() >= 3; }));
   c.Stop();
@@ -83,17 +100,21 @@ TEST(CommitterTest, KeepsTryingAfterAFailedCommit) {
 
 TEST(CommitterTest, SurvivesAThrowingCallback) {
   std::atomic<int> calls{0};
-  Committer c(5ms, [&]() -> bool {
-    ++calls;
-    throw std::runtime_error("boom");
-  }, [] { return Status::OK(); });
+  Committer c(
+      5ms,
+      [&]() -> bool {
+        ++calls;
+        throw std::runtime_error("boom");
+      },
+      [] { return Status::OK(); });
   c.Start();
   EXPECT_TRUE(Eventually([&] { return calls.load() >= 2; }));
   c.Stop();
 }
 
 TEST(CommitterTest, StopAndStartAreIdempotent) {
-  Committer c(5ms, [] { return false; }, [] { return Status::OK(); });
+  Committer c(
+      5ms, [] { return false; }, [] { return Status::OK(); });
   c.Stop();
   c.Start();
   c.Start();

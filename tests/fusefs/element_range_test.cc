@@ -185,8 +185,7 @@ TEST(ElementRangeTest, NoWholeChunkInAShortRun) {
   EXPECT_TRUE(WholeChunkBoxes({400, 500}, {100, 100}, 0, 499).empty());
   EXPECT_TRUE(WholeChunkBoxes({400, 500}, {100, 100}, 1, 100 * 100).empty());
   // From column 1 of row 0 to row 100: chunks (0, 1..4) only.
-  EXPECT_EQ(WholeChunkBoxes({400, 500}, {100, 100}, 1, 100 * 500),
-            (std::vector<Box>{Box{{0, 100}, {100, 400}}}));
+  EXPECT_EQ(WholeChunkBoxes({400, 500}, {100, 100}, 1, 100 * 500), (std::vector<Box>{Box{{0, 100}, {100, 400}}}));
   EXPECT_TRUE(WholeChunkBoxes({400, 500}, {100, 100}, 0, 0).empty());
 }
 
@@ -200,8 +199,8 @@ TEST(ElementRangeTest, WholeChunksMatchBruteForce) {
   struct Case {
     Dims shape, chunks;
   };
-  for (const Case& c : {Case{{11}, {3}}, Case{{5, 7}, {2, 3}}, Case{{4, 5, 6}, {2, 2, 4}},
-                        Case{{3, 4, 5}, {3, 1, 5}}}) {
+  for (const Case& c :
+       {Case{{11}, {3}}, Case{{5, 7}, {2, 3}}, Case{{4, 5, 6}, {2, 2, 4}}, Case{{3, 4, 5}, {3, 1, 5}}}) {
     const uint64_t n = Volume(c.shape);
     for (uint64_t first = 0; first <= n; ++first) {
       for (uint64_t count = 0; first + count <= n; count += 1 + count / 7) {

@@ -81,9 +81,8 @@ TEST(LayoutEditTest, RefusesBadValuesNamingTheField) {
     const char* value;
   };
   for (Case c : {Case{"dtype", "f3"}, Case{"dtype", ""}, Case{"shape", "-1,2"}, Case{"shape", "a"},
-                 Case{"maxshape", "x"}, Case{"chunks", "0,4"}, Case{"chunks", "unlimited"},
-                 Case{"sparse", "maybe"}, Case{"index", "tree"}, Case{"fill", ""},
-                 Case{"stored", "5"}, Case{"colour", "red"}}) {
+                 Case{"maxshape", "x"}, Case{"chunks", "0,4"}, Case{"chunks", "unlimited"}, Case{"sparse", "maybe"},
+                 Case{"index", "tree"}, Case{"fill", ""}, Case{"stored", "5"}, Case{"colour", "red"}}) {
     LayoutEdit e;
     Status s = AddLayoutField(c.name, c.value, &e);
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.name << "=" << c.value;
@@ -207,8 +206,8 @@ TEST(LayoutEditTest, FieldsNotGivenKeepTheCurrentLayout) {
 
   LayoutEdit bad;
   EXPECT_FALSE(AddLayoutField("fill", "not-a-number", &bad).ok());  // no number at all
-  ASSERT_TRUE(AddLayoutField("fill", "1e300", &bad).ok());  // a number; the dtype is checked later
-  auto r = ResolveLayout(Typed(), 3200, bad);                // f4 cannot hold it
+  ASSERT_TRUE(AddLayoutField("fill", "1e300", &bad).ok());          // a number; the dtype is checked later
+  auto r = ResolveLayout(Typed(), 3200, bad);                       // f4 cannot hold it
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message().find("fill"), std::string::npos);
 }

@@ -23,9 +23,7 @@ class CheckMountPointTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(CheckMountPointTest, AnEmptyDirectoryIsFine) {
-  EXPECT_TRUE(CheckMountPoint(dir_, false, {}).ok());
-}
+TEST_F(CheckMountPointTest, AnEmptyDirectoryIsFine) { EXPECT_TRUE(CheckMountPoint(dir_, false, {}).ok()); }
 
 TEST_F(CheckMountPointTest, RefusesADirectoryThatHoldsFilesUnlessNonempty) {
   std::ofstream(dir_ + "/notes.txt") << "mine";

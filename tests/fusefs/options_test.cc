@@ -30,8 +30,8 @@ TEST(ParseSizeTest, AcceptsPlainBytesAndBinarySuffixes) {
 }
 
 TEST(ParseSizeTest, RejectsMalformedZeroAndOverflowingSizes) {
-  for (const char* bad : {"", "M", "-1", "0", "0M", "12Q", "1..5G", "abc", "64 M",
-                          "99999999999999999999", "20000000T", "0.1"}) {
+  for (const char* bad :
+       {"", "M", "-1", "0", "0M", "12Q", "1..5G", "abc", "64 M", "99999999999999999999", "20000000T", "0.1"}) {
     auto r = ParseSize(bad);
     EXPECT_FALSE(r.has_value()) << bad;
     if (!r) {
@@ -77,9 +77,12 @@ class ParseCommandLineTest : public ::testing::Test {
     std::vector<std::string> out;
     for (size_t i = 0; i < args.size(); ++i) {
       std::string list;
-      if (args[i] == "-o" && i + 1 < args.size()) list = args[++i];
-      else if (args[i].starts_with("-o")) list = args[i].substr(2);
-      else continue;
+      if (args[i] == "-o" && i + 1 < args.size())
+        list = args[++i];
+      else if (args[i].starts_with("-o"))
+        list = args[i].substr(2);
+      else
+        continue;
       std::string cur;
       for (size_t j = 0; j < list.size(); ++j) {
         if (list[j] == '\\' && j + 1 < list.size()) {
@@ -139,8 +142,8 @@ TEST_F(ParseCommandLineTest, MakesARelativeContainerPathAbsolute) {
 }
 
 TEST_F(ParseCommandLineTest, ReadsSlabfsOptionsAndConsumesThem) {
-  auto cfg = ParseCommandLine({"slabfs", "x.slab", dir_, "-f", "-s", "-o",
-                               "ro,cache_size=256M,commit_interval=0.5,log_level=debug"});
+  auto cfg = ParseCommandLine(
+      {"slabfs", "x.slab", dir_, "-f", "-s", "-o", "ro,cache_size=256M,commit_interval=0.5,log_level=debug"});
   ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
   EXPECT_TRUE(cfg->foreground);
   EXPECT_TRUE(cfg->single_thread);
@@ -278,9 +281,9 @@ TEST_F(ParseCommandLineTest, CheckFuseOptionsNamesAnOptionLibfuseDoesNotKnow) {
 
 TEST(UsageTest, ListsEveryOption) {
   const std::string u = Usage("slabfs");
-  for (const char* opt : {"-o ro", "-o rw", "-o cache_size=SIZE", "-o cache_max=SIZE", "-o commit_interval=S",
-                          "-o follow[=S]", "-o reuse_delay=S", "-o log_level=LEVEL",
-                          "-o log_file=PATH", "-o nonempty", "noauto", "nofail", "x-*"}) {
+  for (const char* opt :
+       {"-o ro", "-o rw", "-o cache_size=SIZE", "-o cache_max=SIZE", "-o commit_interval=S", "-o follow[=S]",
+        "-o reuse_delay=S", "-o log_level=LEVEL", "-o log_file=PATH", "-o nonempty", "noauto", "nofail", "x-*"}) {
     EXPECT_NE(u.find(opt), std::string::npos) << opt;
   }
 }
@@ -301,8 +304,7 @@ TEST_F(ParseCommandLineTest, KeepsTheUsersFsname) {
 TEST_F(ParseCommandLineTest, EscapesCommasInTheFsname) {
   auto cfg = ParseCommandLine({"slabfs", "/d/a,b.slab", dir_});
   ASSERT_TRUE(cfg.has_value()) << cfg.error().ToString();
-  EXPECT_TRUE(Has(cfg->fuse_args, "fsname=/d/a\\,b.slab"))
-      << ::testing::PrintToString(cfg->fuse_args);
+  EXPECT_TRUE(Has(cfg->fuse_args, "fsname=/d/a\\,b.slab")) << ::testing::PrintToString(cfg->fuse_args);
 }
 
 TEST_F(ParseCommandLineTest, RejectsBadValuesWithTheOptionName) {

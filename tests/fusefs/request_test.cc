@@ -23,8 +23,7 @@ TEST(LastRefusalTest, RemembersTheLastRefusalWithItsTimeAndReason) {
             "write /run/temp [10, +20) refused (EFBIG): out of range: /run/temp: write of 20 bytes at "
             "offset 10 reaches past the end");
   EXPECT_EQ(RefuseErrno("lookup", "/x", ENAMETOOLONG, "names are at most 255 bytes"), ENAMETOOLONG);
-  EXPECT_EQ(LastRefusal().substr(20),
-            "lookup /x refused (ENAMETOOLONG): names are at most 255 bytes");
+  EXPECT_EQ(LastRefusal().substr(20), "lookup /x refused (ENAMETOOLONG): names are at most 255 bytes");
 }
 
 TEST(LastRefusalTest, OrdinaryAnswersAreNotRemembered) {
@@ -33,8 +32,7 @@ TEST(LastRefusalTest, OrdinaryAnswersAreNotRemembered) {
   auto where = [] { return std::string("/missing"); };
   EXPECT_EQ(QuietRefuse("lookup", where, Status::NotFound("/missing: no such object")), ENOENT);
   EXPECT_EQ(QuietRefuseErrno("getxattr user.x", where, ENODATA, "no attribute"), ENODATA);
-  EXPECT_EQ(Refuse("lookup", "/missing", Status::NotFound("no"), spdlog::level::debug, Remember::kNo),
-            ENOENT);
+  EXPECT_EQ(Refuse("lookup", "/missing", Status::NotFound("no"), spdlog::level::debug, Remember::kNo), ENOENT);
   EXPECT_EQ(LastRefusal(), before);
 }
 
@@ -43,8 +41,7 @@ TEST(LastRefusalTest, ManyThreadsRefusingLeaveOneWholeLine) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {
       for (int i = 0; i < 200; ++i) {
-        RefuseErrno("write", "/t" + std::to_string(t), EFBIG, std::string(100, 'a' + t),
-                    spdlog::level::trace);
+        RefuseErrno("write", "/t" + std::to_string(t), EFBIG, std::string(100, 'a' + t), spdlog::level::trace);
       }
     });
   }

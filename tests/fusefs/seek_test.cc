@@ -35,8 +35,7 @@ struct Mask {
 
   // lseek on the bytes, one byte at a time: a byte is data when any byte
   // of its region belongs to a defined element.
-  std::optional<uint64_t> Expect(SeekKind kind, uint64_t off, uint64_t size, size_t item,
-                                 uint64_t region = 1) const {
+  std::optional<uint64_t> Expect(SeekKind kind, uint64_t off, uint64_t size, size_t item, uint64_t region = 1) const {
     if (off >= size) return std::nullopt;
     for (uint64_t b = off; b < size; ++b) {
       const uint64_t lo = b / region * region;
@@ -57,9 +56,8 @@ DefinedRunsFn RunsOf(const Mask& m, std::vector<uint64_t>* asked = nullptr) {
   };
 }
 
-std::optional<uint64_t> SeekOk(SeekKind kind, uint64_t off, const SeekView& v,
-                               const DefinedRunsFn& runs, uint64_t first_window = kFirstSeekWindow,
-                               uint64_t max_window = kMaxSeekWindow) {
+std::optional<uint64_t> SeekOk(SeekKind kind, uint64_t off, const SeekView& v, const DefinedRunsFn& runs,
+                               uint64_t first_window = kFirstSeekWindow, uint64_t max_window = kMaxSeekWindow) {
   auto r = Seek(kind, off, v, runs, first_window, max_window);
   EXPECT_TRUE(r.has_value());
   return r.has_value() ? *r : std::nullopt;
@@ -86,9 +84,9 @@ TEST(SeekTest, DataAndHolesInBytes) {
 TEST(SeekTest, AnOffsetInsideAnElementBelongsToIt) {
   Mask m = MaskWith(100, {{10, 10}});
   const SeekView v{.size_bytes = 400, .num_elements = 100, .item_size = 4, .region_bytes = 1};
-  EXPECT_EQ(SeekOk(SeekKind::kData, 42, v, RunsOf(m)), 42u);   // inside defined element 10
-  EXPECT_EQ(SeekOk(SeekKind::kData, 39, v, RunsOf(m)), 40u);   // inside hole element 9
-  EXPECT_EQ(SeekOk(SeekKind::kHole, 79, v, RunsOf(m)), 80u);   // inside data element 19
+  EXPECT_EQ(SeekOk(SeekKind::kData, 42, v, RunsOf(m)), 42u);  // inside defined element 10
+  EXPECT_EQ(SeekOk(SeekKind::kData, 39, v, RunsOf(m)), 40u);  // inside hole element 9
+  EXPECT_EQ(SeekOk(SeekKind::kHole, 79, v, RunsOf(m)), 80u);  // inside data element 19
   EXPECT_EQ(SeekOk(SeekKind::kHole, 81, v, RunsOf(m)), 81u);
 }
 
@@ -191,8 +189,7 @@ TEST(SeekTest, MatchesByteByByteReferenceOnRandomMasks) {
     const uint64_t window = 1 + rng() % 40;
     for (uint64_t off = 0; off <= n * item + 2; ++off) {
       for (SeekKind kind : {SeekKind::kData, SeekKind::kHole}) {
-        ASSERT_EQ(SeekOk(kind, off, v, RunsOf(m), window, window * 4),
-                  m.Expect(kind, off, n * item, item))
+        ASSERT_EQ(SeekOk(kind, off, v, RunsOf(m), window, window * 4), m.Expect(kind, off, n * item, item))
             << "trial " << trial << " off " << off << " kind " << static_cast<int>(kind);
       }
     }
@@ -232,8 +229,7 @@ TEST(SeekTest, RegionsMatchByteByByteReferenceOnRandomMasks) {
     const uint64_t window = 1 + rng() % 40;
     for (uint64_t off = 0; off <= n * item + 2; ++off) {
       for (SeekKind kind : {SeekKind::kData, SeekKind::kHole}) {
-        ASSERT_EQ(SeekOk(kind, off, v, RunsOf(m), window, window * 4),
-                  m.Expect(kind, off, n * item, item, region))
+        ASSERT_EQ(SeekOk(kind, off, v, RunsOf(m), window, window * 4), m.Expect(kind, off, n * item, item, region))
             << "trial " << trial << " off " << off << " kind " << static_cast<int>(kind);
       }
     }
@@ -279,9 +275,9 @@ TEST_F(SeekOnDatasetTest, SparseDatasetHolesAreUndefinedElements) {
   o.sparse = true;
   ASSERT_OK_AND_ASSIGN(Dataset ds, container_->CreateDataset("/s", o));
   const uint16_t v[6] = {1, 2, 3, 4, 5, 6};
-  ASSERT_OK(ds.WriteElements(3, 4, v));   // row 0, columns 3..6
-  ASSERT_OK(ds.WriteElements(38, 6, v));  // row 3 end, row 4 start
-  ASSERT_OK(ds.WriteElements(119, 1, v)); // the last element
+  ASSERT_OK(ds.WriteElements(3, 4, v));    // row 0, columns 3..6
+  ASSERT_OK(ds.WriteElements(38, 6, v));   // row 3 end, row 4 start
+  ASSERT_OK(ds.WriteElements(119, 1, v));  // the last element
   ASSERT_OK(ds.Erase(Slab::Box({3, 9}, {1, 1})));
   ExpectMatchesDefined(ds);
   // Spot checks in bytes.

@@ -63,15 +63,14 @@ TEST_F(SeekWalkTest, AnswersAsTheWindowedSeekDoes) {
     ASSERT_OK(ds.Erase(Slab::Box({10, 0}, {3, 23})));
     const DefinedRunsFn runs = [&ds](uint64_t first, uint64_t count) { return ds.DefinedRuns(first, count); };
     for (uint64_t region : {uint64_t{1}, uint64_t{8}, uint64_t{64}, kSeekRegionBytes}) {
-      const SeekView v{.size_bytes = ds.size_bytes(), .num_elements = ds.num_elements(), .item_size = 2,
-                       .region_bytes = region};
+      const SeekView v{
+          .size_bytes = ds.size_bytes(), .num_elements = ds.num_elements(), .item_size = 2, .region_bytes = region};
       for (uint64_t off = 0; off <= ds.size_bytes(); ++off) {
         for (SeekKind kind : {SeekKind::kData, SeekKind::kHole}) {
           auto windowed = Seek(kind, off, v, runs, 7, 50);
           ASSERT_TRUE(windowed.has_value());
-          ASSERT_EQ(SeekOk(kind, off, v, Walk(ds)), *windowed)
-              << (sparse ? "sparse" : "dense") << " region " << region << " off " << off << " kind "
-              << static_cast<int>(kind);
+          ASSERT_EQ(SeekOk(kind, off, v, Walk(ds)), *windowed) << (sparse ? "sparse" : "dense") << " region " << region
+                                                               << " off " << off << " kind " << static_cast<int>(kind);
         }
       }
     }

@@ -87,8 +87,7 @@ TEST(XattrTest, EveryListedNameHasAValue) {
   for (const std::string& full : SlabXattrNames()) {
     XattrName x = ClassifyXattr(full);
     ASSERT_EQ(x.space, XattrSpace::kSlab) << full;
-    EXPECT_TRUE(SlabXattrValue(info, x.name, [] { return Result<uint64_t>(7); }).has_value())
-        << full;
+    EXPECT_TRUE(SlabXattrValue(info, x.name, [] { return Result<uint64_t>(7); }).has_value()) << full;
   }
 }
 
@@ -118,8 +117,8 @@ TEST(XattrTest, DefinedIsCountedOnlyWhenAsked) {
 }
 
 TEST(XattrTest, DefinedPassesCountErrorsOn) {
-  auto v = SlabXattrValue(SampleInfo(), "defined",
-                          [] { return Result<uint64_t>(Err(Status::Corruption("chunk [1,2]"))); });
+  auto v =
+      SlabXattrValue(SampleInfo(), "defined", [] { return Result<uint64_t>(Err(Status::Corruption("chunk [1,2]"))); });
   ASSERT_FALSE(v.has_value());
   EXPECT_EQ(v.error().code(), Code::kCorruption);
 }
@@ -149,8 +148,7 @@ TEST(XattrTest, TheRootShowsContainerFigures) {
   EXPECT_EQ(*cache,
             "hits=5 misses=2 bytes_read=0 bytes_written=0 evictions=0 bypass_reads=0 "
             "bypass_writes=0 extent_reads=0 resident_bytes=0 budget_bytes=67108864");
-  EXPECT_EQ(RootSlabXattrValue(c, sp, "space").value(),
-            "file_bytes=4096 free_bytes=0 held_bytes=7 objects=0");
+  EXPECT_EQ(RootSlabXattrValue(c, sp, "space").value(), "file_bytes=4096 free_bytes=0 held_bytes=7 objects=0");
   EXPECT_EQ(RootSlabXattrValue(c, sp, "generation").value(), "9");
   EXPECT_EQ(RootSlabXattrValue(c, sp, "dtype").error().code(), Code::kNotFound);
 }

@@ -21,8 +21,10 @@ TEST(ContainerStoreTest, ShowsWhatTheContainerHolds) {
   {
     ASSERT_OK_AND_ASSIGN(auto c, Container::Open(path, {.create = true}));
     ASSERT_OK(c->MakeGroups("/g"));
-    ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/g/t", {.dtype = DType::kI4, .shape = {30, 20},
-                                                               .chunks = {8, 8}, .filters = "shuffle,deflate=1"}));
+    ASSERT_OK_AND_ASSIGN(
+        Dataset ds,
+        c->CreateDataset("/g/t",
+                         {.dtype = DType::kI4, .shape = {30, 20}, .chunks = {8, 8}, .filters = "shuffle,deflate=1"}));
     ASSERT_OK(ds.Write(Slab::Box({0, 0}, {30, 20}), values.data()));
     ASSERT_OK(c->SetAttribute(ds.id(), "units", Attribute::String("K")));
     ASSERT_OK(c->Close());

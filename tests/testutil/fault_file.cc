@@ -83,9 +83,7 @@ Status FaultFile::Truncate(uint64_t size) {
 
 namespace {
 
-bool Overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen) {
-  return a < b + blen && b < a + alen;
-}
+bool Overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen) { return a < b + blen && b < a + alen; }
 
 }  // namespace
 
@@ -96,18 +94,14 @@ Status FaultFile::TryLock(uint64_t off, uint64_t len, bool exclusive) {
       return Status::Busy(name_ + " is locked");
     }
   }
-  std::erase_if(disk_->locks, [&](const Disk::Lock& l) {
-    return l.owner == this && l.off == off && l.len == len;
-  });
+  std::erase_if(disk_->locks, [&](const Disk::Lock& l) { return l.owner == this && l.off == off && l.len == len; });
   disk_->locks.push_back({this, off, len, exclusive});
   return Status::OK();
 }
 
 Status FaultFile::Unlock(uint64_t off, uint64_t len) {
   std::lock_guard lock(disk_->mu);
-  std::erase_if(disk_->locks, [&](const Disk::Lock& l) {
-    return l.owner == this && l.off == off && l.len == len;
-  });
+  std::erase_if(disk_->locks, [&](const Disk::Lock& l) { return l.owner == this && l.off == off && l.len == len; });
   return Status::OK();
 }
 

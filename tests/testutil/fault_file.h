@@ -23,21 +23,21 @@ namespace slabfs::testutil {
 // the File objects opened on it.
 struct Disk {
   std::mutex mu;
-  std::string durable;   // as of the last sync
-  std::string current;   // what reads see
+  std::string durable;  // as of the last sync
+  std::string current;  // what reads see
   struct Write {
     uint64_t off;
     std::string data;
   };
   std::vector<Write> unsynced;
-  int64_t writes = 0;          // writes and syncs so far
-  int64_t reads = 0;           // reads so far (tests bound what a walk reads)
-  int64_t bytes_written = 0;   // bytes of the writes so far (tests bound what a commit writes)
-  int64_t syncs = 0;           // syncs so far
+  int64_t writes = 0;         // writes and syncs so far
+  int64_t reads = 0;          // reads so far (tests bound what a walk reads)
+  int64_t bytes_written = 0;  // bytes of the writes so far (tests bound what a commit writes)
+  int64_t syncs = 0;          // syncs so far
   // Reads and writes made while the calling thread held a lock whose rank
   // forbids block I/O (engine/util/lock_order.h): tests expect 0.
   int64_t io_under_no_block_io_lock = 0;
-  int64_t crash_after = -1;    // fail every write and sync after this many
+  int64_t crash_after = -1;  // fail every write and sync after this many
   // A full disk: a write that would make the file longer than this fails
   // with NoSpace and writes nothing (growing it with Truncate costs no
   // space: a hole).

@@ -41,22 +41,24 @@ void CheckWalk(const Dims& shape, const Dims& chunks, size_t item, uint64_t budg
   for (uint64_t b = 0; b < walk.num_blocks(); ++b) {
     const BlockWalk::Block block = walk.BlockAt(b);
     uint64_t chunks_seen = 0;
-    ASSERT_TRUE(walk.ForEachChunk(block, [&](const Dims& c) {
-      const uint64_t index = walk.ChunkIndex(c);
-      EXPECT_EQ(walk.ChunkCoords(index), c);
-      EXPECT_EQ(walk.BlockOfChunk(index), b);
-      EXPECT_TRUE(block_of.emplace(index, b).second) << "a chunk in two blocks";
-      // The chunk's box lies inside the block's box.
-      Dims start, count;
-      walk.ChunkBox(c, &start, &count);
-      for (size_t d = 0; d < rank; ++d) {
-        EXPECT_GE(start[d], block.start[d]);
-        EXPECT_LE(start[d] + count[d], block.start[d] + block.count[d]);
-        EXPECT_LE(start[d] + count[d], shape[d]);
-      }
-      ++chunks_seen;
-      return Status::OK();
-    }).ok());
+    ASSERT_TRUE(walk.ForEachChunk(block,
+                                  [&](const Dims& c) {
+                                    const uint64_t index = walk.ChunkIndex(c);
+                                    EXPECT_EQ(walk.ChunkCoords(index), c);
+                                    EXPECT_EQ(walk.BlockOfChunk(index), b);
+                                    EXPECT_TRUE(block_of.emplace(index, b).second) << "a chunk in two blocks";
+                                    // The chunk's box lies inside the block's box.
+                                    Dims start, count;
+                                    walk.ChunkBox(c, &start, &count);
+                                    for (size_t d = 0; d < rank; ++d) {
+                                      EXPECT_GE(start[d], block.start[d]);
+                                      EXPECT_LE(start[d] + count[d], block.start[d] + block.count[d]);
+                                      EXPECT_LE(start[d] + count[d], shape[d]);
+                                    }
+                                    ++chunks_seen;
+                                    return Status::OK();
+                                  })
+                    .ok());
     EXPECT_EQ(chunks_seen, block.chunks);
     uint64_t n = 1;
     for (uint64_t c : block.count) n *= c;

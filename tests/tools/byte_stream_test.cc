@@ -6,8 +6,8 @@
 
 #include <sys/stat.h>
 
-#include <boost/filesystem.hpp>
 #include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
 
 namespace slabfs::tools {
 namespace {

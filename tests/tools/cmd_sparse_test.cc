@@ -12,17 +12,17 @@
 #include <string>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
 
 #include "slabfs/container.h"
+#include "slabfs/slice.h"
 #include "tests/testutil/status_matchers.h"
 #include "tools/cmd_list.h"
 #include "tools/cmd_transfer.h"
 #include "tools/cmd_tree.h"
 #include "tools/describe.h"
-#include "slabfs/slice.h"
 
 namespace slabfs::tools {
 namespace {
@@ -40,8 +40,7 @@ class SparseCommandsTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  void Mkdset(const std::string& path, const std::string& shape, const std::string& chunks,
-              bool sparse) {
+  void Mkdset(const std::string& path, const std::string& shape, const std::string& chunks, bool sparse) {
     MkdsetOptions o;
     o.file = file_;
     o.path = path;
@@ -66,8 +65,7 @@ class SparseCommandsTest : public ::testing::Test {
 
   Result<Json> DefinedJson(const std::string& path, std::optional<std::string> slice) {
     std::ostringstream out;
-    SLABFS_RETURN_IF_ERROR_R(
-        RunDefined({.file = file_, .path = path, .slice = std::move(slice), .json = true}, out));
+    SLABFS_RETURN_IF_ERROR_R(RunDefined({.file = file_, .path = path, .slice = std::move(slice), .json = true}, out));
     return Json::parse(out.str());
   }
 
@@ -179,12 +177,10 @@ TEST_F(SparseCommandsTest, StridedSelectionsKeepTheirSteps) {
   WriteSlice("/s", "10:20, 0:5");
   EXPECT_EQ(DefinedText("/s", "::2, 1"), "[10:19:2, 1:2]\n5 elements defined in 1 box\n");
   ASSERT_OK_AND_ASSIGN(Json j, DefinedJson("/s", "::3, ::2"));
-  EXPECT_EQ(j.dump(),
-            R"({"boxes":[{"start":[12,0],"count":[3,3],"step":[3,2]}],"elements":9})");
+  EXPECT_EQ(j.dump(), R"({"boxes":[{"start":[12,0],"count":[3,3],"step":[3,2]}],"elements":9})");
   // One index per box: step 1 there.
   ASSERT_OK_AND_ASSIGN(j, DefinedJson("/s", "19::5, ::4"));
-  EXPECT_EQ(j.dump(),
-            R"({"boxes":[{"start":[19,0],"count":[1,2],"step":[1,4]}],"elements":2})");
+  EXPECT_EQ(j.dump(), R"({"boxes":[{"start":[19,0],"count":[1,2],"step":[1,4]}],"elements":2})");
 }
 
 // Random writes and erases, including strided ones, against a mask; every
@@ -195,9 +191,7 @@ TEST_F(SparseCommandsTest, MatchesAReferenceMask) {
   Mkdset("/s", "13,17,5", "4,6,5", true);
   std::set<Point> defined;
   std::mt19937_64 rng(5);
-  auto pick = [&rng](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
+  auto pick = [&rng](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   auto random_slice = [&]() {
     std::string text;
     for (size_t d = 0; d < shape.size(); ++d) {

@@ -14,9 +14,7 @@
 namespace slabfs::tools {
 namespace {
 
-bool Mentions(const Status& s, std::string_view text) {
-  return s.message().find(text) != std::string::npos;
-}
+bool Mentions(const Status& s, std::string_view text) { return s.message().find(text) != std::string::npos; }
 
 TEST(CheckObjectPathTest, AcceptsAbsolutePaths) {
   EXPECT_TRUE(CheckObjectPath("/").ok());
@@ -63,8 +61,12 @@ TEST(MakeDatasetOptionsTest, RejectsChunksOfTheWrongRank) {
 }
 
 TEST(MakeDatasetOptionsTest, RejectsFillOutOfRange) {
-  for (auto [t, text] : {std::pair{DType::kU1, "256"}, {DType::kU1, "-1"}, {DType::kI1, "128"},
-                         {DType::kI4, "abc"}, {DType::kU8, "1e30"}, {DType::kI2, "1.5"}}) {
+  for (auto [t, text] : {std::pair{DType::kU1, "256"},
+                         {DType::kU1, "-1"},
+                         {DType::kI1, "128"},
+                         {DType::kI4, "abc"},
+                         {DType::kU8, "1e30"},
+                         {DType::kI2, "1.5"}}) {
     auto o = MakeDatasetOptions(t, {4}, {.fill = text});
     ASSERT_FALSE(o.has_value()) << DTypeName(t) << " " << text;
     EXPECT_TRUE(Mentions(o.error(), "--fill")) << o.error().message();
@@ -129,14 +131,12 @@ TEST(MakeFilterPipelineTest, FlagsGoInTheFixedOrder) {
     FilterArgs args;
     const char* want;
   };
-  for (const Case& c : {Case{Flags(false, std::nullopt, false), ""},
-                        Case{Flags(true, std::nullopt, false), "shuffle"},
-                        Case{Flags(false, "1", false), "deflate=1"},
-                        Case{Flags(false, std::nullopt, true), "checksum"},
-                        Case{Flags(true, "9", false), "shuffle,deflate=9"},
-                        Case{Flags(true, std::nullopt, true), "shuffle,checksum"},
-                        Case{Flags(false, "6", true), "deflate=6,checksum"},
-                        Case{Flags(true, "6", true), "shuffle,deflate=6,checksum"}}) {
+  for (const Case& c :
+       {Case{Flags(false, std::nullopt, false), ""}, Case{Flags(true, std::nullopt, false), "shuffle"},
+        Case{Flags(false, "1", false), "deflate=1"}, Case{Flags(false, std::nullopt, true), "checksum"},
+        Case{Flags(true, "9", false), "shuffle,deflate=9"}, Case{Flags(true, std::nullopt, true), "shuffle,checksum"},
+        Case{Flags(false, "6", true), "deflate=6,checksum"},
+        Case{Flags(true, "6", true), "shuffle,deflate=6,checksum"}}) {
     auto p = MakeFilterPipeline(c.args);
     ASSERT_TRUE(p.has_value()) << c.want << ": " << p.error().ToString();
     EXPECT_EQ(*p, c.want);
@@ -159,9 +159,8 @@ TEST(MakeFilterPipelineTest, FiltersTextKeepsItsOrderInCanonicalForm) {
     const char* text;
     const char* want;
   };
-  for (const Case& c : {Case{"none", ""}, Case{"", ""}, Case{" none ", ""},
-                        Case{"deflate", "deflate=6"}, Case{"checksum,shuffle", "checksum,shuffle"},
-                        Case{"deflate=3, shuffle", "deflate=3,shuffle"},
+  for (const Case& c : {Case{"none", ""}, Case{"", ""}, Case{" none ", ""}, Case{"deflate", "deflate=6"},
+                        Case{"checksum,shuffle", "checksum,shuffle"}, Case{"deflate=3, shuffle", "deflate=3,shuffle"},
                         Case{"shuffle,deflate=6,checksum", "shuffle,deflate=6,checksum"},
                         Case{"checksum,deflate=1", "checksum,deflate=1"}}) {
     auto p = MakeFilterPipeline(Text(c.text));
@@ -176,12 +175,11 @@ TEST(MakeFilterPipelineTest, RejectsBadFiltersText) {
     const char* text;
     const char* reason;
   };
-  for (const Case& c : {Case{"zstd", "unknown filter 'zstd'"}, Case{"shuffle,gzip", "'gzip'"},
-                        Case{"deflate=0", "not 1 to 9"}, Case{"deflate=10", "not 1 to 9"},
-                        Case{"deflate=", "not 1 to 9"}, Case{"deflate=x", "'x'"},
-                        Case{"shuffle,shuffle", "twice"}, Case{"deflate,deflate=2", "twice"},
-                        Case{"shuffle,,checksum", "empty"}, Case{"shuffle,", "empty"},
-                        Case{"none,shuffle", "none"}, Case{"Shuffle", "unknown"}}) {
+  for (const Case& c :
+       {Case{"zstd", "unknown filter 'zstd'"}, Case{"shuffle,gzip", "'gzip'"}, Case{"deflate=0", "not 1 to 9"},
+        Case{"deflate=10", "not 1 to 9"}, Case{"deflate=", "not 1 to 9"}, Case{"deflate=x", "'x'"},
+        Case{"shuffle,shuffle", "twice"}, Case{"deflate,deflate=2", "twice"}, Case{"shuffle,,checksum", "empty"},
+        Case{"shuffle,", "empty"}, Case{"none,shuffle", "none"}, Case{"Shuffle", "unknown"}}) {
     auto p = MakeFilterPipeline(Text(c.text));
     ASSERT_FALSE(p.has_value()) << c.text;
     EXPECT_EQ(p.error().code(), Code::kInvalidArgument);
@@ -191,8 +189,7 @@ TEST(MakeFilterPipelineTest, RejectsBadFiltersText) {
 }
 
 TEST(MakeFilterPipelineTest, FiltersExcludeTheFlags) {
-  for (FilterArgs f : {Flags(true, std::nullopt, false), Flags(false, "5", false),
-                       Flags(false, std::nullopt, true)}) {
+  for (FilterArgs f : {Flags(true, std::nullopt, false), Flags(false, "5", false), Flags(false, std::nullopt, true)}) {
     f.filters = "checksum";
     auto p = MakeFilterPipeline(f);
     ASSERT_FALSE(p.has_value());
@@ -276,16 +273,14 @@ TEST(PathHelpersTest, ParentAndRoot) {
 
 TEST(AddContextTest, PrefixesOnlyWhenMissing) {
   EXPECT_EQ(AddContext(Status::NotFound("no such object"), "/a").message(), "/a: no such object");
-  EXPECT_EQ(AddContext(Status::NotFound("/a: no such object"), "/a").message(),
-            "/a: no such object");
+  EXPECT_EQ(AddContext(Status::NotFound("/a: no such object"), "/a").message(), "/a: no such object");
   EXPECT_TRUE(AddContext(Status::OK(), "/a").ok());
 }
 
 TEST(FailureLineTest, NamesCommandAndMessage) {
   EXPECT_EQ(FailureLine("mkdset", Status::AlreadyExists("/a/ds: already exists")),
             "slab: mkdset: /a/ds: already exists");
-  EXPECT_EQ(FailureLine("ls", Status(Code::kCorruption, "")),
-            fmt::format("slab: ls: {}", CodeName(Code::kCorruption)));
+  EXPECT_EQ(FailureLine("ls", Status(Code::kCorruption, "")), fmt::format("slab: ls: {}", CodeName(Code::kCorruption)));
 }
 
 }  // namespace

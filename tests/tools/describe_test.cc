@@ -21,15 +21,12 @@ Json Element(DType t, T v) {
 TEST(ElementToJsonTest, IntegersKeepTheirExactValue) {
   EXPECT_EQ(Element<int8_t>(DType::kI1, -128).dump(), "-128");
   EXPECT_EQ(Element<int16_t>(DType::kI2, -2).dump(), "-2");
-  EXPECT_EQ(Element<int32_t>(DType::kI4, std::numeric_limits<int32_t>::min()).dump(),
-            "-2147483648");
-  EXPECT_EQ(Element<int64_t>(DType::kI8, std::numeric_limits<int64_t>::min()).dump(),
-            "-9223372036854775808");
+  EXPECT_EQ(Element<int32_t>(DType::kI4, std::numeric_limits<int32_t>::min()).dump(), "-2147483648");
+  EXPECT_EQ(Element<int64_t>(DType::kI8, std::numeric_limits<int64_t>::min()).dump(), "-9223372036854775808");
   EXPECT_EQ(Element<uint8_t>(DType::kU1, 255).dump(), "255");
   EXPECT_EQ(Element<uint16_t>(DType::kU2, 65535).dump(), "65535");
   EXPECT_EQ(Element<uint32_t>(DType::kU4, 4294967295u).dump(), "4294967295");
-  EXPECT_EQ(Element<uint64_t>(DType::kU8, std::numeric_limits<uint64_t>::max()).dump(),
-            "18446744073709551615");
+  EXPECT_EQ(Element<uint64_t>(DType::kU8, std::numeric_limits<uint64_t>::max()).dump(), "18446744073709551615");
 }
 
 TEST(ElementToJsonTest, FloatsUseTheShortestForm) {
@@ -52,8 +49,7 @@ TEST(AttributeToJsonTest, StringsNumbersAndArrays) {
   EXPECT_EQ(AttributeToJson(Attribute::String("m/s")), Json("m/s"));
   EXPECT_EQ(AttributeToJson(Attribute::Integer(-7)).dump(), "-7");
   EXPECT_EQ(AttributeToJson(Attribute::Float(2.5)).dump(), "2.5");
-  EXPECT_EQ(AttributeToJson(Attribute::Numbers(DType::kU1, std::string("\x01\x02\x03", 3))).dump(),
-            "[1,2,3]");
+  EXPECT_EQ(AttributeToJson(Attribute::Numbers(DType::kU1, std::string("\x01\x02\x03", 3))).dump(), "[1,2,3]");
 }
 
 Description SampleDataset() {
@@ -107,11 +103,26 @@ TEST(DescriptionTest, DatasetJsonHasEveryField) {
 // The keys of `slab info` and `slab info --json`, in their order (scripts
 // read them; DescriptionTo* take them from VisitFields).
 TEST(DescriptionTest, DatasetFieldsComeInTheirOrder) {
-  const std::vector<std::string> want = {
-      "path",         "kind",         "id",           "dtype",      "shape",         "max_shape",
-      "chunks",       "fill",         "index",        "filters",    "sparse",        "num_elements",
-      "defined_elements", "size_bytes", "num_chunks", "allocated_chunks", "stored_bytes", "compression_ratio",
-      "index_bytes",  "attributes"};
+  const std::vector<std::string> want = {"path",
+                                         "kind",
+                                         "id",
+                                         "dtype",
+                                         "shape",
+                                         "max_shape",
+                                         "chunks",
+                                         "fill",
+                                         "index",
+                                         "filters",
+                                         "sparse",
+                                         "num_elements",
+                                         "defined_elements",
+                                         "size_bytes",
+                                         "num_chunks",
+                                         "allocated_chunks",
+                                         "stored_bytes",
+                                         "compression_ratio",
+                                         "index_bytes",
+                                         "attributes"};
   std::vector<std::string> json_keys;
   const Json j = DescriptionToJson(SampleDataset());
   for (const auto& [key, value] : j.items()) json_keys.push_back(key);
@@ -189,11 +200,9 @@ TEST(DescriptionTest, GroupJsonCountsChildren) {
 
 TEST(DescriptionTest, TextHasTheSameKeys) {
   std::string text = DescriptionToText(SampleDataset());
-  for (const char* line : {"path: /run1/temp\n", "kind: dataset\n", "dtype: f4\n",
-                           "shape: 2000,2000\n", "chunks: 100,100\n", "fill: -1.5\n",
-                           "stored_bytes: 120000\n", "filters: none\n",
-                           "compression_ratio: 133.33x\n", "attributes: 2\n", "  units = K\n",
-                           "  scale = 0.5\n"}) {
+  for (const char* line : {"path: /run1/temp\n", "kind: dataset\n", "dtype: f4\n", "shape: 2000,2000\n",
+                           "chunks: 100,100\n", "fill: -1.5\n", "stored_bytes: 120000\n", "filters: none\n",
+                           "compression_ratio: 133.33x\n", "attributes: 2\n", "  units = K\n", "  scale = 0.5\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
   }
 }

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
 
 #include "slabfs/container.h"
 #include "tests/testutil/status_matchers.h"

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
 
 #include "engine/api_access.h"
 #include "engine/container_impl.h"
@@ -85,8 +85,7 @@ class RepackTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(ObjectId g, c->Resolve("/g"));
     ASSERT_OK(c->SetAttribute(g, "n", Attribute::Integer(-3)));
     ASSERT_OK(c->SetAttribute(g, "scale", Attribute::Float(0.25)));
-    ASSERT_OK(c->SetAttribute(
-        g, "u2s", Attribute::Numbers(DType::kU2, std::string("\x01\x00\x02\x00\x03\x00", 6))));
+    ASSERT_OK(c->SetAttribute(g, "u2s", Attribute::Numbers(DType::kU2, std::string("\x01\x00\x02\x00\x03\x00", 6))));
 
     DatasetOptions dense{.dtype = DType::kF4, .shape = {30, 20}, .chunks = {7, 6}};
     dense.fill = std::string("\x00\x00\x80\xbf", 4);  // -1.0f
@@ -116,8 +115,7 @@ class RepackTest : public ::testing::Test {
     for (size_t i = 0; i < frames.size(); ++i) frames[i] = static_cast<uint16_t>(i * 3);
     ASSERT_OK(st.WriteElements(0, frames.size(), frames.data()));
 
-    DatasetOptions filtered{.dtype = DType::kF8, .shape = {64, 64}, .chunks = {16, 16},
-                            .filters = "shuffle,deflate=4"};
+    DatasetOptions filtered{.dtype = DType::kF8, .shape = {64, 64}, .chunks = {16, 16}, .filters = "shuffle,deflate=4"};
     ASSERT_OK_AND_ASSIGN(Dataset f, c->CreateDataset("/filtered", filtered));
     std::vector<double> smooth(64 * 64);
     for (size_t i = 0; i < smooth.size(); ++i) smooth[i] = static_cast<double>(i / 64);
@@ -133,8 +131,7 @@ class RepackTest : public ::testing::Test {
   }
 
   // Every object path under the root, with its kind, depth first.
-  static std::vector<std::string> Tree(const Container& c, ObjectId id = kRootId,
-                                       const std::string& path = "") {
+  static std::vector<std::string> Tree(const Container& c, ObjectId id = kRootId, const std::string& path = "") {
     std::vector<std::string> out;
     auto children = c.List(id);
     EXPECT_TRUE(children.has_value());
@@ -162,8 +159,7 @@ class RepackTest : public ::testing::Test {
       auto a = c.GetAttribute(*id, n);
       EXPECT_TRUE(a.has_value());
       if (!a) continue;
-      out[n] = std::string(1, static_cast<char>(a->kind)) + std::string(1, static_cast<char>(a->dtype)) +
-               a->data;
+      out[n] = std::string(1, static_cast<char>(a->kind)) + std::string(1, static_cast<char>(a->dtype)) + a->data;
     }
     return out;
   }
@@ -230,8 +226,7 @@ TEST_F(RepackTest, CopiesEveryObjectAttributeAndElement) {
     EXPECT_EQ(b.length_resizable, a.length_resizable);
     EXPECT_EQ(Elements(*out, path), Elements(*in, path));
   }
-  EXPECT_NE(output_.find("copied 3 groups, 5 datasets and 5 attributes"), std::string::npos)
-      << output_;
+  EXPECT_NE(output_.find("copied 3 groups, 5 datasets and 5 attributes"), std::string::npos) << output_;
 }
 
 // Whether a dataset's length can change is not always visible in its
@@ -240,8 +235,8 @@ TEST_F(RepackTest, KeepsWhetherTheLengthCanChange) {
   {
     auto c = Create(Path("in.slab"));
     ASSERT_NE(c, nullptr);
-    ASSERT_OK_AND_ASSIGN(Dataset full, c->CreateDataset("/full", {.dtype = DType::kU1, .shape = {2, 8},
-                                                                  .max_shape = {4, 8}}));
+    ASSERT_OK_AND_ASSIGN(Dataset full,
+                         c->CreateDataset("/full", {.dtype = DType::kU1, .shape = {2, 8}, .max_shape = {4, 8}}));
     ASSERT_OK(full.Resize({4, 8}));
     ASSERT_OK_AND_ASSIGN(Dataset shrunk, c->CreateDataset("/shrunk", {.dtype = DType::kU1, .shape = {6, 8}}));
     ASSERT_OK(shrunk.Resize({3, 8}));
@@ -262,8 +257,8 @@ TEST_F(RepackTest, KeepsSparseDatasetsSparse) {
   {
     auto c = Create(Path("in.slab"));
     ASSERT_NE(c, nullptr);
-    ASSERT_OK_AND_ASSIGN(Dataset s, c->CreateDataset("/s", {.dtype = DType::kU2, .shape = {50, 60},
-                                                            .chunks = {8, 8}, .sparse = true}));
+    ASSERT_OK_AND_ASSIGN(
+        Dataset s, c->CreateDataset("/s", {.dtype = DType::kU2, .shape = {50, 60}, .chunks = {8, 8}, .sparse = true}));
     std::vector<uint16_t> v(20 * 30, 9);
     ASSERT_OK(s.Write(Slab::Box({5, 7}, {20, 30}), v.data()));
     ASSERT_OK(s.Erase(Slab::Box({10, 10}, {4, 4})));
@@ -359,12 +354,10 @@ TEST_F(RepackTest, SummaryReportsSizesAndFreeSpace) {
   auto in = Read(Path("in.slab"));
   auto out = Read(Path("out.slab"));
   ASSERT_TRUE(in && out);
-  EXPECT_NE(output_.find(fmt::format("file bytes: {} -> {}\n", in->space().file_bytes,
-                                     out->space().file_bytes)),
+  EXPECT_NE(output_.find(fmt::format("file bytes: {} -> {}\n", in->space().file_bytes, out->space().file_bytes)),
             std::string::npos)
       << output_;
-  EXPECT_NE(output_.find(fmt::format("free bytes inside: {} -> {}\n", in->space().free_bytes,
-                                     out->space().free_bytes)),
+  EXPECT_NE(output_.find(fmt::format("free bytes inside: {} -> {}\n", in->space().free_bytes, out->space().free_bytes)),
             std::string::npos)
       << output_;
   EXPECT_LT(out->space().free_bytes, in->space().free_bytes);
@@ -454,8 +447,7 @@ TEST_F(RepackTest, RefusesToWriteOverItsInput) {
   fs::create_directories(dir_ / "sub");
   fs::create_symlink(Path("in.slab"), Path("link.slab"));
   fs::create_hard_link(Path("in.slab"), Path("hard.slab"));
-  for (const std::string& same : {Path("in.slab"), Path("sub/../in.slab"), Path("link.slab"),
-                                  Path("hard.slab")}) {
+  for (const std::string& same : {Path("in.slab"), Path("sub/../in.slab"), Path("link.slab"), Path("hard.slab")}) {
     SCOPED_TRACE(same);
     Status s = Repack({.file = Path("in.slab"), .output = same});
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();

@@ -119,8 +119,7 @@ TEST(ZarrCodecsTest, UntransposesFOrderAndPermutations) {
           b[(q0 * b_shape[1] + q1) * b_shape[2] + q2] = static_cast<int32_t>(100 * p[0] + 10 * p[1] + p[2]);
         }
     std::vector<int32_t> a(24);
-    Untranspose(reinterpret_cast<const char*>(b.data()), a_shape, order, 4,
-                reinterpret_cast<char*>(a.data()));
+    Untranspose(reinterpret_cast<const char*>(b.data()), a_shape, order, 4, reinterpret_cast<char*>(a.data()));
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 3; ++j)
         for (int k = 0; k < 4; ++k) EXPECT_EQ(a[(i * 3 + j) * 4 + k], 100 * i + 10 * j + k);
@@ -161,15 +160,16 @@ TEST(ZarrMetadataTest, ParsesAV2Array) {
 }
 
 TEST(ZarrMetadataTest, NamesWhatSlabfsCannotHold) {
-  for (auto [field, why] : std::vector<std::pair<std::string, std::string>>{
-           {R"("dtype": "|b1")", "bool"},
-           {R"("dtype": "<c16")", "complex"},
-           {R"("dtype": [["a", "<i4"]])", "structured"},
-           {R"("compressor": {"id": "lzma"})", "lzma"},
-           {R"("filters": [{"id": "delta"}])", "delta"},
-           {R"("chunks": [100000, 100000])", "1 GiB"}}) {
+  for (auto [field, why] :
+       std::vector<std::pair<std::string, std::string>>{{R"("dtype": "|b1")", "bool"},
+                                                        {R"("dtype": "<c16")", "complex"},
+                                                        {R"("dtype": [["a", "<i4"]])", "structured"},
+                                                        {R"("compressor": {"id": "lzma"})", "lzma"},
+                                                        {R"("filters": [{"id": "delta"}])", "delta"},
+                                                        {R"("chunks": [100000, 100000])", "1 GiB"}}) {
     std::string text = R"({"zarr_format": 2, "shape": [10, 20], "chunks": [4, 8], "dtype": "<f4",
-      "fill_value": 0, "order": "C", "compressor": null, )" + field + "}";
+      "fill_value": 0, "order": "C", "compressor": null, )" +
+                       field + "}";
     auto p = ParseZarray(*ParseJson(text, "t"), "t");
     ASSERT_TRUE(p.has_value()) << field << ": " << p.error().ToString();
     EXPECT_NE(p->unsupported.find(why), std::string::npos) << field << ": " << p->unsupported;
@@ -177,14 +177,12 @@ TEST(ZarrMetadataTest, NamesWhatSlabfsCannotHold) {
 }
 
 TEST(ZarrMetadataTest, RejectsInvalidMetadata) {
-  for (std::string field : {R"("shape": [-1, 20])", R"("shape": [1.5, 20])", R"("shape": "big")",
-                            R"("chunks": [0, 8])", R"("chunks": [4])", R"("order": "K")",
-                            R"("fill_value": "many")", R"("fill_value": 70000)",
-                            R"("fill_value": -9.3e18)", R"("fill_value": 1e30)",
-                            R"("fill_value": 2.5)", R"("fill_value": [1])",
-                            R"("shape": [4294967296, 4294967296, 4294967296])",
-                            R"("dimension_separator": "-")", R"("zarr_format": 3)",
-                            R"("compressor": {"id": "zlib", "level": 12})"}) {
+  for (std::string field :
+       {R"("shape": [-1, 20])", R"("shape": [1.5, 20])", R"("shape": "big")", R"("chunks": [0, 8])", R"("chunks": [4])",
+        R"("order": "K")", R"("fill_value": "many")", R"("fill_value": 70000)", R"("fill_value": -9.3e18)",
+        R"("fill_value": 1e30)", R"("fill_value": 2.5)", R"("fill_value": [1])",
+        R"("shape": [4294967296, 4294967296, 4294967296])", R"("dimension_separator": "-")", R"("zarr_format": 3)",
+        R"("compressor": {"id": "zlib", "level": 12})"}) {
     auto p = ParseZarray(V2("," + field), ".zarray");
     // Later members replace earlier ones in nlohmann's parse.
     ASSERT_FALSE(p.has_value()) << field;
@@ -201,7 +199,8 @@ TEST(ZarrMetadataTest, ParsesAV3ArrayWithCodecs) {
                {"name": "bytes", "configuration": {"endian": "big"}},
                {"name": "gzip", "configuration": {"level": 3}}, "crc32c"],
     "dimension_names": ["y", null], "attributes": {"a": 1},
-    "ext": {"must_understand": false}})", "t");
+    "ext": {"must_understand": false}})",
+                     "t");
   ASSERT_TRUE(j.has_value());
   auto p = ParseV3Array(*j, "zarr.json");
   ASSERT_TRUE(p.has_value()) << p.error().ToString();
@@ -220,7 +219,8 @@ TEST(ZarrMetadataTest, ParsesAV3ArrayWithCodecs) {
 
 TEST(ZarrMetadataTest, HoldsA0dArrayAsAScalar) {
   auto v2 = ParseZarray(*ParseJson(R"({"zarr_format": 2, "shape": [], "chunks": [],
-    "dtype": "<f8", "fill_value": 1.5, "order": "F", "compressor": null, "filters": null})", "t"),
+    "dtype": "<f8", "fill_value": 1.5, "order": "F", "compressor": null, "filters": null})",
+                                   "t"),
                         ".zarray");
   ASSERT_TRUE(v2.has_value()) << v2.error().ToString();
   EXPECT_TRUE(v2->unsupported.empty()) << v2->unsupported;
@@ -231,7 +231,9 @@ TEST(ZarrMetadataTest, HoldsA0dArrayAsAScalar) {
   EXPECT_EQ(ChunkKey(v2->array, {0}), "0");
   // A chunk shape of another rank is still wrong.
   auto bad = ParseZarray(*ParseJson(R"({"zarr_format": 2, "shape": [], "chunks": [1],
-    "dtype": "<f8", "fill_value": 0, "order": "C", "compressor": null})", "t"), ".zarray");
+    "dtype": "<f8", "fill_value": 0, "order": "C", "compressor": null})",
+                                    "t"),
+                         ".zarray");
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().code(), Code::kCorruption);
 
@@ -241,7 +243,8 @@ TEST(ZarrMetadataTest, HoldsA0dArrayAsAScalar) {
     "chunk_key_encoding": {"name": "default"},
     "codecs": [{"name": "transpose", "configuration": {"order": []}},
                {"name": "bytes", "configuration": {"endian": "little"}}],
-    "dimension_names": []})", "t");
+    "dimension_names": []})",
+                     "t");
   auto v3 = ParseV3Array(*j, "zarr.json");
   ASSERT_TRUE(v3.has_value()) << v3.error().ToString();
   EXPECT_TRUE(v3->unsupported.empty()) << v3->unsupported;
@@ -321,33 +324,36 @@ TEST(ZarrJsonTest, ReadsAndWritesPythonsNonFiniteFloats) {
 TEST(ZarrJsonTest, RejectsBadAndDeeplyNestedJson) {
   EXPECT_EQ(ParseJson("{\"a\": ", "t").error().code(), Code::kCorruption);
   EXPECT_EQ(ParseJson("Nonsense", "t").error().code(), Code::kCorruption);
-  EXPECT_EQ(ParseJson(std::string(1000, '[') + std::string(1000, ']'), "t").error().code(),
-            Code::kCorruption);
+  EXPECT_EQ(ParseJson(std::string(1000, '[') + std::string(1000, ']'), "t").error().code(), Code::kCorruption);
   EXPECT_TRUE(ParseJson(std::string(60, '[') + std::string(60, ']'), "t").has_value());
 }
 
 TEST(ZarrJsonTest, TellsWellFormedUtf8) {
-  for (std::string ok : {"", "plain", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
-                         "\xf4\x8f\xbf\xbf"}) {
+  for (std::string ok : {"", "plain", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"}) {
     EXPECT_TRUE(IsUtf8(ok)) << ok;
   }
-  for (std::string bad : {"\xff", "a\x80", "\xc3", "\xc0\xaf" /* overlong */,
-                          "\xe0\x80\xaf", "\xed\xa0\x80" /* surrogate */,
-                          "\xf4\x90\x80\x80" /* past U+10FFFF */, "\xe2\x82"}) {
+  for (std::string bad : {"\xff", "a\x80", "\xc3", "\xc0\xaf" /* overlong */, "\xe0\x80\xaf",
+                          "\xed\xa0\x80" /* surrogate */, "\xf4\x90\x80\x80" /* past U+10FFFF */, "\xe2\x82"}) {
     EXPECT_FALSE(IsUtf8(bad)) << bad;
   }
 }
 
 TEST(ZarrJsonTest, DumpsBytesThatAreNotUtf8AsReplacementCharacters) {
   // A container attribute may hold any bytes; JSON text may not.
-  Json j = {{"a\xff" "b", "x\xc3y"}, {"ok", AttributeToJson(Attribute::String("\x80"))}};
+  Json j = {{"a\xff"
+             "b",
+             "x\xc3y"},
+            {"ok", AttributeToJson(Attribute::String("\x80"))}};
   std::string text;
   ASSERT_NO_THROW(text = DumpJson(j));
   // ASCII only, as zarr-python 2 reads metadata.
   for (char c : text) EXPECT_GE(c, 0) << text;
   auto back = ParseJson(text, "t");
   ASSERT_TRUE(back.has_value()) << text;
-  EXPECT_EQ((*back)["a\xef\xbf\xbd" "b"], "x\xef\xbf\xbd" "y");
+  EXPECT_EQ((*back)["a\xef\xbf\xbd"
+                    "b"],
+            "x\xef\xbf\xbd"
+            "y");
   EXPECT_EQ((*back)["ok"], "\xef\xbf\xbd");
 }
 

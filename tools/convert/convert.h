@@ -27,8 +27,8 @@ namespace slabfs::tools::convert {
 enum class Format { kHdf5, kZarr2, kZarr3 };
 
 struct TreeImportOptions {
-  std::string container;  // the .slab file; created when it does not exist
-  std::string source;     // an HDF5/netCDF-4 file or a Zarr store directory
+  std::string container;   // the .slab file; created when it does not exist
+  std::string source;      // an HDF5/netCDF-4 file or a Zarr store directory
   std::string from = "/";  // --path: the group or dataset of the source to copy
   std::string into = "/";  // --into: the container group that receives it
   bool strict = false;     // refuse, instead of skipping, what slabfs cannot hold
@@ -41,8 +41,8 @@ struct TreeImportOptions {
 
 struct TreeExportOptions {
   std::string container;
-  std::string output;      // an .h5/.nc file or a Zarr store directory
-  std::string from = "/";  // --path: the group or dataset to write
+  std::string output;           // an .h5/.nc file or a Zarr store directory
+  std::string from = "/";       // --path: the group or dataset to write
   std::string format = "auto";  // auto (by extension), hdf5, zarr2, zarr3
   bool quiet = false;
 };
@@ -56,17 +56,15 @@ Result<Format> ExportFormat(const TreeExportOptions& o);
 
 // Copies o.from of the source into group o.into of `dest` (which the driver
 // commits). Lines for skipped objects go to `out`.
-Status ImportHdf5(const TreeImportOptions& o, Container& dest, Progress& progress,
-                  std::ostream& out);
-Status ImportZarr(const TreeImportOptions& o, Container& dest, Progress& progress,
-                  std::ostream& out);
+Status ImportHdf5(const TreeImportOptions& o, Container& dest, Progress& progress, std::ostream& out);
+Status ImportZarr(const TreeImportOptions& o, Container& dest, Progress& progress, std::ostream& out);
 
 // Writes o.from of `src` to the file or directory `target` (a temporary
 // name that the driver renames to o.output).
-Status ExportHdf5(const TreeExportOptions& o, const Container& src, const std::string& target,
+Status ExportHdf5(const TreeExportOptions& o, const Container& src, const std::string& target, Progress& progress,
+                  std::ostream& out);
+Status ExportZarr(const TreeExportOptions& o, Format format, const Container& src, const std::string& target,
                   Progress& progress, std::ostream& out);
-Status ExportZarr(const TreeExportOptions& o, Format format, const Container& src,
-                  const std::string& target, Progress& progress, std::ostream& out);
 
 // The commands themselves.
 Status RunImportTree(const TreeImportOptions& o, std::ostream& out);

@@ -31,8 +31,8 @@ std::string Unpad(const char* data, size_t size, H5T_str_t pad) {
   return s;
 }
 
-Result<Hdf5Attribute> ReadString(hid_t attr, hid_t type, hid_t space, uint64_t points,
-                                 std::string_view where, Hdf5Attribute a) {
+Result<Hdf5Attribute> ReadString(hid_t attr, hid_t type, hid_t space, uint64_t points, std::string_view where,
+                                 Hdf5Attribute a) {
   if (points == 0) {
     a.value = Attribute::String("");
     return a;
@@ -47,8 +47,7 @@ Result<Hdf5Attribute> ReadString(hid_t attr, hid_t type, hid_t space, uint64_t p
   if (vlen > 0) {
     SLABFS_ASSIGN_OR_RETURN(H5Handle mem, Checked(H5Tcopy(H5T_C_S1), Code::kCorruption, where));
     SLABFS_RETURN_IF_ERROR_R(Checked(H5Tset_size(mem.get(), H5T_VARIABLE), Code::kCorruption, where));
-    SLABFS_RETURN_IF_ERROR_R(
-        Checked(H5Tset_cset(mem.get(), H5Tget_cset(type)), Code::kCorruption, where));
+    SLABFS_RETURN_IF_ERROR_R(Checked(H5Tset_cset(mem.get(), H5Tget_cset(type)), Code::kCorruption, where));
     char* p = nullptr;
     SLABFS_RETURN_IF_ERROR_R(Checked(H5Aread(attr, mem.get(), &p), Code::kCorruption, where));
     if (p != nullptr) text = p;
@@ -87,12 +86,9 @@ Result<Hdf5Attribute> ReadHdf5Attribute(hid_t obj, std::string_view path, const 
   const std::string where = Where(path, name);
   Hdf5Attribute a;
   a.name = name;
-  SLABFS_ASSIGN_OR_RETURN(H5Handle attr,
-                          Checked(H5Aopen(obj, name.c_str(), H5P_DEFAULT), Code::kCorruption, where));
-  SLABFS_ASSIGN_OR_RETURN(H5Handle type,
-                          Checked(H5Aget_type(attr.get()), Code::kCorruption, where));
-  SLABFS_ASSIGN_OR_RETURN(H5Handle space,
-                          Checked(H5Aget_space(attr.get()), Code::kCorruption, where));
+  SLABFS_ASSIGN_OR_RETURN(H5Handle attr, Checked(H5Aopen(obj, name.c_str(), H5P_DEFAULT), Code::kCorruption, where));
+  SLABFS_ASSIGN_OR_RETURN(H5Handle type, Checked(H5Aget_type(attr.get()), Code::kCorruption, where));
+  SLABFS_ASSIGN_OR_RETURN(H5Handle space, Checked(H5Aget_space(attr.get()), Code::kCorruption, where));
   H5S_class_t space_class = H5Sget_simple_extent_type(space.get());
   if (space_class == H5S_NO_CLASS) return Err(Hdf5Error(Code::kCorruption, where));
   hssize_t npoints = space_class == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(space.get());
@@ -113,13 +109,11 @@ Result<Hdf5Attribute> ReadHdf5Attribute(hid_t obj, std::string_view path, const 
   }
   const size_t item = ItemSize(*m.dtype);
   if (points > kMaxAttributeBytes / item) {
-    a.why_not = fmt::format("{} values of {} (more than {} bytes)", points, DTypeName(*m.dtype),
-                            kMaxAttributeBytes);
+    a.why_not = fmt::format("{} values of {} (more than {} bytes)", points, DTypeName(*m.dtype), kMaxAttributeBytes);
     return a;
   }
   std::string raw(static_cast<size_t>(points) * item, '\0');
-  SLABFS_RETURN_IF_ERROR_R(
-      Checked(H5Aread(attr.get(), Hdf5TypeOf(*m.dtype), raw.data()), Code::kCorruption, where));
+  SLABFS_RETURN_IF_ERROR_R(Checked(H5Aread(attr.get(), Hdf5TypeOf(*m.dtype), raw.data()), Code::kCorruption, where));
   a.value = Attribute::Numbers(*m.dtype, std::move(raw));
   return a;
 }
@@ -138,8 +132,8 @@ std::optional<std::string> ReadHdf5StringAttribute(hid_t obj, const char* name) 
   return a->value->data;
 }
 
-Status WriteHdf5Attribute(hid_t obj, std::string_view path, const std::string& name,
-                          const Attribute& value, std::optional<DType> file_type) {
+Status WriteHdf5Attribute(hid_t obj, std::string_view path, const std::string& name, const Attribute& value,
+                          std::optional<DType> file_type) {
   const std::string where = Where(path, name);
   if (H5Aexists(obj, name.c_str()) > 0) {
     SLABFS_RETURN_IF_ERROR(Checked(H5Adelete(obj, name.c_str()), Code::kIOError, where));
@@ -157,16 +151,14 @@ Status WriteHdf5Attribute(hid_t obj, std::string_view path, const std::string& n
     // HDF5 has no zero-size string type: "" is one NUL byte.
     const size_t size = s.empty() ? 1 : s.size();
     SLABFS_RETURN_IF_ERROR(Checked(H5Tset_size(type.get(), size), Code::kIOError, where));
-    SLABFS_RETURN_IF_ERROR(Checked(
-        H5Tset_strpad(type.get(), has_nul ? H5T_STR_NULLPAD : H5T_STR_NULLTERM), Code::kIOError,
-        where));
-    SLABFS_RETURN_IF_ERROR(Checked(
-        H5Tset_cset(type.get(), ascii ? H5T_CSET_ASCII : H5T_CSET_UTF8), Code::kIOError, where));
+    SLABFS_RETURN_IF_ERROR(
+        Checked(H5Tset_strpad(type.get(), has_nul ? H5T_STR_NULLPAD : H5T_STR_NULLTERM), Code::kIOError, where));
+    SLABFS_RETURN_IF_ERROR(
+        Checked(H5Tset_cset(type.get(), ascii ? H5T_CSET_ASCII : H5T_CSET_UTF8), Code::kIOError, where));
     SLABFS_ASSIGN_OR_RETURN(H5Handle space, Checked(H5Screate(H5S_SCALAR), Code::kIOError, where));
-    SLABFS_ASSIGN_OR_RETURN(
-        H5Handle attr, Checked(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT,
-                                          H5P_DEFAULT),
-                               Code::kIOError, where));
+    SLABFS_ASSIGN_OR_RETURN(H5Handle attr,
+                            Checked(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                    Code::kIOError, where));
     std::string buf = s.empty() ? std::string(1, '\0') : s;
     SLABFS_RETURN_IF_ERROR(Checked(H5Awrite(attr.get(), type.get(), buf.data()), Code::kIOError, where));
     return attr.Close(where);
@@ -179,10 +171,9 @@ Status WriteHdf5Attribute(hid_t obj, std::string_view path, const std::string& n
   const hid_t stored = Hdf5TypeOf(file_type.value_or(value.dtype));
   SLABFS_ASSIGN_OR_RETURN(
       H5Handle attr,
-      Checked(H5Acreate2(obj, name.c_str(), stored, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-              Code::kIOError, where));
-  SLABFS_RETURN_IF_ERROR(Checked(H5Awrite(attr.get(), Hdf5TypeOf(value.dtype), value.data.data()),
-                                 Code::kIOError, where));
+      Checked(H5Acreate2(obj, name.c_str(), stored, space.get(), H5P_DEFAULT, H5P_DEFAULT), Code::kIOError, where));
+  SLABFS_RETURN_IF_ERROR(
+      Checked(H5Awrite(attr.get(), Hdf5TypeOf(value.dtype), value.data.data()), Code::kIOError, where));
   return attr.Close(where);
 }
 

@@ -48,8 +48,8 @@ std::optional<std::string> ReadHdf5StringAttribute(hid_t obj, const char* name);
 // Creates attribute `name` on `obj` (an existing one is replaced). With
 // `file_type`, numbers are stored as that dtype (libhdf5 converts the
 // values; netCDF wants _FillValue in the variable's type).
-Status WriteHdf5Attribute(hid_t obj, std::string_view path, const std::string& name,
-                          const Attribute& value, std::optional<DType> file_type = std::nullopt);
+Status WriteHdf5Attribute(hid_t obj, std::string_view path, const std::string& name, const Attribute& value,
+                          std::optional<DType> file_type = std::nullopt);
 
 }  // namespace slabfs::tools::convert
 

@@ -23,9 +23,9 @@
 #include <fmt/format.h>
 
 #include "engine/io/os_error.h"
+#include "tools/block_walk.h"
 #include "tools/byte_stream.h"
 #include "tools/commands.h"
-#include "tools/block_walk.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/hdf5_attrs.h"
 #include "tools/convert/hdf5_netcdf.h"
@@ -60,8 +60,8 @@ constexpr unsigned kCreationOrder = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXE
 
 class Exporter {
  public:
-  Exporter(const TreeExportOptions& o, const Container& src, const std::string& target,
-           Progress& progress, std::ostream& out)
+  Exporter(const TreeExportOptions& o, const Container& src, const std::string& target, Progress& progress,
+           std::ostream& out)
       : o_(o), src_(src), target_(target), progress_(progress), out_(out) {}
 
   Status Run() {
@@ -86,8 +86,7 @@ class Exporter {
       if (d.info.num_chunks == 0) continue;
       total += static_cast<uint64_t>(
           static_cast<double>(d.info.size_bytes) *
-          std::min(1.0, static_cast<double>(d.info.allocated_chunks) /
-                            static_cast<double>(d.info.num_chunks)));
+          std::min(1.0, static_cast<double>(d.info.allocated_chunks) / static_cast<double>(d.info.num_chunks)));
     }
     progress_.SetTotal(total, 0);
 
@@ -169,8 +168,7 @@ class Exporter {
     return Status::OK();
   }
 
-  Status PlanDataset(ObjectId id, const std::string& src, const std::string& path,
-                     const std::string& group) {
+  Status PlanDataset(ObjectId id, const std::string& src, const std::string& path, const std::string& group) {
     auto ds = src_.OpenDataset(id);
     if (!ds) return AddContext(ds.error(), src);
     DatasetOut d{id, src, path, group, ds->info(), {}, false};
@@ -187,30 +185,24 @@ class Exporter {
   Status CreateFile() {
     const std::string what = fmt::format("{}: creating", target_);
     SLABFS_ASSIGN_OR_RETURN(H5Handle fcpl, Checked(H5Pcreate(H5P_FILE_CREATE), Code::kIOError, what));
-    SLABFS_RETURN_IF_ERROR(
-        Checked(H5Pset_link_creation_order(fcpl.get(), kCreationOrder), Code::kIOError, what));
-    SLABFS_RETURN_IF_ERROR(
-        Checked(H5Pset_attr_creation_order(fcpl.get(), kCreationOrder), Code::kIOError, what));
+    SLABFS_RETURN_IF_ERROR(Checked(H5Pset_link_creation_order(fcpl.get(), kCreationOrder), Code::kIOError, what));
+    SLABFS_RETURN_IF_ERROR(Checked(H5Pset_attr_creation_order(fcpl.get(), kCreationOrder), Code::kIOError, what));
     SLABFS_ASSIGN_OR_RETURN(H5Handle fapl, Checked(H5Pcreate(H5P_FILE_ACCESS), Code::kIOError, what));
     // The 1.8 file format: readable by every libhdf5 since 1.8 and by
     // netCDF-4; attributes of any size go to dense storage.
-    SLABFS_RETURN_IF_ERROR(Checked(
-        H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), Code::kIOError, what));
+    SLABFS_RETURN_IF_ERROR(
+        Checked(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), Code::kIOError, what));
     SLABFS_ASSIGN_OR_RETURN(
-        file_, Checked(H5Fcreate(target_.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()),
-                       Code::kIOError, what));
+        file_, Checked(H5Fcreate(target_.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), Code::kIOError, what));
     SLABFS_ASSIGN_OR_RETURN(gcpl_, Checked(H5Pcreate(H5P_GROUP_CREATE), Code::kIOError, what));
-    SLABFS_RETURN_IF_ERROR(
-        Checked(H5Pset_link_creation_order(gcpl_.get(), kCreationOrder), Code::kIOError, what));
-    SLABFS_RETURN_IF_ERROR(
-        Checked(H5Pset_attr_creation_order(gcpl_.get(), kCreationOrder), Code::kIOError, what));
+    SLABFS_RETURN_IF_ERROR(Checked(H5Pset_link_creation_order(gcpl_.get(), kCreationOrder), Code::kIOError, what));
+    SLABFS_RETURN_IF_ERROR(Checked(H5Pset_attr_creation_order(gcpl_.get(), kCreationOrder), Code::kIOError, what));
     return Status::OK();
   }
 
   Status WriteGroup(const GroupOut& g) {
     H5Handle h(g.path == "/" ? H5Gopen2(file_.get(), "/", H5P_DEFAULT)
-                             : H5Gcreate2(file_.get(), g.path.c_str(), H5P_DEFAULT, gcpl_.get(),
-                                          H5P_DEFAULT));
+                             : H5Gcreate2(file_.get(), g.path.c_str(), H5P_DEFAULT, gcpl_.get(), H5P_DEFAULT));
     if (!h.valid()) return Hdf5Error(Code::kIOError, fmt::format("creating group {}", g.path));
     for (const auto& [name, value] : g.attrs) {
       SLABFS_RETURN_IF_ERROR(WriteHdf5Attribute(h.get(), g.path, name, value));
@@ -222,11 +214,9 @@ class Exporter {
   Result<H5Handle> CreationList(const DatasetOut& d) {
     const DatasetInfo& info = d.info;
     SLABFS_ASSIGN_OR_RETURN(H5Handle dcpl, Checked(H5Pcreate(H5P_DATASET_CREATE), Code::kIOError, d.path));
+    SLABFS_RETURN_IF_ERROR_R(Checked(H5Pset_attr_creation_order(dcpl.get(), kCreationOrder), Code::kIOError, d.path));
     SLABFS_RETURN_IF_ERROR_R(
-        Checked(H5Pset_attr_creation_order(dcpl.get(), kCreationOrder), Code::kIOError, d.path));
-    SLABFS_RETURN_IF_ERROR_R(Checked(H5Pset_fill_value(dcpl.get(), Hdf5TypeOf(info.dtype),
-                                                     info.fill.data()),
-                                   Code::kIOError, d.path));
+        Checked(H5Pset_fill_value(dcpl.get(), Hdf5TypeOf(info.dtype), info.fill.data()), Code::kIOError, d.path));
     if (d.scalar) return dcpl;  // contiguous: a scalar has no chunks
     // HDF5 wants chunks no larger than a fixed maximum dimension; such a
     // chunk covers the whole dimension either way.
@@ -234,9 +224,8 @@ class Exporter {
     for (size_t k = 0; k < chunks.size(); ++k) {
       if (info.max_shape[k] != kUnlimited) chunks[k] = std::min<hsize_t>(chunks[k], info.max_shape[k]);
     }
-    SLABFS_RETURN_IF_ERROR_R(Checked(H5Pset_chunk(dcpl.get(), static_cast<int>(chunks.size()),
-                                                chunks.data()),
-                                   Code::kIOError, d.path));
+    SLABFS_RETURN_IF_ERROR_R(
+        Checked(H5Pset_chunk(dcpl.get(), static_cast<int>(chunks.size()), chunks.data()), Code::kIOError, d.path));
     std::string_view rest = info.filters;
     while (!rest.empty()) {
       size_t comma = rest.find(',');
@@ -252,8 +241,7 @@ class Exporter {
         if (f.size() == 9 && f[7] == '=' && f[8] >= '1' && f[8] <= '9') level = f[8] - '0';
         r = H5Pset_deflate(dcpl.get(), level);
       } else {
-        return Err(Status::NotSupported(
-            fmt::format("{}: filter '{}' has no HDF5 counterpart", d.src, f)));
+        return Err(Status::NotSupported(fmt::format("{}: filter '{}' has no HDF5 counterpart", d.src, f)));
       }
       SLABFS_RETURN_IF_ERROR_R(Checked(r, Code::kIOError, d.path));
     }
@@ -270,33 +258,33 @@ class Exporter {
       if (m == kUnlimited) m = H5S_UNLIMITED;
     }
     H5Handle space(d.scalar ? H5Screate(H5S_SCALAR)
-                            : H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
-                                               max.data()));
+                            : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max.data()));
     if (!space.valid()) return Hdf5Error(Code::kIOError, d.path);
     SLABFS_ASSIGN_OR_RETURN(H5Handle dcpl, CreationList(d));
     SLABFS_ASSIGN_OR_RETURN(H5Handle dapl, Checked(H5Pcreate(H5P_DATASET_ACCESS), Code::kIOError, d.path));
     // Every chunk is written whole by one write: no cache needed.
-    SLABFS_RETURN_IF_ERROR(Checked(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT,
-                                                      0, H5D_CHUNK_CACHE_W0_DEFAULT),
-                                   Code::kIOError, d.path));
-    SLABFS_ASSIGN_OR_RETURN(
-        H5Handle h, Checked(H5Dcreate2(file_.get(), d.path.c_str(), Hdf5TypeOf(info.dtype),
-                                       space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()),
-                            Code::kIOError, fmt::format("creating dataset {}", d.path)));
+    SLABFS_RETURN_IF_ERROR(
+        Checked(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT),
+                Code::kIOError, d.path));
+    SLABFS_ASSIGN_OR_RETURN(H5Handle h, Checked(H5Dcreate2(file_.get(), d.path.c_str(), Hdf5TypeOf(info.dtype),
+                                                           space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()),
+                                                Code::kIOError, fmt::format("creating dataset {}", d.path)));
     if (is_scale) {
-      SLABFS_RETURN_IF_ERROR(Checked(H5DSset_scale(h.get(), BaseName(d.path).c_str()),
-                                     Code::kIOError, fmt::format("{}: making it a dimension scale", d.path)));
+      SLABFS_RETURN_IF_ERROR(Checked(H5DSset_scale(h.get(), BaseName(d.path).c_str()), Code::kIOError,
+                                     fmt::format("{}: making it a dimension scale", d.path)));
     }
     for (const auto& [name, value] : d.attrs) {
       if (d.scalar && name == kScalarAttribute) continue;
       if (name == kArrayDimensions && scales_.named[i]) continue;
       // libhdf5's dimension scale attributes: a value of another type
       // under these names would mislead every reader of the file.
-      const bool reserved = name == "DIMENSION_LIST" || name == "REFERENCE_LIST" ||
-                            (is_scale && (name == "CLASS" || name == "NAME"));
+      const bool reserved =
+          name == "DIMENSION_LIST" || name == "REFERENCE_LIST" || (is_scale && (name == "CLASS" || name == "NAME"));
       if (reserved) {
-        out_ << fmt::format("skipped attribute '{}' of {}: the dimension scales of the file use "
-                            "that name\n", name, d.src);
+        out_ << fmt::format(
+            "skipped attribute '{}' of {}: the dimension scales of the file use "
+            "that name\n",
+            name, d.src);
         continue;
       }
       std::optional<DType> as;
@@ -306,8 +294,10 @@ class Exporter {
       SLABFS_RETURN_IF_ERROR(WriteHdf5Attribute(h.get(), d.path, name, value, as));
     }
     if (info.sparse) {
-      out_ << fmt::format("note: {} is sparse: its undefined elements are written as the fill "
-                          "value {}\n", d.src, FormatScalar(info.dtype, info.fill.data()));
+      out_ << fmt::format(
+          "note: {} is sparse: its undefined elements are written as the fill "
+          "value {}\n",
+          d.src, FormatScalar(info.dtype, info.fill.data()));
     }
     SLABFS_RETURN_IF_ERROR(CopyData(d, h.get()));
     return h.Close(d.path);
@@ -325,8 +315,7 @@ class Exporter {
       std::string value(item, '\0');
       SLABFS_RETURN_IF_ERROR(AddContext(ds->Read(Slab::Box({0}, {1}), value.data()), d.src));
       SLABFS_RETURN_IF_ERROR(
-          Checked(H5Dwrite(h, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()),
-                  Code::kIOError, writing));
+          Checked(H5Dwrite(h, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()), Code::kIOError, writing));
       return progress_.Advance(item, 1);
     }
     auto stored = ds->StoredChunks();
@@ -336,8 +325,7 @@ class Exporter {
     std::vector<uint64_t> wanted;
     for (const StoredChunk& c : *stored) {
       if (c.coords.size() != rank) {
-        return Status::Corruption(fmt::format("{}: a stored chunk has rank {}, not {}", d.src,
-                                              c.coords.size(), rank));
+        return Status::Corruption(fmt::format("{}: a stored chunk has rank {}, not {}", d.src, c.coords.size(), rank));
       }
       bool inside = true;
       for (size_t k = 0; k < rank; ++k) inside = inside && c.coords[k] < walk.grid()[k];
@@ -363,35 +351,29 @@ class Exporter {
       buf.resize(static_cast<size_t>(b.elements) * item);
       SLABFS_RETURN_IF_ERROR(AddContext(ds->Read(Slab::Box(b.start, b.count), buf.data()), d.src));
       const std::vector<hsize_t> count = ToHsize(b.count);
-      SLABFS_ASSIGN_OR_RETURN(H5Handle mspace,
-                              Checked(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr),
-                                      Code::kIOError, writing));
+      SLABFS_ASSIGN_OR_RETURN(H5Handle mspace, Checked(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr),
+                                                       Code::kIOError, writing));
       if (parts.size() == b.chunks) {
         const std::vector<hsize_t> start = ToHsize(b.start);
-        SLABFS_RETURN_IF_ERROR(Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET,
-                                                           start.data(), nullptr, count.data(),
-                                                           nullptr),
+        SLABFS_RETURN_IF_ERROR(
+            Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+                    Code::kIOError, writing));
+        SLABFS_RETURN_IF_ERROR(Checked(H5Dwrite(h, memtype, mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
                                        Code::kIOError, writing));
-        SLABFS_RETURN_IF_ERROR(Checked(
-            H5Dwrite(h, memtype, mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
-            Code::kIOError, writing));
       } else {
         for (const Dims& c : parts) {
           walk.ChunkBox(c, &part_start, &part_count);
           std::vector<hsize_t> offset(rank);
           for (size_t k = 0; k < rank; ++k) offset[k] = part_start[k] - b.start[k];
           const std::vector<hsize_t> fstart = ToHsize(part_start), pcount = ToHsize(part_count);
-          SLABFS_RETURN_IF_ERROR(Checked(H5Sselect_hyperslab(mspace.get(), H5S_SELECT_SET,
-                                                             offset.data(), nullptr, pcount.data(),
-                                                             nullptr),
+          SLABFS_RETURN_IF_ERROR(
+              Checked(H5Sselect_hyperslab(mspace.get(), H5S_SELECT_SET, offset.data(), nullptr, pcount.data(), nullptr),
+                      Code::kIOError, writing));
+          SLABFS_RETURN_IF_ERROR(
+              Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, fstart.data(), nullptr, pcount.data(), nullptr),
+                      Code::kIOError, writing));
+          SLABFS_RETURN_IF_ERROR(Checked(H5Dwrite(h, memtype, mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
                                          Code::kIOError, writing));
-          SLABFS_RETURN_IF_ERROR(Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET,
-                                                             fstart.data(), nullptr, pcount.data(),
-                                                             nullptr),
-                                         Code::kIOError, writing));
-          SLABFS_RETURN_IF_ERROR(Checked(
-              H5Dwrite(h, memtype, mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
-              Code::kIOError, writing));
         }
       }
       SLABFS_RETURN_IF_ERROR(progress_.Advance(buf.size(), parts.size()));
@@ -408,16 +390,14 @@ class Exporter {
     const hsize_t max[1] = {p.unlimited ? H5S_UNLIMITED : p.length};
     SLABFS_ASSIGN_OR_RETURN(H5Handle space, Checked(H5Screate_simple(1, dims, max), Code::kIOError, what));
     SLABFS_ASSIGN_OR_RETURN(H5Handle dcpl, Checked(H5Pcreate(H5P_DATASET_CREATE), Code::kIOError, what));
-    SLABFS_RETURN_IF_ERROR(
-        Checked(H5Pset_attr_creation_order(dcpl.get(), kCreationOrder), Code::kIOError, what));
+    SLABFS_RETURN_IF_ERROR(Checked(H5Pset_attr_creation_order(dcpl.get(), kCreationOrder), Code::kIOError, what));
     if (p.unlimited) {
       const hsize_t chunk[1] = {1024};
       SLABFS_RETURN_IF_ERROR(Checked(H5Pset_chunk(dcpl.get(), 1, chunk), Code::kIOError, what));
     }
-    SLABFS_ASSIGN_OR_RETURN(
-        H5Handle h, Checked(H5Dcreate2(file_.get(), p.path.c_str(), H5T_IEEE_F32BE, space.get(),
-                                       H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                            Code::kIOError, what));
+    SLABFS_ASSIGN_OR_RETURN(H5Handle h, Checked(H5Dcreate2(file_.get(), p.path.c_str(), H5T_IEEE_F32BE, space.get(),
+                                                           H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                                                Code::kIOError, what));
     const std::string name = fmt::format("{}{:10}", kNetcdfDimOnly, p.length);
     SLABFS_RETURN_IF_ERROR(Checked(H5DSset_scale(h.get(), name.c_str()), Code::kIOError, what));
     return h.Close(what);
@@ -428,19 +408,17 @@ class Exporter {
       const std::vector<ScaleRef>& attach = scales_.attach[i];
       if (!scales_.named[i] || scales_.is_scale[i]) continue;
       const DatasetOut& d = datasets_[i];
-      SLABFS_ASSIGN_OR_RETURN(H5Handle h, Checked(H5Dopen2(file_.get(), d.path.c_str(), H5P_DEFAULT),
-                                                  Code::kIOError, d.path));
+      SLABFS_ASSIGN_OR_RETURN(H5Handle h,
+                              Checked(H5Dopen2(file_.get(), d.path.c_str(), H5P_DEFAULT), Code::kIOError, d.path));
       for (size_t k = 0; k < attach.size(); ++k) {
         if (attach[k].kind == ScaleRef::Kind::kNone) continue;
         const std::string& path = attach[k].kind == ScaleRef::Kind::kDataset
                                       ? datasets_[attach[k].index].path
                                       : scales_.placeholders[attach[k].index].path;
         SLABFS_ASSIGN_OR_RETURN(H5Handle scale,
-                                Checked(H5Dopen2(file_.get(), path.c_str(), H5P_DEFAULT),
-                                        Code::kIOError, path));
-        SLABFS_RETURN_IF_ERROR(Checked(
-            H5DSattach_scale(h.get(), scale.get(), static_cast<unsigned>(k)), Code::kIOError,
-            fmt::format("{}: attaching {} as dimension {}", d.path, path, k)));
+                                Checked(H5Dopen2(file_.get(), path.c_str(), H5P_DEFAULT), Code::kIOError, path));
+        SLABFS_RETURN_IF_ERROR(Checked(H5DSattach_scale(h.get(), scale.get(), static_cast<unsigned>(k)), Code::kIOError,
+                                       fmt::format("{}: attaching {} as dimension {}", d.path, path, k)));
       }
     }
     return Status::OK();
@@ -472,8 +450,8 @@ class Exporter {
 
 }  // namespace
 
-Status ExportHdf5(const TreeExportOptions& o, const Container& src, const std::string& target,
-                  Progress& progress, std::ostream& out) {
+Status ExportHdf5(const TreeExportOptions& o, const Container& src, const std::string& target, Progress& progress,
+                  std::ostream& out) {
   Hdf5Session session;
   Exporter exporter(o, src, target, progress, out);
   return exporter.Run();

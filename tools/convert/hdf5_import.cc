@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "tools/commands.h"
 #include "tools/block_walk.h"
+#include "tools/commands.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/hdf5_attrs.h"
 #include "tools/convert/hdf5_netcdf.h"
@@ -66,8 +66,8 @@ herr_t CollectLink(hid_t, const char* name, const H5L_info_t* info, void* data) 
 // One object to make in the container.
 struct Step {
   bool dataset = false;
-  std::string src;   // path in the source
-  std::string dest;  // path in the container
+  std::string src;     // path in the source
+  std::string dest;    // path in the container
   bool create = true;  // false for the receiving group (--into)
   std::vector<std::pair<std::string, Attribute>> attrs;
   // Datasets.
@@ -90,14 +90,13 @@ class Importer {
       : o_(o), dest_(dest), progress_(progress), out_(out) {}
 
   Status Run() {
-    SLABFS_ASSIGN_OR_RETURN(H5Handle fapl, Checked(H5Pcreate(H5P_FILE_ACCESS), Code::kIOError,
-                                                   "creating a file access list"));
+    SLABFS_ASSIGN_OR_RETURN(H5Handle fapl,
+                            Checked(H5Pcreate(H5P_FILE_ACCESS), Code::kIOError, "creating a file access list"));
     // Files on filesystems without locks (some NFS) still open.
     (void)H5Pset_file_locking(fapl.get(), true, true);
     H5Eclear2(H5E_DEFAULT);
-    SLABFS_ASSIGN_OR_RETURN(
-        file_, Checked(H5Fopen(o_.source.c_str(), H5F_ACC_RDONLY, fapl.get()), Code::kCorruption,
-                       "cannot open it as HDF5"));
+    SLABFS_ASSIGN_OR_RETURN(file_, Checked(H5Fopen(o_.source.c_str(), H5F_ACC_RDONLY, fapl.get()), Code::kCorruption,
+                                           "cannot open it as HDF5"));
     namer_.emplace(file_.get());
     SLABFS_RETURN_IF_ERROR(Plan());
     uint64_t total = 0;
@@ -115,8 +114,7 @@ class Importer {
   // --strict the error that ends the import.
   Status Skip(const std::string& what) {
     if (o_.strict) {
-      return Status::NotSupported(
-          fmt::format("{} (--strict refuses what slabfs cannot hold)", what));
+      return Status::NotSupported(fmt::format("{} (--strict refuses what slabfs cannot hold)", what));
     }
     out_ << "skipped " << what << "\n";
     return Status::OK();
@@ -126,35 +124,31 @@ class Importer {
   Status Plan() {
     H5O_info_t info;
     if (o_.from == "/" || o_.from.empty()) {
-      SLABFS_ASSIGN_OR_RETURN(H5Handle root, Checked(H5Gopen2(file_.get(), "/", H5P_DEFAULT),
-                                                     Code::kCorruption, "opening the root group"));
+      SLABFS_ASSIGN_OR_RETURN(
+          H5Handle root, Checked(H5Gopen2(file_.get(), "/", H5P_DEFAULT), Code::kCorruption, "opening the root group"));
       return PlanGroup(root.get(), "/", o_.into, /*create=*/false);
     }
-    if (H5Oget_info_by_name2(file_.get(), o_.from.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) <
-        0) {
+    if (H5Oget_info_by_name2(file_.get(), o_.from.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
       H5Eclear2(H5E_DEFAULT);
-      return Status::NotFound(fmt::format("--path {}: no such group or dataset in the source",
-                                          o_.from));
+      return Status::NotFound(fmt::format("--path {}: no such group or dataset in the source", o_.from));
     }
     const std::string dest = JoinPath(o_.into, BaseName(o_.from));
     if (info.type == H5O_TYPE_GROUP) {
-      SLABFS_ASSIGN_OR_RETURN(H5Handle g, Checked(H5Gopen2(file_.get(), o_.from.c_str(), H5P_DEFAULT),
-                                                  Code::kCorruption, o_.from));
+      SLABFS_ASSIGN_OR_RETURN(H5Handle g,
+                              Checked(H5Gopen2(file_.get(), o_.from.c_str(), H5P_DEFAULT), Code::kCorruption, o_.from));
       return PlanGroup(g.get(), o_.from, dest, true);
     }
     if (info.type == H5O_TYPE_DATASET) {
-      SLABFS_ASSIGN_OR_RETURN(H5Handle d, Checked(H5Dopen2(file_.get(), o_.from.c_str(), H5P_DEFAULT),
-                                                  Code::kCorruption, o_.from));
+      SLABFS_ASSIGN_OR_RETURN(H5Handle d,
+                              Checked(H5Dopen2(file_.get(), o_.from.c_str(), H5P_DEFAULT), Code::kCorruption, o_.from));
       return PlanDataset(d.get(), o_.from, dest);
     }
-    return Status::InvalidArgument(
-        fmt::format("--path {}: not a group or dataset (a named datatype?)", o_.from));
+    return Status::InvalidArgument(fmt::format("--path {}: not a group or dataset (a named datatype?)", o_.from));
   }
 
   Status CheckFree(const std::string& dest) {
     if (dest_.Resolve(dest)) {
-      return Status::AlreadyExists(
-          fmt::format("{} already exists in {}", dest, o_.container));
+      return Status::AlreadyExists(fmt::format("{} already exists in {}", dest, o_.container));
     }
     return Status::OK();
   }
@@ -162,8 +156,7 @@ class Importer {
   Status PlanGroup(hid_t g, const std::string& src, const std::string& dest, bool create) {
     SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
     H5O_info_t info;
-    SLABFS_RETURN_IF_ERROR(
-        Checked(H5Oget_info2(g, &info, H5O_INFO_BASIC), Code::kCorruption, src));
+    SLABFS_RETURN_IF_ERROR(Checked(H5Oget_info2(g, &info, H5O_INFO_BASIC), Code::kCorruption, src));
     seen_.emplace(info.addr, src);
     if (create) SLABFS_RETURN_IF_ERROR(CheckFree(dest));
     Step step;
@@ -183,38 +176,35 @@ class Importer {
       // does not span as "_nc4_non_coord_NAME": the variable is NAME.
       const std::string child_dest = JoinPath(dest, NetcdfVariableName(link.name));
       if (Status v = ValidateName(link.name); !v.ok()) {
-        SLABFS_RETURN_IF_ERROR(
-            Skip(fmt::format("{}: the name is not valid in slabfs ({})", child_src, v.message())));
+        SLABFS_RETURN_IF_ERROR(Skip(fmt::format("{}: the name is not valid in slabfs ({})", child_src, v.message())));
         continue;
       }
       if (link.type == H5L_TYPE_SOFT) {
-        SLABFS_RETURN_IF_ERROR(Skip(fmt::format(
-            "{}: a soft link{} (slabfs has no links)", child_src, LinkTarget(g, link.name))));
+        SLABFS_RETURN_IF_ERROR(
+            Skip(fmt::format("{}: a soft link{} (slabfs has no links)", child_src, LinkTarget(g, link.name))));
         continue;
       }
       if (link.type != H5L_TYPE_HARD) {
-        SLABFS_RETURN_IF_ERROR(Skip(fmt::format(
-            "{}: an {} link (other files are not read)", child_src,
-            link.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined")));
+        SLABFS_RETURN_IF_ERROR(Skip(fmt::format("{}: an {} link (other files are not read)", child_src,
+                                                link.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined")));
         continue;
       }
       if (H5Oget_info_by_name2(g, link.name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
         return Hdf5Error(Code::kCorruption, child_src);
       }
       if (auto it = seen_.find(info.addr); it != seen_.end()) {
-        SLABFS_RETURN_IF_ERROR(Skip(fmt::format(
-            "{}: the same object as {} (a second hard link; slabfs has no links)", child_src,
-            it->second)));
+        SLABFS_RETURN_IF_ERROR(Skip(
+            fmt::format("{}: the same object as {} (a second hard link; slabfs has no links)", child_src, it->second)));
         continue;
       }
       if (info.type == H5O_TYPE_GROUP) {
-        SLABFS_ASSIGN_OR_RETURN(H5Handle child, Checked(H5Gopen2(g, link.name.c_str(), H5P_DEFAULT),
-                                                        Code::kCorruption, child_src));
+        SLABFS_ASSIGN_OR_RETURN(H5Handle child,
+                                Checked(H5Gopen2(g, link.name.c_str(), H5P_DEFAULT), Code::kCorruption, child_src));
         SLABFS_RETURN_IF_ERROR(PlanGroup(child.get(), child_src, child_dest, true));
       } else if (info.type == H5O_TYPE_DATASET) {
         seen_.emplace(info.addr, child_src);
-        SLABFS_ASSIGN_OR_RETURN(H5Handle child, Checked(H5Dopen2(g, link.name.c_str(), H5P_DEFAULT),
-                                                        Code::kCorruption, child_src));
+        SLABFS_ASSIGN_OR_RETURN(H5Handle child,
+                                Checked(H5Dopen2(g, link.name.c_str(), H5P_DEFAULT), Code::kCorruption, child_src));
         SLABFS_RETURN_IF_ERROR(PlanDataset(child.get(), child_src, child_dest));
       } else {
         Note(fmt::format("{}: a named datatype, not data; not copied", child_src));
@@ -226,8 +216,7 @@ class Importer {
   // " to /target" for a soft link, or "" when libhdf5 cannot say.
   std::string LinkTarget(hid_t g, const std::string& name) {
     H5L_info_t info;
-    if (H5Lget_info(g, name.c_str(), &info, H5P_DEFAULT) < 0 || info.u.val_size == 0 ||
-        info.u.val_size > 4096) {
+    if (H5Lget_info(g, name.c_str(), &info, H5P_DEFAULT) < 0 || info.u.val_size == 0 || info.u.val_size > 4096) {
       H5Eclear2(H5E_DEFAULT);
       return "";
     }
@@ -240,22 +229,22 @@ class Importer {
     return " to " + target;
   }
 
-  Result<std::vector<std::pair<std::string, Attribute>>> PlanAttributes(hid_t obj,
-                                                                        const std::string& src,
+  Result<std::vector<std::pair<std::string, Attribute>>> PlanAttributes(hid_t obj, const std::string& src,
                                                                         bool is_scale) {
     std::vector<std::pair<std::string, Attribute>> attrs;
     SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> names, Hdf5AttributeNames(obj, src));
     for (const std::string& name : names) {
       if (IsDimensionBookkeeping(name, is_scale)) continue;
       if (Status v = ValidateName(name); !v.ok()) {
-        SLABFS_RETURN_IF_ERROR_R(Skip(fmt::format("attribute '{}' of {}: the name is not valid "
-                                                  "in slabfs ({})", name, src, v.message())));
+        SLABFS_RETURN_IF_ERROR_R(
+            Skip(fmt::format("attribute '{}' of {}: the name is not valid "
+                             "in slabfs ({})",
+                             name, src, v.message())));
         continue;
       }
       SLABFS_ASSIGN_OR_RETURN(Hdf5Attribute a, ReadHdf5Attribute(obj, src, name));
       if (!a.value) {
-        SLABFS_RETURN_IF_ERROR_R(
-            Skip(fmt::format("attribute '{}' of {}: {}", name, src, a.why_not)));
+        SLABFS_RETURN_IF_ERROR_R(Skip(fmt::format("attribute '{}' of {}: {}", name, src, a.why_not)));
         continue;
       }
       attrs.emplace_back(name, std::move(*a.value));
@@ -273,8 +262,7 @@ class Importer {
       unsigned cd[8] = {};
       size_t ncd = 8;
       char name[64] = {};
-      H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &ncd, cd,
-                                       sizeof name, name, &config);
+      H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof name, name, &config);
       if (id < 0) return Err(Hdf5Error(Code::kCorruption, src));
       std::string ours;
       if (id == H5Z_FILTER_DEFLATE) {
@@ -287,17 +275,16 @@ class Importer {
       } else if (id == H5Z_FILTER_FLETCHER32) {
         ours = "checksum";
       } else {
-        SLABFS_RETURN_IF_ERROR_R(Skip(fmt::format(
-            "{}: filter {} (id {}) is not one slabfs has (deflate, shuffle, fletcher32)", src,
-            FilterName(id, name), id)));
+        SLABFS_RETURN_IF_ERROR_R(
+            Skip(fmt::format("{}: filter {} (id {}) is not one slabfs has (deflate, shuffle, fletcher32)", src,
+                             FilterName(id, name), id)));
         return std::optional<std::string>();
       }
       if (ours.empty()) continue;
       const std::string kind = ours.substr(0, ours.find('='));
       for (const std::string& f : filters) {
         if (f.substr(0, f.find('=')) == kind) {
-          SLABFS_RETURN_IF_ERROR_R(
-              Skip(fmt::format("{}: its pipeline applies {} twice", src, kind)));
+          SLABFS_RETURN_IF_ERROR_R(Skip(fmt::format("{}: its pipeline applies {} twice", src, kind)));
           return std::optional<std::string>();
         }
       }
@@ -315,9 +302,8 @@ class Importer {
     SLABFS_ASSIGN_OR_RETURN(H5Handle type, Checked(H5Dget_type(d), Code::kCorruption, src));
     TypeMatch m = MatchHdf5Type(type.get());
     if (!m.dtype) {
-      return Skip(fmt::format(
-          "{}: {} data (slabfs datasets hold integers and floats of 1 to 8 bytes)", src,
-          m.why_not));
+      return Skip(
+          fmt::format("{}: {} data (slabfs datasets hold integers and floats of 1 to 8 bytes)", src, m.why_not));
     }
     const DType dtype = *m.dtype;
     const size_t item = ItemSize(dtype);
@@ -404,12 +390,10 @@ class Importer {
     } else {
       auto names = namer_->Names(d, src, rank);
       if (!names) {
-        SLABFS_RETURN_IF_ERROR(
-            Skip(fmt::format("the dimension names of {}: {}", src, names.error().message())));
+        SLABFS_RETURN_IF_ERROR(Skip(fmt::format("the dimension names of {}: {}", src, names.error().message())));
       } else if (*names) {
         std::erase_if(step.attrs, [](const auto& a) { return a.first == kArrayDimensions; });
-        step.attrs.emplace_back(std::string(kArrayDimensions),
-                                Attribute::String(DimensionsJson(**names)));
+        step.attrs.emplace_back(std::string(kArrayDimensions), Attribute::String(DimensionsJson(**names)));
       }
     }
     SLABFS_RETURN_IF_ERROR(CheckFree(dest));
@@ -426,8 +410,7 @@ class Importer {
     std::string fill(item, '\0');
     H5D_fill_value_t status;
     if (H5Pfill_value_defined(dcpl, &status) < 0) return Hdf5Error(Code::kCorruption, src);
-    if (status != H5D_FILL_VALUE_UNDEFINED &&
-        H5Pget_fill_value(dcpl, Hdf5TypeOf(dtype), fill.data()) < 0) {
+    if (status != H5D_FILL_VALUE_UNDEFINED && H5Pget_fill_value(dcpl, Hdf5TypeOf(dtype), fill.data()) < 0) {
       return Hdf5Error(Code::kCorruption, fmt::format("{}: reading the fill value", src));
     }
     std::string chosen = fill;
@@ -460,9 +443,9 @@ class Importer {
         return Err(Hdf5Error(Code::kCorruption, fmt::format("{}: counting its chunks", step.src)));
       }
       BlockWalk walk(step.options.shape, step.options.chunks, 1, 1);
-      return static_cast<uint64_t>(static_cast<double>(size) *
-                                   std::min(1.0, static_cast<double>(allocated) /
-                                                     static_cast<double>(walk.num_chunks())));
+      return static_cast<uint64_t>(
+          static_cast<double>(size) *
+          std::min(1.0, static_cast<double>(allocated) / static_cast<double>(walk.num_chunks())));
     }
     H5D_space_status_t status;
     if (H5Dget_space_status(d, &status) < 0) return Err(Hdf5Error(Code::kCorruption, step.src));
@@ -500,20 +483,19 @@ class Importer {
   Status CopyData(const Step& s, Dataset& ds) {
     SLABFS_ASSIGN_OR_RETURN(H5Handle dapl, Checked(H5Pcreate(H5P_DATASET_ACCESS), Code::kIOError, s.src));
     // Each chunk is read once, by one read of whole chunks: no cache needed.
-    SLABFS_RETURN_IF_ERROR(Checked(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT,
-                                                      0, H5D_CHUNK_CACHE_W0_DEFAULT),
-                                   Code::kIOError, s.src));
-    SLABFS_ASSIGN_OR_RETURN(H5Handle d, Checked(H5Dopen2(file_.get(), s.src.c_str(), dapl.get()),
-                                                Code::kCorruption, s.src));
+    SLABFS_RETURN_IF_ERROR(
+        Checked(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT),
+                Code::kIOError, s.src));
+    SLABFS_ASSIGN_OR_RETURN(H5Handle d,
+                            Checked(H5Dopen2(file_.get(), s.src.c_str(), dapl.get()), Code::kCorruption, s.src));
     const DatasetInfo info = ds.info();
     const size_t item = ItemSize(info.dtype);
     const hid_t memtype = Hdf5TypeOf(info.dtype);
     const std::string reading = fmt::format("{}: reading", s.src);
     if (s.scalar) {
       std::string value(item, '\0');
-      SLABFS_RETURN_IF_ERROR(Checked(H5Dread(d.get(), memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                             value.data()),
-                                     Code::kCorruption, reading));
+      SLABFS_RETURN_IF_ERROR(
+          Checked(H5Dread(d.get(), memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()), Code::kCorruption, reading));
       SLABFS_RETURN_IF_ERROR(AddContext(ds.Write(Slab::Box({0}, {1}), value.data()), s.dest));
       return progress_.Advance(item, 1);
     }
@@ -598,14 +580,12 @@ class Importer {
       }
       buf.resize(static_cast<size_t>(b.elements) * item);
       const std::vector<hsize_t> start = ToHsize(b.start), count = ToHsize(b.count);
-      SLABFS_RETURN_IF_ERROR(Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(),
-                                                         nullptr, count.data(), nullptr),
-                                     Code::kCorruption, reading));
-      SLABFS_ASSIGN_OR_RETURN(H5Handle mspace,
-                              Checked(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr),
-                                      Code::kIOError, reading));
-      SLABFS_RETURN_IF_ERROR(Checked(H5Dread(d.get(), memtype, mspace.get(), fspace.get(),
-                                             H5P_DEFAULT, buf.data()),
+      SLABFS_RETURN_IF_ERROR(
+          Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+                  Code::kCorruption, reading));
+      SLABFS_ASSIGN_OR_RETURN(H5Handle mspace, Checked(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr),
+                                                       Code::kIOError, reading));
+      SLABFS_RETURN_IF_ERROR(Checked(H5Dread(d.get(), memtype, mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()),
                                      Code::kCorruption, reading));
       if (which == Which::kAll || parts.size() == b.chunks) {
         SLABFS_RETURN_IF_ERROR(AddContext(ds.Write(Slab::Box(b.start, b.count), buf.data()), s.dest));
@@ -615,12 +595,10 @@ class Importer {
           Dims offset(rank);
           for (size_t k = 0; k < rank; ++k) offset[k] = part_start[k] - b.start[k];
           MemSpace mem{b.count, Slab::Box(offset, part_count)};
-          SLABFS_RETURN_IF_ERROR(AddContext(
-              ds.Write(Slab::Box(part_start, part_count), buf.data(), &mem), s.dest));
+          SLABFS_RETURN_IF_ERROR(AddContext(ds.Write(Slab::Box(part_start, part_count), buf.data(), &mem), s.dest));
         }
       }
-      SLABFS_RETURN_IF_ERROR(
-          progress_.Advance(buf.size(), which == Which::kAll ? b.chunks : parts.size()));
+      SLABFS_RETURN_IF_ERROR(progress_.Advance(buf.size(), which == Which::kAll ? b.chunks : parts.size()));
     }
     return Status::OK();
   }
@@ -677,14 +655,13 @@ class Importer {
         if (!copied.ok()) {
           // Through libhdf5: decoded there, encoded again here.
           decoded.resize(static_cast<size_t>(chunk_elements) * item);
-          SLABFS_RETURN_IF_ERROR(Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, offset.data(),
-                                                             nullptr, count.data(), nullptr),
-                                         Code::kCorruption, s.src));
-          SLABFS_ASSIGN_OR_RETURN(H5Handle mspace,
-                                  Checked(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr),
-                                          Code::kIOError, s.src));
-          SLABFS_RETURN_IF_ERROR(Checked(H5Dread(d, memtype, mspace.get(), fspace.get(), H5P_DEFAULT,
-                                                 decoded.data()),
+          SLABFS_RETURN_IF_ERROR(
+              Checked(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, offset.data(), nullptr, count.data(), nullptr),
+                      Code::kCorruption, s.src));
+          SLABFS_ASSIGN_OR_RETURN(
+              H5Handle mspace,
+              Checked(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr), Code::kIOError, s.src));
+          SLABFS_RETURN_IF_ERROR(Checked(H5Dread(d, memtype, mspace.get(), fspace.get(), H5P_DEFAULT, decoded.data()),
                                          Code::kCorruption, fmt::format("{}: reading", s.src)));
           SLABFS_RETURN_IF_ERROR(AddContext(ds.Write(Slab::Box(start, box), decoded.data()), s.dest));
         }
@@ -715,8 +692,7 @@ class Importer {
 
 }  // namespace
 
-Status ImportHdf5(const TreeImportOptions& o, Container& dest, Progress& progress,
-                  std::ostream& out) {
+Status ImportHdf5(const TreeImportOptions& o, Container& dest, Progress& progress, std::ostream& out) {
   Hdf5Session session;
   Importer importer(o, dest, progress, out);
   return importer.Run();

@@ -15,7 +15,6 @@
 namespace slabfs::tools::convert {
 namespace {
 
-
 // The link name of an open object (from libhdf5's path for it).
 std::optional<std::string> LinkName(hid_t obj) {
   ssize_t n = H5Iget_name(obj, nullptr, 0);
@@ -56,8 +55,7 @@ std::optional<std::vector<int64_t>> ReadIntegers(hid_t obj, const char* name) {
     return std::nullopt;
   }
   auto a = ReadHdf5Attribute(obj, "", name);
-  if (!a || !a->value || a->value->kind != Attribute::Kind::kNumeric ||
-      IsFloat(a->value->dtype)) {
+  if (!a || !a->value || a->value->kind != Attribute::Kind::kNumeric || IsFloat(a->value->dtype)) {
     H5Eclear2(H5E_DEFAULT);
     return std::nullopt;
   }
@@ -67,13 +65,46 @@ std::optional<std::vector<int64_t>> ReadIntegers(hid_t obj, const char* name) {
     const char* p = a->value->data.data() + i;
     int64_t v = 0;
     switch (a->value->dtype) {
-      case DType::kI1: { int8_t x; std::memcpy(&x, p, 1); v = x; break; }
-      case DType::kI2: { int16_t x; std::memcpy(&x, p, 2); v = x; break; }
-      case DType::kI4: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
-      case DType::kU1: { uint8_t x; std::memcpy(&x, p, 1); v = x; break; }
-      case DType::kU2: { uint16_t x; std::memcpy(&x, p, 2); v = x; break; }
-      case DType::kU4: { uint32_t x; std::memcpy(&x, p, 4); v = x; break; }
-      default: { std::memcpy(&v, p, 8); break; }
+      case DType::kI1: {
+        int8_t x;
+        std::memcpy(&x, p, 1);
+        v = x;
+        break;
+      }
+      case DType::kI2: {
+        int16_t x;
+        std::memcpy(&x, p, 2);
+        v = x;
+        break;
+      }
+      case DType::kI4: {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+        break;
+      }
+      case DType::kU1: {
+        uint8_t x;
+        std::memcpy(&x, p, 1);
+        v = x;
+        break;
+      }
+      case DType::kU2: {
+        uint16_t x;
+        std::memcpy(&x, p, 2);
+        v = x;
+        break;
+      }
+      case DType::kU4: {
+        uint32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+        break;
+      }
+      default: {
+        std::memcpy(&v, p, 8);
+        break;
+      }
     }
     out.push_back(v);
   }
@@ -155,9 +186,7 @@ Status DimensionNamer::LoadDimids() {
   return Status::OK();
 }
 
-Result<std::optional<std::vector<std::string>>> DimensionNamer::Names(hid_t dset,
-                                                                      std::string_view path,
-                                                                      int rank) {
+Result<std::optional<std::vector<std::string>>> DimensionNamer::Names(hid_t dset, std::string_view path, int rank) {
   using Names = std::vector<std::string>;
   if (IsScale(dset)) {
     const std::string own = DimensionNameOfScale(BaseName(path));
@@ -183,18 +212,15 @@ Result<std::optional<std::vector<std::string>>> DimensionNamer::Names(hid_t dset
     }
     FirstScale first;
     int idx = 0;
-    if (H5DSiterate_scales(dset, static_cast<unsigned>(d), &idx, TakeFirstScale, &first) < 0 ||
-        !first.name) {
-      return Err(Hdf5Error(Code::kCorruption,
-                           fmt::format("{}: reading the scale of dimension {}", path, d)));
+    if (H5DSiterate_scales(dset, static_cast<unsigned>(d), &idx, TakeFirstScale, &first) < 0 || !first.name) {
+      return Err(Hdf5Error(Code::kCorruption, fmt::format("{}: reading the scale of dimension {}", path, d)));
     }
     names.push_back(DimensionNameOfScale(*first.name));
   }
   return std::optional<Names>(std::move(names));
 }
 
-ScalePlan PlanDimensionScales(const std::vector<DimensionUser>& datasets,
-                              const std::vector<std::string>& groups) {
+ScalePlan PlanDimensionScales(const std::vector<DimensionUser>& datasets, const std::vector<std::string>& groups) {
   const size_t n = datasets.size();
   ScalePlan plan;
   plan.is_scale.assign(n, false);

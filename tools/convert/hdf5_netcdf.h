@@ -26,8 +26,7 @@ namespace slabfs::tools::convert {
 
 inline constexpr std::string_view kArrayDimensions = "_ARRAY_DIMENSIONS";
 // The NAME of a netCDF dimension that has no variable starts with this.
-inline constexpr std::string_view kNetcdfDimOnly =
-    "This is a netCDF dimension but not a netCDF variable.";
+inline constexpr std::string_view kNetcdfDimOnly = "This is a netCDF dimension but not a netCDF variable.";
 
 // Whether attribute `name` is bookkeeping of netCDF or of the dimension
 // scale API, which an import does not copy: DIMENSION_LIST,
@@ -55,8 +54,7 @@ class DimensionNamer {
   // coordinate variable, the names its _Netcdf4Coordinates give; else the
   // names of the first scale attached to each dimension. nullopt when a
   // dimension has none.
-  Result<std::optional<std::vector<std::string>>> Names(hid_t dset, std::string_view path,
-                                                        int rank);
+  Result<std::optional<std::vector<std::string>>> Names(hid_t dset, std::string_view path, int rank);
 
  private:
   Status LoadDimids();
@@ -77,9 +75,9 @@ std::string NetcdfVariableName(std::string_view link_name);
 // Which datasets of an export become dimension scales and which
 // dimensions they are attached to.
 struct DimensionUser {
-  std::string path;   // in the output file
-  std::string group;  // the path of its group
-  Dims shape, max_shape;  // empty for a scalar
+  std::string path;                              // in the output file
+  std::string group;                             // the path of its group
+  Dims shape, max_shape;                         // empty for a scalar
   std::optional<std::vector<std::string>> dims;  // from _ARRAY_DIMENSIONS
 };
 // A netCDF dimension without a variable, made for the export.
@@ -93,9 +91,9 @@ struct ScaleRef {
   size_t index = 0;  // into the datasets or the placeholders
 };
 struct ScalePlan {
-  std::vector<bool> is_scale;                  // per dataset
-  std::vector<std::vector<ScaleRef>> attach;   // per dataset and dimension
-  std::vector<bool> named;  // its dimensions are all scales (or it is its own)
+  std::vector<bool> is_scale;                 // per dataset
+  std::vector<std::vector<ScaleRef>> attach;  // per dataset and dimension
+  std::vector<bool> named;                    // its dimensions are all scales (or it is its own)
   std::vector<DimensionPlaceholder> placeholders;
 };
 // Dimension n of a dataset in group g is the 1-D dataset named n in g or
@@ -108,8 +106,7 @@ struct ScalePlan {
 // has no group of that path. A dataset gets scales only when every
 // dimension has one: netCDF cannot read a variable whose dimensions are
 // half named. A 1-D dataset whose names are [its own name] is a scale.
-ScalePlan PlanDimensionScales(const std::vector<DimensionUser>& datasets,
-                              const std::vector<std::string>& groups);
+ScalePlan PlanDimensionScales(const std::vector<DimensionUser>& datasets, const std::vector<std::string>& groups);
 
 }  // namespace slabfs::tools::convert
 

@@ -78,9 +78,7 @@ Result<H5Handle> Checked(hid_t id, Code code, std::string_view what) {
   return H5Handle(id);
 }
 
-Status Checked(herr_t r, Code code, std::string_view what) {
-  return r < 0 ? Hdf5Error(code, what) : Status::OK();
-}
+Status Checked(herr_t r, Code code, std::string_view what) { return r < 0 ? Hdf5Error(code, what) : Status::OK(); }
 
 Hdf5Session::Hdf5Session() {
   (void)H5open();

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -54,8 +54,7 @@ std::string HumanBytes(double bytes) {
     bytes /= 1024;
     ++u;
   }
-  return u == 0 ? fmt::format("{:.0f} {}", bytes, kUnits[u])
-                : fmt::format("{:.1f} {}", bytes, kUnits[u]);
+  return u == 0 ? fmt::format("{:.0f} {}", bytes, kUnits[u]) : fmt::format("{:.1f} {}", bytes, kUnits[u]);
 }
 
 namespace {
@@ -108,10 +107,9 @@ void Progress::Draw(bool force) {
     double frac = std::min(1.0, static_cast<double>(bytes_) / static_cast<double>(total_bytes_));
     constexpr int kWidth = 24;
     int filled = static_cast<int>(frac * kWidth);
-    line = fmt::format("{} [{}{}] {:3.0f}% {} / {}", verb_, std::string(filled, '#'),
-                       std::string(kWidth - filled, '.'), frac * 100,
-                       HumanBytes(static_cast<double>(bytes_)),
-                       HumanBytes(static_cast<double>(total_bytes_)));
+    line =
+        fmt::format("{} [{}{}] {:3.0f}% {} / {}", verb_, std::string(filled, '#'), std::string(kWidth - filled, '.'),
+                    frac * 100, HumanBytes(static_cast<double>(bytes_)), HumanBytes(static_cast<double>(total_bytes_)));
   }
   line += total_chunks_ > 0 ? fmt::format(", {}/{} chunks", chunks_, total_chunks_)
                             : fmt::format(", {} chunk{}", chunks_, chunks_ == 1 ? "" : "s");

@@ -13,8 +13,7 @@ Attribute ScalarMarker() { return Attribute::Integer(1); }
 
 bool IsExportedScalar(const DatasetInfo& info, const std::vector<std::string>& attribute_names) {
   return info.shape == Dims{1} && info.max_shape == Dims{1} &&
-         std::find(attribute_names.begin(), attribute_names.end(), kScalarAttribute) !=
-             attribute_names.end();
+         std::find(attribute_names.begin(), attribute_names.end(), kScalarAttribute) != attribute_names.end();
 }
 
 }  // namespace slabfs::tools::convert

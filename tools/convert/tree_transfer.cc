@@ -10,12 +10,12 @@
 #include <new>
 #include <utility>
 
+#include <fmt/format.h>
 #include <boost/algorithm/string/case_conv.hpp>
 #include <boost/filesystem.hpp>
-#include <fmt/format.h>
 
-#include "tools/byte_stream.h"
 #include "engine/io/os_error.h"
+#include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
 #include "tools/session.h"
@@ -84,13 +84,11 @@ bool IsPreReleaseZarr3(const fs::path& store) {
 Status CheckDestinationFree(const std::string& output) {
   if (output.empty()) return Status::InvalidArgument("the output path is empty");
   if (Exists(output)) {
-    return Status::AlreadyExists(
-        fmt::format("{}: already exists (slab export never overwrites)", output));
+    return Status::AlreadyExists(fmt::format("{}: already exists (slab export never overwrites)", output));
   }
   fs::path dir = fs::path(output).parent_path();
   if (!dir.empty() && !IsDirectory(dir.string())) {
-    return Status::NotFound(
-        fmt::format("{}: the directory {} does not exist", output, dir.string()));
+    return Status::NotFound(fmt::format("{}: the directory {} does not exist", output, dir.string()));
   }
   return Status::OK();
 }
@@ -138,15 +136,13 @@ Status Guarded(F&& f) {
   }
 }
 
-Status ImportInto(const TreeImportOptions& o, Format f, Container& c, Progress& progress,
-                  std::ostream& out) {
+Status ImportInto(const TreeImportOptions& o, Format f, Container& c, Progress& progress, std::ostream& out) {
   if (!IsRootPath(o.into)) {
     auto made = c.MakeGroups(o.into, true);
     if (!made) return AddContext(made.error(), o.into);
   }
-  return Guarded([&] {
-    return f == Format::kHdf5 ? ImportHdf5(o, c, progress, out) : ImportZarr(o, c, progress, out);
-  });
+  return Guarded(
+      [&] { return f == Format::kHdf5 ? ImportHdf5(o, c, progress, out) : ImportZarr(o, c, progress, out); });
 }
 
 }  // namespace
@@ -156,21 +152,21 @@ Result<Format> DetectSource(const std::string& source) {
     fs::path p(source);
     if (Exists((p / "zarr.json").string())) {
       if (IsPreReleaseZarr3(p)) {
-        return Err(Status::NotSupported(fmt::format(
-            "{}: a Zarr v3 store of a draft before the 3.0 specification (zarr-python 2's "
-            "experimental v3, metadata under meta/); slab reads Zarr v2 and v3 (rewrite it with "
-            "zarr-python 3, or as v2)",
-            source)));
+        return Err(Status::NotSupported(
+            fmt::format("{}: a Zarr v3 store of a draft before the 3.0 specification (zarr-python 2's "
+                        "experimental v3, metadata under meta/); slab reads Zarr v2 and v3 (rewrite it with "
+                        "zarr-python 3, or as v2)",
+                        source)));
       }
       return Format::kZarr3;
     }
     if (Exists((p / ".zgroup").string()) || Exists((p / ".zarray").string())) return Format::kZarr2;
-    return Err(Status::InvalidArgument(fmt::format(
-        "{}: a directory without .zgroup, .zarray or zarr.json is not a Zarr store", source)));
+    return Err(Status::InvalidArgument(
+        fmt::format("{}: a directory without .zgroup, .zarray or zarr.json is not a Zarr store", source)));
   }
   if (!Exists(source)) {
-    return Err(Status::NotFound(fmt::format(
-        "{}: no such file (to import into a dataset, give its PATH and then the INPUT)", source)));
+    return Err(Status::NotFound(
+        fmt::format("{}: no such file (to import into a dataset, give its PATH and then the INPUT)", source)));
   }
   if (!IsRegularFile(source)) {
     return Err(Status::InvalidArgument(fmt::format("{}: not a file or a directory", source)));
@@ -179,10 +175,10 @@ Result<Format> DetectSource(const std::string& source) {
   if (std::string other = OtherFormatOf(source); !other.empty()) {
     return Err(Status::NotSupported(fmt::format("{}: {}", source, other)));
   }
-  return Err(Status::InvalidArgument(fmt::format(
-      "{}: not an HDF5 or netCDF-4 file (no HDF5 signature); netCDF-3 classic files are not "
-      "supported",
-      source)));
+  return Err(Status::InvalidArgument(
+      fmt::format("{}: not an HDF5 or netCDF-4 file (no HDF5 signature); netCDF-3 classic files are not "
+                  "supported",
+                  source)));
 }
 
 Result<Format> ExportFormat(const TreeExportOptions& o) {
@@ -190,8 +186,7 @@ Result<Format> ExportFormat(const TreeExportOptions& o) {
   if (o.format == "zarr2") return Format::kZarr2;
   if (o.format == "zarr3") return Format::kZarr3;
   if (o.format != "auto") {
-    return Err(Status::InvalidArgument(
-        fmt::format("--format '{}': expected auto, hdf5, zarr2 or zarr3", o.format)));
+    return Err(Status::InvalidArgument(fmt::format("--format '{}': expected auto, hdf5, zarr2 or zarr3", o.format)));
   }
   std::string out = o.output;
   while (out.size() > 1 && out.back() == '/') out.pop_back();
@@ -200,8 +195,8 @@ Result<Format> ExportFormat(const TreeExportOptions& o) {
     return Format::kHdf5;
   }
   if (ext == ".zarr") return Format::kZarr2;
-  return Err(Status::InvalidArgument(fmt::format(
-      "{}: cannot tell the format from the name; give --format hdf5, zarr2 or zarr3", o.output)));
+  return Err(Status::InvalidArgument(
+      fmt::format("{}: cannot tell the format from the name; give --format hdf5, zarr2 or zarr3", o.output)));
 }
 
 Status RunImportTree(const TreeImportOptions& o, std::ostream& out) {
@@ -216,14 +211,12 @@ Status RunImportTree(const TreeImportOptions& o, std::ostream& out) {
   if (!Exists(o.container)) {
     fs::path dir = fs::path(o.container).parent_path();
     if (!dir.empty() && !IsDirectory(dir.string())) {
-      return Status::NotFound(
-          fmt::format("{}: the directory {} does not exist", o.container, dir.string()));
+      return Status::NotFound(fmt::format("{}: the directory {} does not exist", o.container, dir.string()));
     }
     // A new container: built under a temporary name, linked at the end.
     const std::string temp = TempPathNextTo(o.container);
     s = [&]() -> Status {
-      SLABFS_ASSIGN_OR_RETURN(WriteSession session,
-                              WriteSession::Open(temp, "import", /*create=*/true, /*pack=*/true));
+      SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(temp, "import", /*create=*/true, /*pack=*/true));
       SLABFS_RETURN_IF_ERROR(ImportInto(o, f, session.container(), progress, out));
       SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
       return session.Finish();
@@ -242,10 +235,8 @@ Status RunImportTree(const TreeImportOptions& o, std::ostream& out) {
   progress.Done();
   if (!s.ok()) return AddContext(std::move(s), o.source);
   if (!o.quiet) {
-    out << fmt::format("imported {} in {} from {} ({})\n",
-                       HumanBytes(static_cast<double>(progress.bytes())),
-                       Counted(progress.chunks(), "chunk"),
-                       o.source, FormatName(f));
+    out << fmt::format("imported {} in {} from {} ({})\n", HumanBytes(static_cast<double>(progress.bytes())),
+                       Counted(progress.chunks(), "chunk"), o.source, FormatName(f));
   }
   return Status::OK();
 }
@@ -262,8 +253,7 @@ Status RunExportTree(const TreeExportOptions& o, std::ostream& out) {
   Progress progress("exporting", o.quiet);
   const std::string temp = TempPathNextTo(o.output);
   Status s = Guarded([&] {
-    return f == Format::kHdf5 ? ExportHdf5(o, *c, temp, progress, out)
-                              : ExportZarr(o, f, *c, temp, progress, out);
+    return f == Format::kHdf5 ? ExportHdf5(o, *c, temp, progress, out) : ExportZarr(o, f, *c, temp, progress, out);
   });
   if (s.ok()) s = InterruptGuard::Check();
   if (s.ok()) s = RenameIntoPlace(temp, o.output);
@@ -273,10 +263,8 @@ Status RunExportTree(const TreeExportOptions& o, std::ostream& out) {
     return AddContext(std::move(s), o.output);
   }
   if (!o.quiet) {
-    out << fmt::format("exported {} in {} to {} ({})\n",
-                       HumanBytes(static_cast<double>(progress.bytes())),
-                       Counted(progress.chunks(), "chunk"),
-                       o.output, FormatName(f));
+    out << fmt::format("exported {} in {} to {} ({})\n", HumanBytes(static_cast<double>(progress.bytes())),
+                       Counted(progress.chunks(), "chunk"), o.output, FormatName(f));
   }
   return Status::OK();
 }

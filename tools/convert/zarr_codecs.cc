@@ -31,8 +31,8 @@ Result<libdeflate_decompressor*> Decompressor() {
 
 Result<std::string> Deflate(bool gzip, int level, const std::string& in) {
   SLABFS_ASSIGN_OR_RETURN(libdeflate_compressor * z, CompressorFor(level));
-  const size_t bound = gzip ? libdeflate_gzip_compress_bound(z, in.size())
-                            : libdeflate_zlib_compress_bound(z, in.size());
+  const size_t bound =
+      gzip ? libdeflate_gzip_compress_bound(z, in.size()) : libdeflate_zlib_compress_bound(z, in.size());
   std::string out(bound, '\0');
   const size_t n = gzip ? libdeflate_gzip_compress(z, in.data(), in.size(), out.data(), bound)
                         : libdeflate_zlib_compress(z, in.data(), in.size(), out.data(), bound);
@@ -51,51 +51,45 @@ struct DecodedSize {
 
 // Inflates a whole zlib or gzip stream into `size` bytes; the stream must
 // end where the input does.
-Status Inflate(bool gzip, std::string_view in, DecodedSize size, std::string_view what,
-               std::string* out) {
+Status Inflate(bool gzip, std::string_view in, DecodedSize size, std::string_view what, std::string* out) {
   SLABFS_ASSIGN_OR_RETURN(libdeflate_decompressor * z, Decompressor());
   const size_t room = size.exact.value_or(size.most);
   out->resize(room);
   size_t used = 0, made = 0;
   const libdeflate_result rc =
-      gzip ? libdeflate_gzip_decompress_ex(z, in.data(), in.size(), out->data(), room, &used,
-                                           &made)
-           : libdeflate_zlib_decompress_ex(z, in.data(), in.size(), out->data(), room, &used,
-                                           &made);
+      gzip ? libdeflate_gzip_decompress_ex(z, in.data(), in.size(), out->data(), room, &used, &made)
+           : libdeflate_zlib_decompress_ex(z, in.data(), in.size(), out->data(), room, &used, &made);
   const char* kind = gzip ? "gzip" : "zlib";
   if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
     return Status::Corruption(
-        fmt::format("{}: the {} stream holds more than the {} bytes it can hold here", what, kind,
-                    room));
+        fmt::format("{}: the {} stream holds more than the {} bytes it can hold here", what, kind, room));
   }
   if (rc != LIBDEFLATE_SUCCESS) {
-    return Status::Corruption(
-        fmt::format("{}: the {} stream is damaged or truncated", what, kind));
+    return Status::Corruption(fmt::format("{}: the {} stream is damaged or truncated", what, kind));
   }
   if (size.exact && made != *size.exact) {
-    return Status::Corruption(fmt::format("{}: the {} stream decodes to {} bytes, not the chunk's {}",
-                                          what, kind, made, *size.exact));
+    return Status::Corruption(
+        fmt::format("{}: the {} stream decodes to {} bytes, not the chunk's {}", what, kind, made, *size.exact));
   }
   out->resize(made);
   if (used != in.size()) {
-    return Status::Corruption(fmt::format("{}: {} bytes follow the end of the {} stream", what,
-                                          in.size() - used, kind));
+    return Status::Corruption(
+        fmt::format("{}: {} bytes follow the end of the {} stream", what, in.size() - used, kind));
   }
   return Status::OK();
 }
 
 Result<std::string> BloscEncode(const ZarrCodec& c, const std::string& in) {
   if (in.size() > BLOSC_MAX_BUFFERSIZE) {
-    return Err(Status::NotSupported(fmt::format(
-        "a chunk of {} bytes is over blosc's limit of {} bytes", in.size(), BLOSC_MAX_BUFFERSIZE)));
+    return Err(Status::NotSupported(
+        fmt::format("a chunk of {} bytes is over blosc's limit of {} bytes", in.size(), BLOSC_MAX_BUFFERSIZE)));
   }
   if (!BloscHasCompressor(c.cname)) {
-    return Err(Status::NotSupported(
-        fmt::format("this c-blosc has no '{}' compressor", c.cname)));
+    return Err(Status::NotSupported(fmt::format("this c-blosc has no '{}' compressor", c.cname)));
   }
   std::string out(in.size() + BLOSC_MAX_OVERHEAD, '\0');
-  const int n = blosc_compress_ctx(c.level, c.shuffle, std::max<size_t>(1, c.typesize), in.size(),
-                                   in.data(), out.data(), out.size(), c.cname.c_str(), 0, 1);
+  const int n = blosc_compress_ctx(c.level, c.shuffle, std::max<size_t>(1, c.typesize), in.size(), in.data(),
+                                   out.data(), out.size(), c.cname.c_str(), 0, 1);
   if (n <= 0) return Err(Status::IOError(fmt::format("blosc ({}) failed to compress", c.cname)));
   out.resize(static_cast<size_t>(n));
   return out;
@@ -103,28 +97,25 @@ Result<std::string> BloscEncode(const ZarrCodec& c, const std::string& in) {
 
 Status BloscDecode(std::string_view in, DecodedSize size, std::string_view what, std::string* out) {
   if (in.size() < BLOSC_MIN_HEADER_LENGTH) {
-    return Status::Corruption(
-        fmt::format("{}: {} bytes are too short for a blosc header", what, in.size()));
+    return Status::Corruption(fmt::format("{}: {} bytes are too short for a blosc header", what, in.size()));
   }
   size_t nbytes = 0, cbytes = 0, blocksize = 0;
   blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &blocksize);
   if (cbytes != in.size()) {
-    return Status::Corruption(fmt::format(
-        "{}: the blosc header says {} compressed bytes but the chunk holds {}{}", what, cbytes,
-        in.size(), cbytes > in.size() ? " (truncated)" : ""));
+    return Status::Corruption(fmt::format("{}: the blosc header says {} compressed bytes but the chunk holds {}{}",
+                                          what, cbytes, in.size(), cbytes > in.size() ? " (truncated)" : ""));
   }
   size_t validated = 0;
   if (blosc_cbuffer_validate(in.data(), in.size(), &validated) < 0 || validated != nbytes) {
     return Status::Corruption(fmt::format("{}: the blosc header is damaged", what));
   }
   if (size.exact && nbytes != *size.exact) {
-    return Status::Corruption(fmt::format(
-        "{}: the blosc stream decodes to {} bytes, not the chunk's {}", what, nbytes, *size.exact));
+    return Status::Corruption(
+        fmt::format("{}: the blosc stream decodes to {} bytes, not the chunk's {}", what, nbytes, *size.exact));
   }
   if (nbytes > size.most) {
-    return Status::Corruption(fmt::format(
-        "{}: the blosc stream decodes to {} bytes, more than the {} it can hold here", what,
-        nbytes, size.most));
+    return Status::Corruption(fmt::format("{}: the blosc stream decodes to {} bytes, more than the {} it can hold here",
+                                          what, nbytes, size.most));
   }
   out->resize(nbytes);
   if (nbytes == 0) return Status::OK();
@@ -137,9 +128,7 @@ Status BloscDecode(std::string_view in, DecodedSize size, std::string_view what,
 
 }  // namespace
 
-bool BloscHasCompressor(std::string_view cname) {
-  return blosc_compname_to_compcode(std::string(cname).c_str()) >= 0;
-}
+bool BloscHasCompressor(std::string_view cname) { return blosc_compname_to_compcode(std::string(cname).c_str()) >= 0; }
 
 // numcodecs' Shuffle, the byte shuffle of the filter pipeline.
 std::string ByteShuffle(std::string_view in, size_t stride, bool inverse) {
@@ -170,9 +159,7 @@ Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::strin
         for (int i = 0; i < 4; ++i) cur.push_back(static_cast<char>(crc >> (8 * i)));
         break;
       }
-      case ZarrCodec::Kind::kShuffle:
-        cur = ByteShuffle(cur, c.typesize, /*inverse=*/false);
-        break;
+      case ZarrCodec::Kind::kShuffle: cur = ByteShuffle(cur, c.typesize, /*inverse=*/false); break;
     }
   }
   return cur;
@@ -194,8 +181,7 @@ Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored
         if (s.exact) *s.exact += 4;
         s.most = most + 4;
         break;
-      case ZarrCodec::Kind::kShuffle:
-        break;
+      case ZarrCodec::Kind::kShuffle: break;
       case ZarrCodec::Kind::kZlib:
       case ZarrCodec::Kind::kGzip:
         // Stored blocks at worst: 5 bytes per block of at least 16 KiB, and
@@ -215,8 +201,7 @@ Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored
     switch (c.kind) {
       case ZarrCodec::Kind::kCrc32c: {
         if (a.size() < 4) {
-          return Status::Corruption(
-              fmt::format("{}: {} bytes are too short for a CRC-32C", what, a.size()));
+          return Status::Corruption(fmt::format("{}: {} bytes are too short for a CRC-32C", what, a.size()));
         }
         const size_t body = a.size() - 4;
         uint32_t want = 0;
@@ -236,14 +221,12 @@ Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored
         SLABFS_RETURN_IF_ERROR(BloscDecode(a, size_in[i], what, &b));
         a.swap(b);
         break;
-      case ZarrCodec::Kind::kShuffle:
-        a = ByteShuffle(a, c.typesize, /*inverse=*/true);
-        break;
+      case ZarrCodec::Kind::kShuffle: a = ByteShuffle(a, c.typesize, /*inverse=*/true); break;
     }
   }
   if (a.size() != expected) {
-    return Status::Corruption(fmt::format("{}: the chunk holds {} bytes, not the {} its shape needs",
-                                          what, a.size(), expected));
+    return Status::Corruption(
+        fmt::format("{}: the chunk holds {} bytes, not the {} its shape needs", what, a.size(), expected));
   }
   out->swap(a);
   return Status::OK();
@@ -282,8 +265,7 @@ void SwapBytes(char* data, size_t n, size_t item_size) {
   }
 }
 
-void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order,
-                 size_t item_size, char* out) {
+void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out) {
   const size_t rank = a_shape.size();
   if (rank == 0) return;
   // Element strides of B (C order over b_shape), then the stride in B of a

@@ -24,12 +24,12 @@ namespace slabfs::tools::convert {
 struct ZarrCodec {
   enum class Kind { kZlib, kGzip, kBlosc, kCrc32c, kShuffle };
   Kind kind = Kind::kZlib;
-  int level = 1;          // zlib/gzip level, blosc clevel (0-9)
-  std::string cname;      // blosc: lz4, lz4hc, blosclz, zstd, zlib, snappy
+  int level = 1;      // zlib/gzip level, blosc clevel (0-9)
+  std::string cname;  // blosc: lz4, lz4hc, blosclz, zstd, zlib, snappy
   // blosc: 0 none, 1 byte shuffle, 2 bit shuffle (v2's -1, automatic, is
   // resolved by the parser with the element size).
   int shuffle = 0;
-  size_t typesize = 1;    // blosc and shuffle: the shuffle stride
+  size_t typesize = 1;  // blosc and shuffle: the shuffle stride
 };
 
 // Encodes `raw` with the codecs in order (as Zarr writes a chunk).
@@ -53,8 +53,7 @@ void SwapBytes(char* data, size_t n, size_t item_size);
 // 0..rank-1; writes the chunk array A (shape a_shape, C order) to `out`,
 // with A[p] = B[q] where q[i] = p[order[i]]. v2's F order is the order
 // rank-1, ..., 0.
-void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order,
-                 size_t item_size, char* out);
+void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out);
 
 // Whether c-blosc was built with compressor `cname`.
 bool BloscHasCompressor(std::string_view cname);

@@ -27,11 +27,11 @@
 #include <utility>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
+#include <boost/filesystem.hpp>
 
-#include "tools/byte_stream.h"
 #include "engine/io/os_error.h"
+#include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/scalar.h"
@@ -69,8 +69,7 @@ Status WriteFile(const std::string& path, std::string_view data) {
 
 class ZarrExporter {
  public:
-  ZarrExporter(const TreeExportOptions& o, Format f, const Container& src, Progress& progress,
-               std::ostream& out)
+  ZarrExporter(const TreeExportOptions& o, Format f, const Container& src, Progress& progress, std::ostream& out)
       : o_(o), format_(f == Format::kZarr3 ? 3 : 2), src_(src), progress_(progress), out_(out) {}
 
   Status Run(const std::string& target) {
@@ -105,8 +104,8 @@ class ZarrExporter {
 
  private:
   // The chunk bytes and chunks the export writes, for the progress bar.
-  Status Totals(ObjectId id, ObjectKind kind, const std::string& path, std::set<ObjectId>& seen,
-                uint64_t* bytes, uint64_t* chunks) {
+  Status Totals(ObjectId id, ObjectKind kind, const std::string& path, std::set<ObjectId>& seen, uint64_t* bytes,
+                uint64_t* chunks) {
     if (kind == ObjectKind::kDataset) {
       auto ds = src_.OpenDataset(id);
       if (!ds) return AddContext(ds.error(), path);
@@ -142,8 +141,7 @@ class ZarrExporter {
   // The attributes `names` of the object as Zarr JSON; the dimension
   // names, when they are a JSON list of one name per dimension, go to
   // `dimension_names` (v3).
-  Result<Json> AttributesOf(ObjectId id, const std::string& path,
-                            const std::vector<std::string>& names, size_t rank,
+  Result<Json> AttributesOf(ObjectId id, const std::string& path, const std::vector<std::string>& names, size_t rank,
                             std::optional<Json>* dimension_names) {
     Json attrs = Json::object();
     for (const std::string& name : names) {
@@ -151,9 +149,10 @@ class ZarrExporter {
       if (!a) return Err(AddContext(a.error(), path));
       if (!IsUtf8(name) || (a->kind == Attribute::Kind::kString && !IsUtf8(a->data))) {
         // JSON holds only Unicode text: DumpJson writes U+FFFD instead.
-        out_ << fmt::format("note: attribute {} of {} is not UTF-8 text; its other bytes are "
-                            "written as U+FFFD\n",
-                            Json(name).dump(-1, ' ', false, Json::error_handler_t::replace), path);
+        out_ << fmt::format(
+            "note: attribute {} of {} is not UTF-8 text; its other bytes are "
+            "written as U+FFFD\n",
+            Json(name).dump(-1, ' ', false, Json::error_handler_t::replace), path);
       }
       if (name == kDimensionsAttribute && a->kind == Attribute::Kind::kString) {
         // xarray wants a list; slabfs keeps it as the list's JSON text.
@@ -176,8 +175,7 @@ class ZarrExporter {
     return attrs;
   }
 
-  Status ExportGroup(ObjectId id, const std::string& dir, const std::string& path,
-                     std::set<ObjectId>& seen) {
+  Status ExportGroup(ObjectId id, const std::string& dir, const std::string& path, std::set<ObjectId>& seen) {
     if (!seen.insert(id).second) {
       return Status::Corruption(fmt::format("{}: the group tree has a cycle", path));
     }
@@ -201,14 +199,13 @@ class ZarrExporter {
     for (const Entry& e : *children) {
       const std::string child = JoinPath(path, e.name);
       if (ClashesWithMetadata(e.name)) {
-        return Status::NotSupported(fmt::format(
-            "{}: its name would read as Zarr metadata; rename it to export this tree", child));
+        return Status::NotSupported(
+            fmt::format("{}: its name would read as Zarr metadata; rename it to export this tree", child));
       }
       auto pad = padded.find(e.id);
-      SLABFS_RETURN_IF_ERROR(e.kind == ObjectKind::kGroup
-                                 ? ExportGroup(e.id, dir + "/" + e.name, child, seen)
-                                 : ExportArray(e.id, dir + "/" + e.name, child,
-                                               pad == padded.end() ? nullptr : &pad->second));
+      SLABFS_RETURN_IF_ERROR(e.kind == ObjectKind::kGroup ? ExportGroup(e.id, dir + "/" + e.name, child, seen)
+                                                          : ExportArray(e.id, dir + "/" + e.name, child,
+                                                                        pad == padded.end() ? nullptr : &pad->second));
     }
     return Status::OK();
   }
@@ -269,8 +266,7 @@ class ZarrExporter {
     consolidated_[key + file] = doc;
   }
 
-  Status ExportArray(ObjectId id, const std::string& dir, const std::string& path,
-                     const Dims* padded = nullptr) {
+  Status ExportArray(ObjectId id, const std::string& dir, const std::string& path, const Dims* padded = nullptr) {
     auto ds = src_.OpenDataset(id);
     if (!ds) return AddContext(ds.error(), path);
     const DatasetInfo info = ds->info();
@@ -282,8 +278,7 @@ class ZarrExporter {
     if (!names) return AddContext(names.error(), path);
     const bool scalar = IsExportedScalar(info, *names);
     std::optional<Json> dimension_names;
-    SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, *names, scalar ? 0 : rank,
-                                                     &dimension_names));
+    SLABFS_ASSIGN_OR_RETURN(Json attrs, AttributesOf(id, path, *names, scalar ? 0 : rank, &dimension_names));
     std::optional<Attribute> marker;
     if (std::find(names->begin(), names->end(), kFillValueAttribute) != names->end()) {
       auto m = src_.GetAttribute(id, kFillValueAttribute);
@@ -299,8 +294,10 @@ class ZarrExporter {
       attrs.erase(std::string(kScalarAttribute));
       // xarray wants the (empty) dimension list of a 0-d variable.
       if (!dimension_names && !attrs.contains(kDimensionsAttribute)) {
-        if (format_ == 3) dimension_names = Json::array();
-        else attrs[std::string(kDimensionsAttribute)] = Json::array();
+        if (format_ == 3)
+          dimension_names = Json::array();
+        else
+          attrs[std::string(kDimensionsAttribute)] = Json::array();
       }
     }
     Json max_shape;  // null unless the max shape is not the shape
@@ -308,8 +305,10 @@ class ZarrExporter {
       max_shape = Json::array();
       for (size_t d = 0; d < rank; ++d) {
         const uint64_t m = info.max_shape[d];
-        if (m == kUnlimited) max_shape.push_back(nullptr);
-        else max_shape.push_back(std::max(m, out_shape[d]));
+        if (m == kUnlimited)
+          max_shape.push_back(nullptr);
+        else
+          max_shape.push_back(std::max(m, out_shape[d]));
       }
       if (format_ == 3) attrs[std::string(kMaxShapeAttribute)] = max_shape;
     }
@@ -380,8 +379,8 @@ class ZarrExporter {
       std::sort(chunks.begin(), chunks.end());
     }
     if (info.sparse) {
-      out_ << fmt::format("{}: sparse; {} chunk{} written, undefined elements read as the fill value\n",
-                          path, chunks.size(), chunks.size() == 1 ? "" : "s");
+      out_ << fmt::format("{}: sparse; {} chunk{} written, undefined elements read as the fill value\n", path,
+                          chunks.size(), chunks.size() == 1 ? "" : "s");
     }
 
     const size_t item = ItemSize(info.dtype);
@@ -426,7 +425,7 @@ class ZarrExporter {
 
   const TreeExportOptions& o_;
   const int format_;
-  std::string root_;          // the store's directory
+  std::string root_;                    // the store's directory
   Json consolidated_ = Json::object();  // v2: every document, for .zmetadata
   const Container& src_;
   Progress& progress_;
@@ -435,8 +434,8 @@ class ZarrExporter {
 
 }  // namespace
 
-Status ExportZarr(const TreeExportOptions& o, Format format, const Container& src,
-                  const std::string& target, Progress& progress, std::ostream& out) {
+Status ExportZarr(const TreeExportOptions& o, Format format, const Container& src, const std::string& target,
+                  Progress& progress, std::ostream& out) {
   ZarrExporter exporter(o, format, src, progress, out);
   return exporter.Run(target);
 }

@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
+#include <boost/filesystem.hpp>
 
-#include "tools/byte_stream.h"
 #include "engine/io/os_error.h"
+#include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/scalar.h"
@@ -37,8 +37,7 @@ namespace {
 namespace fs = boost::filesystem;
 
 std::string JoinPath(std::string_view parent, std::string_view name) {
-  return parent == "/" || parent.empty() ? fmt::format("/{}", name)
-                                         : fmt::format("{}/{}", parent, name);
+  return parent == "/" || parent.empty() ? fmt::format("/{}", name) : fmt::format("{}/{}", parent, name);
 }
 
 bool IsDir(const fs::path& p) {
@@ -75,8 +74,7 @@ Status ReadChunkFile(const std::string& path, uint64_t limit, std::string* out) 
     s = Status::Corruption(fmt::format("{}: a chunk key that is not a regular file", path));
   } else if (static_cast<uint64_t>(st.st_size) > limit) {
     s = Status::Corruption(fmt::format(
-        "{}: {} bytes is far more than a chunk of this array can hold ({} bytes at most)", path,
-        st.st_size, limit));
+        "{}: {} bytes is far more than a chunk of this array can hold ({} bytes at most)", path, st.st_size, limit));
   } else {
     out->resize(static_cast<size_t>(st.st_size));
     auto got = engine::ReadFully(fd, out->data(), out->size(), path);
@@ -152,13 +150,13 @@ class ZarrImporter {
       auto it = j.is_object() ? j.find("node_type") : j.end();
       if (it != j.end() && *it == "group") return 1;
       if (it != j.end() && *it == "array") return 2;
-      return Err(Status::Corruption(fmt::format(
-          "{}: \"node_type\" is not \"group\" or \"array\"", (dir / "zarr.json").string())));
+      return Err(Status::Corruption(
+          fmt::format("{}: \"node_type\" is not \"group\" or \"array\"", (dir / "zarr.json").string())));
     }
     const bool array = IsFile(dir / ".zarray"), group = IsFile(dir / ".zgroup");
     if (array && group) {
-      return Err(Status::Corruption(fmt::format(
-          "{}: {} holds both .zarray and .zgroup", o_.source, store_path.empty() ? "/" : store_path)));
+      return Err(Status::Corruption(
+          fmt::format("{}: {} holds both .zarray and .zgroup", o_.source, store_path.empty() ? "/" : store_path)));
     }
     return array ? 2 : group ? 1 : 0;
   }
@@ -166,8 +164,7 @@ class ZarrImporter {
   Status Skip(std::string_view store_path, std::string_view why) {
     if (o_.strict) {
       return Status::NotSupported(
-          fmt::format("{}: {} holds {}, which slabfs cannot store (--strict)", o_.source,
-                      store_path, why));
+          fmt::format("{}: {} holds {}, which slabfs cannot store (--strict)", o_.source, store_path, why));
     }
     out_ << fmt::format("skipped {}: {}\n", store_path, why);
     return Status::OK();
@@ -175,14 +172,12 @@ class ZarrImporter {
 
   // Adds the node at `dir` (and, for a group, everything under it) to the
   // plan. `dest` is its container path.
-  Status Plan(const fs::path& dir, const std::string& store_path, const std::string& dest,
-              int kind, bool top) {
+  Status Plan(const fs::path& dir, const std::string& store_path, const std::string& dest, int kind, bool top) {
     // Walking a large store takes a while before the first chunk is copied.
     SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
     struct stat st {};
     if (stat(dir.c_str(), &st) == 0 && !visited_.insert({st.st_dev, st.st_ino}).second) {
-      return Status::Corruption(
-          fmt::format("{}: {} is reached twice (a symlink loop)", o_.source, store_path));
+      return Status::Corruption(fmt::format("{}: {} is reached twice (a symlink loop)", o_.source, store_path));
     }
     Item item;
     item.store_path = store_path.empty() ? "/" : store_path;
@@ -192,8 +187,8 @@ class ZarrImporter {
       SLABFS_ASSIGN_OR_RETURN(ParsedArray p, ReadArray(dir));
       if (!p.unsupported.empty() && top) {
         // The one array asked for: nothing would be left to import.
-        return Status::NotSupported(fmt::format("{}: {} holds {}, which slabfs cannot store",
-                                                o_.source, item.store_path, p.unsupported));
+        return Status::NotSupported(
+            fmt::format("{}: {} holds {}, which slabfs cannot store", o_.source, item.store_path, p.unsupported));
       }
       if (!p.unsupported.empty()) return Skip(item.store_path, p.unsupported);
       item.is_array = true;
@@ -217,8 +212,7 @@ class ZarrImporter {
       }
       SLABFS_ASSIGN_OR_RETURN(int child_kind, KindOf(child, child_store));
       if (child_kind == 0) {
-        out_ << fmt::format("skipped {}: a directory that is not a Zarr group or array\n",
-                            child_store);
+        out_ << fmt::format("skipped {}: a directory that is not a Zarr group or array\n", child_store);
         continue;
       }
       SLABFS_RETURN_IF_ERROR(Plan(child, child_store, JoinPath(dest, name), child_kind, false));
@@ -311,8 +305,8 @@ class ZarrImporter {
     }
     std::sort(item.chunks.begin(), item.chunks.end());
     if (outside > 0) {
-      out_ << fmt::format("{}: {} chunk{} outside the chunk grid of shape ({}) ignored\n",
-                          item.store_path, outside, outside == 1 ? "" : "s", FormatDims(a.shape));
+      out_ << fmt::format("{}: {} chunk{} outside the chunk grid of shape ({}) ignored\n", item.store_path, outside,
+                          outside == 1 ? "" : "s", FormatDims(a.shape));
     }
     return Status::OK();
   }
@@ -369,8 +363,7 @@ class ZarrImporter {
       bool any = false;
       for (const Json& n : *item.array.dimension_names) any |= n.is_string();
       if (any) {
-        SLABFS_RETURN_IF_ERROR(
-            SetOne(id, item, std::string(kDimensionsAttribute), *item.array.dimension_names));
+        SLABFS_RETURN_IF_ERROR(SetOne(id, item, std::string(kDimensionsAttribute), *item.array.dimension_names));
       }
     }
     return Status::OK();
@@ -475,7 +468,8 @@ class ZarrImporter {
             SLABFS_RETURN_IF_ERROR(progress_.Advance(expected, 1));
             continue;
           }
-          if (copied.code() == Code::kCorruption) return Status::Corruption(fmt::format("{}: {}", path, copied.message()));
+          if (copied.code() == Code::kCorruption)
+            return Status::Corruption(fmt::format("{}: {}", path, copied.message()));
           if (copied.code() != Code::kInvalidArgument && copied.code() != Code::kNotSupported) {
             return AddContext(copied, item.dest);
           }
@@ -521,8 +515,7 @@ class ZarrImporter {
 
 }  // namespace
 
-Status ImportZarr(const TreeImportOptions& o, Container& dest, Progress& progress,
-                  std::ostream& out) {
+Status ImportZarr(const TreeImportOptions& o, Container& dest, Progress& progress, std::ostream& out) {
   ZarrImporter importer(o, dest, progress, out);
   return importer.Run();
 }

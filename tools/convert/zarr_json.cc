@@ -55,8 +55,7 @@ Result<std::string> Prepare(std::string_view text, std::string_view what) {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonDepth) {
-        return Err(Status::Corruption(
-            fmt::format("{}: JSON nested deeper than {} levels", what, kMaxJsonDepth)));
+        return Err(Status::Corruption(fmt::format("{}: JSON nested deeper than {} levels", what, kMaxJsonDepth)));
       }
     } else if (c == ']' || c == '}') {
       --depth;
@@ -72,9 +71,12 @@ Result<std::string> Prepare(std::string_view text, std::string_view what) {
 void Restore(Json& j) {
   if (j.is_string()) {
     const std::string& s = j.get_ref<const std::string&>();
-    if (s == kNaN) j = std::numeric_limits<double>::quiet_NaN();
-    else if (s == kInf) j = std::numeric_limits<double>::infinity();
-    else if (s == kNegInf) j = -std::numeric_limits<double>::infinity();
+    if (s == kNaN)
+      j = std::numeric_limits<double>::quiet_NaN();
+    else if (s == kInf)
+      j = std::numeric_limits<double>::infinity();
+    else if (s == kNegInf)
+      j = -std::numeric_limits<double>::infinity();
   } else if (j.is_array() || j.is_object()) {
     for (auto& v : j) Restore(v);
   }
@@ -107,8 +109,7 @@ Json Mark(const Json& j) {
 // found as JSON reads them, so a marker's text inside a longer string is
 // left alone.
 std::string RestoreTokens(const std::string& s) {
-  const std::string nan = QuotedMarker(kNaN), inf = QuotedMarker(kInf),
-                    neg = QuotedMarker(kNegInf);
+  const std::string nan = QuotedMarker(kNaN), inf = QuotedMarker(kInf), neg = QuotedMarker(kNegInf);
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -121,10 +122,14 @@ std::string RestoreTokens(const std::string& s) {
     end = std::min(end + 1, s.size());
     const std::string_view token(s.data() + i, end - i);
     const bool value = end >= s.size() || s[end] != ':';
-    if (value && token == nan) out += "NaN";
-    else if (value && token == inf) out += "Infinity";
-    else if (value && token == neg) out += "-Infinity";
-    else out += token;
+    if (value && token == nan)
+      out += "NaN";
+    else if (value && token == inf)
+      out += "Infinity";
+    else if (value && token == neg)
+      out += "-Infinity";
+    else
+      out += token;
     i = end;
   }
   return out;
@@ -132,8 +137,7 @@ std::string RestoreTokens(const std::string& s) {
 
 template <typename T>
 Attribute NumbersOf(DType t, const std::vector<T>& v) {
-  return Attribute::Numbers(
-      t, std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
+  return Attribute::Numbers(t, std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
 }
 
 }  // namespace
@@ -162,8 +166,7 @@ Result<Json> ReadJsonFile(const std::string& path) {
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxMetadataBytes) {
     close(fd);
-    return Err(Status::Corruption(fmt::format("{}: {} bytes is too large for Zarr metadata", path,
-                                              st.st_size)));
+    return Err(Status::Corruption(fmt::format("{}: {} bytes is too large for Zarr metadata", path, st.st_size)));
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
   auto got = engine::ReadFully(fd, text.data(), text.size(), path);
@@ -218,8 +221,7 @@ Result<Attribute> AttributeFromJson(const Json& v) {
     a = Attribute::String(v.get<std::string>());
   } else if (v.is_boolean()) {
     a = NumbersOf(DType::kI1, std::vector<int8_t>{static_cast<int8_t>(v.get<bool>())});
-  } else if (v.is_number_unsigned() &&
-             v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+  } else if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     a = NumbersOf(DType::kU8, std::vector<uint64_t>{v.get<uint64_t>()});
   } else if (v.is_number_integer()) {
     a = Attribute::Integer(v.get<int64_t>());
@@ -239,7 +241,8 @@ Result<Attribute> AttributeFromJson(const Json& v) {
           numeric = false;
           break;
         }
-        if (e.is_number_float()) any_float = true;
+        if (e.is_number_float())
+          any_float = true;
         else if (e.is_number_unsigned()) {
           any_big |= e.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
         } else {
@@ -272,9 +275,8 @@ Result<Attribute> AttributeFromJson(const Json& v) {
     }
   }
   if (a.data.size() > kMaxAttributeBytes) {
-    return Err(Status::InvalidArgument(fmt::format(
-        "its value takes {} bytes, over the {} bytes an attribute may hold", a.data.size(),
-        kMaxAttributeBytes)));
+    return Err(Status::InvalidArgument(fmt::format("its value takes {} bytes, over the {} bytes an attribute may hold",
+                                                   a.data.size(), kMaxAttributeBytes)));
   }
   return a;
 }
@@ -286,16 +288,66 @@ Json AttributeToJson(const Attribute& a) {
   for (size_t i = 0; i + item <= a.data.size(); i += item) {
     const char* p = a.data.data() + i;
     switch (a.dtype) {
-      case DType::kI1: { int8_t v; std::memcpy(&v, p, 1); values.push_back(v); break; }
-      case DType::kI2: { int16_t v; std::memcpy(&v, p, 2); values.push_back(v); break; }
-      case DType::kI4: { int32_t v; std::memcpy(&v, p, 4); values.push_back(v); break; }
-      case DType::kI8: { int64_t v; std::memcpy(&v, p, 8); values.push_back(v); break; }
-      case DType::kU1: { uint8_t v; std::memcpy(&v, p, 1); values.push_back(v); break; }
-      case DType::kU2: { uint16_t v; std::memcpy(&v, p, 2); values.push_back(v); break; }
-      case DType::kU4: { uint32_t v; std::memcpy(&v, p, 4); values.push_back(v); break; }
-      case DType::kU8: { uint64_t v; std::memcpy(&v, p, 8); values.push_back(v); break; }
-      case DType::kF4: { float v; std::memcpy(&v, p, 4); values.push_back(static_cast<double>(v)); break; }
-      case DType::kF8: { double v; std::memcpy(&v, p, 8); values.push_back(v); break; }
+      case DType::kI1: {
+        int8_t v;
+        std::memcpy(&v, p, 1);
+        values.push_back(v);
+        break;
+      }
+      case DType::kI2: {
+        int16_t v;
+        std::memcpy(&v, p, 2);
+        values.push_back(v);
+        break;
+      }
+      case DType::kI4: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        values.push_back(v);
+        break;
+      }
+      case DType::kI8: {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        values.push_back(v);
+        break;
+      }
+      case DType::kU1: {
+        uint8_t v;
+        std::memcpy(&v, p, 1);
+        values.push_back(v);
+        break;
+      }
+      case DType::kU2: {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        values.push_back(v);
+        break;
+      }
+      case DType::kU4: {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        values.push_back(v);
+        break;
+      }
+      case DType::kU8: {
+        uint64_t v;
+        std::memcpy(&v, p, 8);
+        values.push_back(v);
+        break;
+      }
+      case DType::kF4: {
+        float v;
+        std::memcpy(&v, p, 4);
+        values.push_back(static_cast<double>(v));
+        break;
+      }
+      case DType::kF8: {
+        double v;
+        std::memcpy(&v, p, 8);
+        values.push_back(v);
+        break;
+      }
     }
   }
   if (values.size() == 1) return values[0];

@@ -19,9 +19,7 @@ const Json* Member(const Json& obj, std::string_view key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
-Status Bad(std::string_view what, std::string_view why) {
-  return Status::Corruption(fmt::format("{}: {}", what, why));
-}
+Status Bad(std::string_view what, std::string_view why) { return Status::Corruption(fmt::format("{}: {}", what, why)); }
 
 // A non-negative JSON integer.
 std::optional<uint64_t> AsCount(const Json& v) {
@@ -37,8 +35,7 @@ std::optional<int64_t> AsInt(const Json& v) {
   return std::nullopt;
 }
 
-Result<Dims> ParseDimsList(const Json* v, std::string_view field, std::string_view what,
-                           bool allow_zero) {
+Result<Dims> ParseDimsList(const Json* v, std::string_view field, std::string_view what, bool allow_zero) {
   if (!v || !v->is_array()) {
     return Err(Bad(what, fmt::format("\"{}\" is missing or not a list", field)));
   }
@@ -61,29 +58,25 @@ Status CheckGeometry(ParsedArray& p, std::string_view what) {
   ZarrArray& a = p.array;
   if (a.chunks.size() != a.shape.size()) {
     return Bad(what, fmt::format("the chunk shape ({}) has rank {} but the shape ({}) has rank {}",
-                                 FormatDims(a.chunks), a.chunks.size(), FormatDims(a.shape),
-                                 a.shape.size()));
+                                 FormatDims(a.chunks), a.chunks.size(), FormatDims(a.shape), a.shape.size()));
   }
   uint64_t elements = 1, chunk = 1;
   for (size_t d = 0; d < a.shape.size(); ++d) {
-    if (__builtin_mul_overflow(elements, a.shape[d], &elements) ||
-        __builtin_mul_overflow(chunk, a.chunks[d], &chunk)) {
+    if (__builtin_mul_overflow(elements, a.shape[d], &elements) || __builtin_mul_overflow(chunk, a.chunks[d], &chunk)) {
       return Bad(what, fmt::format("the shape ({}) or chunk shape ({}) holds more than 2^64 elements",
                                    FormatDims(a.shape), FormatDims(a.chunks)));
     }
   }
   uint64_t bytes = 0;
-  if (__builtin_mul_overflow(elements, uint64_t{8}, &bytes) ||
-      __builtin_mul_overflow(chunk, uint64_t{8}, &bytes)) {
-    return Bad(what, fmt::format("the shape ({}) or chunk shape ({}) is too large to address",
-                                 FormatDims(a.shape), FormatDims(a.chunks)));
+  if (__builtin_mul_overflow(elements, uint64_t{8}, &bytes) || __builtin_mul_overflow(chunk, uint64_t{8}, &bytes)) {
+    return Bad(what, fmt::format("the shape ({}) or chunk shape ({}) is too large to address", FormatDims(a.shape),
+                                 FormatDims(a.chunks)));
   }
   if (!p.unsupported.empty()) return Status::OK();
   if (a.shape.size() > static_cast<size_t>(kMaxRank)) {
     p.unsupported = fmt::format("rank {} (slabfs datasets have rank 1 to 32)", a.shape.size());
   } else if (chunk * ItemSize(a.dtype) > kMaxChunkBytes) {
-    p.unsupported = fmt::format("chunks of {} bytes (slabfs chunks hold at most 1 GiB)",
-                                chunk * ItemSize(a.dtype));
+    p.unsupported = fmt::format("chunks of {} bytes (slabfs chunks hold at most 1 GiB)", chunk * ItemSize(a.dtype));
   }
   return Status::OK();
 }
@@ -103,10 +96,11 @@ void ParseV2DType(const Json& v, ParsedArray& p) {
     return;
   }
   const std::string body = s.substr(1);
-  static const struct { const char* name; DType t; } kTypes[] = {
-      {"i1", DType::kI1}, {"i2", DType::kI2}, {"i4", DType::kI4}, {"i8", DType::kI8},
-      {"u1", DType::kU1}, {"u2", DType::kU2}, {"u4", DType::kU4}, {"u8", DType::kU8},
-      {"f4", DType::kF4}, {"f8", DType::kF8}};
+  static const struct {
+    const char* name;
+    DType t;
+  } kTypes[] = {{"i1", DType::kI1}, {"i2", DType::kI2}, {"i4", DType::kI4}, {"i8", DType::kI8}, {"u1", DType::kU1},
+                {"u2", DType::kU2}, {"u4", DType::kU4}, {"u8", DType::kU8}, {"f4", DType::kF4}, {"f8", DType::kF8}};
   for (const auto& k : kTypes) {
     if (body == k.name) {
       p.array.dtype = k.t;
@@ -115,23 +109,24 @@ void ParseV2DType(const Json& v, ParsedArray& p) {
     }
   }
   const char kind = body[0];
-  const char* what = kind == 'b'                 ? "bool"
-                     : kind == 'c'               ? "complex"
-                     : kind == 'f'               ? "float of this size"
+  const char* what = kind == 'b'                  ? "bool"
+                     : kind == 'c'                ? "complex"
+                     : kind == 'f'                ? "float of this size"
                      : kind == 'M' || kind == 'm' ? "datetime"
                      : kind == 'S' || kind == 'U' ? "string"
-                     : kind == 'O'               ? "object"
-                     : kind == 'V'               ? "void/structured"
-                                                 : "unknown";
+                     : kind == 'O'                ? "object"
+                     : kind == 'V'                ? "void/structured"
+                                                  : "unknown";
   p.unsupported = fmt::format("dtype '{}' ({}; slabfs holds i1-i8, u1-u8, f4, f8)", s, what);
 }
 
 void ParseV3DType(const Json& v, ParsedArray& p) {
-  static const struct { const char* name; DType t; } kTypes[] = {
-      {"int8", DType::kI1},  {"int16", DType::kI2},  {"int32", DType::kI4},
-      {"int64", DType::kI8}, {"uint8", DType::kU1},  {"uint16", DType::kU2},
-      {"uint32", DType::kU4}, {"uint64", DType::kU8}, {"float32", DType::kF4},
-      {"float64", DType::kF8}};
+  static const struct {
+    const char* name;
+    DType t;
+  } kTypes[] = {{"int8", DType::kI1},    {"int16", DType::kI2},  {"int32", DType::kI4},  {"int64", DType::kI8},
+                {"uint8", DType::kU1},   {"uint16", DType::kU2}, {"uint32", DType::kU4}, {"uint64", DType::kU8},
+                {"float32", DType::kF4}, {"float64", DType::kF8}};
   if (v.is_string()) {
     const std::string s = v.get<std::string>();
     for (const auto& k : kTypes) {
@@ -144,8 +139,7 @@ void ParseV3DType(const Json& v, ParsedArray& p) {
     return;
   }
   const Json* name = Member(v, "name");
-  p.unsupported = fmt::format("data type '{}'", name && name->is_string() ? name->get<std::string>()
-                                                                          : v.dump());
+  p.unsupported = fmt::format("data type '{}'", name && name->is_string() ? name->get<std::string>() : v.dump());
 }
 
 // --------------------------------------------------------------- fill values
@@ -167,25 +161,27 @@ Result<std::string> ParseFill(const Json* v, const ZarrArray& a, std::string_vie
     if (a.zarr_format == 2) return std::string(item, '\0');
     return Err(Bad(what, "\"fill_value\" is null, which Zarr v3 does not permit"));
   }
-  auto bad = [&] {
-    return Err(Bad(what, fmt::format("fill_value {} does not fit {}", v->dump(), DTypeName(t))));
-  };
+  auto bad = [&] { return Err(Bad(what, fmt::format("fill_value {} does not fit {}", v->dump(), DTypeName(t)))); };
   if (IsFloat(t)) {
     double d = 0;
     if (v->is_number()) {
       d = v->get<double>();
     } else if (v->is_string()) {
       const std::string s = v->get<std::string>();
-      if (s == "NaN") d = std::numeric_limits<double>::quiet_NaN();
-      else if (s == "Infinity" || s == "+Infinity") d = std::numeric_limits<double>::infinity();
-      else if (s == "-Infinity") d = -std::numeric_limits<double>::infinity();
+      if (s == "NaN")
+        d = std::numeric_limits<double>::quiet_NaN();
+      else if (s == "Infinity" || s == "+Infinity")
+        d = std::numeric_limits<double>::infinity();
+      else if (s == "-Infinity")
+        d = -std::numeric_limits<double>::infinity();
       else if (s.size() == 2 + 2 * item && (s.starts_with("0x") || s.starts_with("0X"))) {
         uint64_t bits = 0;
         for (size_t i = 2; i < s.size(); ++i) {
           const char c = s[i];
-          int h = c >= '0' && c <= '9' ? c - '0'
+          int h = c >= '0' && c <= '9'   ? c - '0'
                   : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                  : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
           if (h < 0) return bad();
           bits = bits << 4 | static_cast<uint64_t>(h);
         }
@@ -355,8 +351,8 @@ Status ParseV3Codecs(const Json* codecs, ParsedArray& p, std::string_view what) 
       have_bytes = true;
     } else if (n == "gzip" || n == "zlib") {
       if (!have_bytes) return Bad(what, fmt::format("codec {} comes before the bytes codec", n));
-      SLABFS_RETURN_IF_ERROR(ParseDeflateLevel(
-          codec.config, n == "gzip" ? ZarrCodec::Kind::kGzip : ZarrCodec::Kind::kZlib, 1, a, what));
+      SLABFS_RETURN_IF_ERROR(
+          ParseDeflateLevel(codec.config, n == "gzip" ? ZarrCodec::Kind::kGzip : ZarrCodec::Kind::kZlib, 1, a, what));
     } else if (n == "blosc") {
       if (!have_bytes) return Bad(what, "codec blosc comes before the bytes codec");
       ZarrCodec z;
@@ -371,10 +367,14 @@ Status ParseV3Codecs(const Json* codecs, ParsedArray& p, std::string_view what) 
       if (!level || *level < 0 || *level > 9) return Bad(what, "blosc \"clevel\" is not 0 to 9");
       z.level = static_cast<int>(*level);
       const std::string mode = shuffle && shuffle->is_string() ? shuffle->get<std::string>() : "";
-      if (mode == "noshuffle") z.shuffle = 0;
-      else if (mode == "shuffle") z.shuffle = 1;
-      else if (mode == "bitshuffle") z.shuffle = 2;
-      else return Bad(what, "blosc \"shuffle\" is not noshuffle, shuffle or bitshuffle");
+      if (mode == "noshuffle")
+        z.shuffle = 0;
+      else if (mode == "shuffle")
+        z.shuffle = 1;
+      else if (mode == "bitshuffle")
+        z.shuffle = 2;
+      else
+        return Bad(what, "blosc \"shuffle\" is not noshuffle, shuffle or bitshuffle");
       auto ts = typesize ? AsCount(*typesize) : std::optional<uint64_t>(ItemSize(a.dtype));
       if (!ts || *ts == 0 || *ts > 255) return Bad(what, "blosc \"typesize\" is not 1 to 255");
       z.typesize = static_cast<size_t>(*ts);
@@ -397,8 +397,8 @@ Status ParseV3Codecs(const Json* codecs, ParsedArray& p, std::string_view what) 
 
 // Unknown members of a v3 document: an extension marked
 // "must_understand": false may be ignored; any other is refused.
-void CheckV3Extensions(const Json& j, std::initializer_list<std::string_view> known,
-                       ParsedArray* p, std::string* unsupported) {
+void CheckV3Extensions(const Json& j, std::initializer_list<std::string_view> known, ParsedArray* p,
+                       std::string* unsupported) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
     const Json* mu = Member(it.value(), "must_understand");
@@ -491,8 +491,8 @@ Result<ParsedArray> ParseZarray(const Json& j, std::string_view what) {
     if (!id || !id->is_string()) return Err(Bad(what, "the compressor has no \"id\""));
     const std::string name = id->get<std::string>();
     if (name == "zlib" || name == "gzip") {
-      SLABFS_RETURN_IF_ERROR_R(ParseDeflateLevel(
-          *c, name == "zlib" ? ZarrCodec::Kind::kZlib : ZarrCodec::Kind::kGzip, 1, a, what));
+      SLABFS_RETURN_IF_ERROR_R(
+          ParseDeflateLevel(*c, name == "zlib" ? ZarrCodec::Kind::kZlib : ZarrCodec::Kind::kGzip, 1, a, what));
     } else if (name == "blosc") {
       SLABFS_RETURN_IF_ERROR_R(ParseBloscV2(*c, a, p, what));
     } else if (p.unsupported.empty()) {
@@ -536,8 +536,8 @@ Result<ParsedArray> ParseV3Array(const Json& j, std::string_view what) {
     a.chunks = Dims(a.shape.size(), 1);
   } else {
     const Json* cfg = Member(*grid, "configuration");
-    SLABFS_ASSIGN_OR_RETURN(a.chunks, ParseDimsList(cfg ? Member(*cfg, "chunk_shape") : nullptr,
-                                                    "chunk_shape", what, false));
+    SLABFS_ASSIGN_OR_RETURN(a.chunks,
+                            ParseDimsList(cfg ? Member(*cfg, "chunk_shape") : nullptr, "chunk_shape", what, false));
   }
   SLABFS_RETURN_IF_ERROR_R(CheckGeometry(p, what));
 
@@ -572,9 +572,8 @@ Result<ParsedArray> ParseV3Array(const Json& j, std::string_view what) {
   if (!attrs) return Err(Bad(what, "\"attributes\" is not an object"));
   a.attributes = std::move(*attrs);
   CheckV3Extensions(j,
-                    {"zarr_format", "node_type", "shape", "data_type", "chunk_grid",
-                     "chunk_key_encoding", "fill_value", "codecs", "attributes",
-                     "dimension_names", "storage_transformers"},
+                    {"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value",
+                     "codecs", "attributes", "dimension_names", "storage_transformers"},
                     &p, nullptr);
   if (p.unsupported.empty()) {
     SLABFS_ASSIGN_OR_RETURN(a.fill, ParseFill(Member(j, "fill_value"), a, what));
@@ -596,8 +595,7 @@ Result<Json> ParseV3Group(const Json& j, std::string_view what) {
   // zarr-python's consolidated metadata is a cache of the children's
   // documents, which the import reads itself.
   std::string unsupported;
-  CheckV3Extensions(j, {"zarr_format", "node_type", "attributes", "consolidated_metadata"},
-                    nullptr, &unsupported);
+  CheckV3Extensions(j, {"zarr_format", "node_type", "attributes", "consolidated_metadata"}, nullptr, &unsupported);
   if (!unsupported.empty()) {
     return Err(Status::NotSupported(fmt::format("{}: {}", what, unsupported)));
   }
@@ -609,8 +607,7 @@ std::optional<uint64_t> ParseKeyIndex(std::string_view text) {
   uint64_t v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
-    if (__builtin_mul_overflow(v, uint64_t{10}, &v) ||
-        __builtin_add_overflow(v, static_cast<uint64_t>(c - '0'), &v)) {
+    if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, static_cast<uint64_t>(c - '0'), &v)) {
       return std::nullopt;
     }
   }
@@ -643,12 +640,8 @@ std::string FiltersFor(const ZarrArray& a) {
           shuffle |= c.shuffle != 0 && item > 1;
         }
         break;
-      case ZarrCodec::Kind::kCrc32c:
-        checksum = true;
-        break;
-      case ZarrCodec::Kind::kShuffle:
-        shuffle |= item > 1;
-        break;
+      case ZarrCodec::Kind::kCrc32c: checksum = true; break;
+      case ZarrCodec::Kind::kShuffle: shuffle |= item > 1; break;
     }
   }
   std::string out;

@@ -42,10 +42,10 @@ inline constexpr std::string_view kFillValueAttribute = "_FillValue";
 struct ZarrArray {
   int zarr_format = 2;
   DType dtype = DType::kU1;
-  bool big_endian = false;        // elements are stored big-endian
+  bool big_endian = false;  // elements are stored big-endian
   Dims shape;
   Dims chunks;
-  std::string fill;               // ItemSize(dtype) little-endian bytes
+  std::string fill;  // ItemSize(dtype) little-endian bytes
   // v2: fill_value was given (not null). xarray takes a v2 fill_value for
   // the missing-value marker (_FillValue), so the import of an array xarray
   // reads (one with _ARRAY_DIMENSIONS) keeps it as that attribute too.
@@ -130,9 +130,8 @@ ExportFill FillForExport(const DatasetInfo& info, const Attribute* marker, int z
 
 // The metadata document of an exported array (.zarray or zarr.json; v2's
 // attributes go to .zattrs instead) and of a group.
-Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format,
-                   const Json& attributes, const std::optional<Json>& dimension_names,
-                   const Json& fill_value);
+Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format, const Json& attributes,
+                   const std::optional<Json>& dimension_names, const Json& fill_value);
 Json GroupMetadata(int zarr_format, const Json& attributes);
 
 }  // namespace slabfs::tools::convert

@@ -3,8 +3,8 @@
 // zarr_metadata.h).
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -14,9 +14,7 @@
 
 namespace slabfs::tools::convert {
 
-std::string V2DTypeName(DType t) {
-  return fmt::format("{}{}", ItemSize(t) == 1 ? '|' : '<', DTypeName(t));
-}
+std::string V2DTypeName(DType t) { return fmt::format("{}{}", ItemSize(t) == 1 ? '|' : '<', DTypeName(t)); }
 
 std::string V3DTypeName(DType t) {
   switch (t) {
@@ -48,22 +46,56 @@ Json FillToJson(DType t, std::string_view bytes, int zarr_format) {
     return d;
   };
   switch (t) {
-    case DType::kI1: { int8_t v; std::memcpy(&v, b, 1); return v; }
-    case DType::kI2: { int16_t v; std::memcpy(&v, b, 2); return v; }
-    case DType::kI4: { int32_t v; std::memcpy(&v, b, 4); return v; }
-    case DType::kI8: { int64_t v; std::memcpy(&v, b, 8); return v; }
-    case DType::kU1: { uint8_t v; std::memcpy(&v, b, 1); return v; }
-    case DType::kU2: { uint16_t v; std::memcpy(&v, b, 2); return v; }
-    case DType::kU4: { uint32_t v; std::memcpy(&v, b, 4); return v; }
-    case DType::kU8: { uint64_t v; std::memcpy(&v, b, 8); return v; }
+    case DType::kI1: {
+      int8_t v;
+      std::memcpy(&v, b, 1);
+      return v;
+    }
+    case DType::kI2: {
+      int16_t v;
+      std::memcpy(&v, b, 2);
+      return v;
+    }
+    case DType::kI4: {
+      int32_t v;
+      std::memcpy(&v, b, 4);
+      return v;
+    }
+    case DType::kI8: {
+      int64_t v;
+      std::memcpy(&v, b, 8);
+      return v;
+    }
+    case DType::kU1: {
+      uint8_t v;
+      std::memcpy(&v, b, 1);
+      return v;
+    }
+    case DType::kU2: {
+      uint16_t v;
+      std::memcpy(&v, b, 2);
+      return v;
+    }
+    case DType::kU4: {
+      uint32_t v;
+      std::memcpy(&v, b, 4);
+      return v;
+    }
+    case DType::kU8: {
+      uint64_t v;
+      std::memcpy(&v, b, 8);
+      return v;
+    }
     case DType::kF4: {
-      float v; uint32_t bits;
+      float v;
+      uint32_t bits;
       std::memcpy(&v, b, 4);
       std::memcpy(&bits, b, 4);
       return float_json(static_cast<double>(v), bits, bits == 0x7fc00000u);
     }
     case DType::kF8: {
-      double v; uint64_t bits;
+      double v;
+      uint64_t bits;
       std::memcpy(&v, b, 8);
       std::memcpy(&bits, b, 8);
       return float_json(v, bits, bits == 0x7ff8000000000000ull);
@@ -79,9 +111,12 @@ ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format) {
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
     const std::string_view f = rest.substr(0, comma);
-    if (f == "shuffle") shuffle = true;
-    else if (f == "checksum") checksum = true;
-    else if (f.starts_with("deflate=")) deflate = std::atoi(std::string(f.substr(8)).c_str());
+    if (f == "shuffle")
+      shuffle = true;
+    else if (f == "checksum")
+      checksum = true;
+    else if (f.starts_with("deflate="))
+      deflate = std::atoi(std::string(f.substr(8)).c_str());
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   const size_t item = ItemSize(info.dtype);
@@ -111,8 +146,8 @@ ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format) {
     e.metadata = nullptr;
     for (const ZarrCodec& z : e.codecs) {
       if (z.kind == ZarrCodec::Kind::kBlosc) {
-        e.metadata = {{"id", "blosc"}, {"cname", z.cname}, {"clevel", z.level},
-                      {"shuffle", z.shuffle}, {"blocksize", 0}};
+        e.metadata = {
+            {"id", "blosc"}, {"cname", z.cname}, {"clevel", z.level}, {"shuffle", z.shuffle}, {"blocksize", 0}};
       } else if (z.kind == ZarrCodec::Kind::kZlib) {
         e.metadata = {{"id", "zlib"}, {"level", z.level}};
       }
@@ -126,18 +161,18 @@ ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format) {
       case ZarrCodec::Kind::kBlosc:
         e.metadata.push_back({{"name", "blosc"},
                               {"configuration",
-                               {{"cname", z.cname}, {"clevel", z.level}, {"shuffle", "shuffle"},
-                                {"typesize", z.typesize}, {"blocksize", 0}}}});
+                               {{"cname", z.cname},
+                                {"clevel", z.level},
+                                {"shuffle", "shuffle"},
+                                {"typesize", z.typesize},
+                                {"blocksize", 0}}}});
         break;
       case ZarrCodec::Kind::kGzip:
       case ZarrCodec::Kind::kZlib:
         e.metadata.push_back({{"name", "gzip"}, {"configuration", {{"level", z.level}}}});
         break;
-      case ZarrCodec::Kind::kCrc32c:
-        e.metadata.push_back({{"name", "crc32c"}});
-        break;
-      case ZarrCodec::Kind::kShuffle:
-        break;  // never chosen for an export (shuffle goes inside blosc)
+      case ZarrCodec::Kind::kCrc32c: e.metadata.push_back({{"name", "crc32c"}}); break;
+      case ZarrCodec::Kind::kShuffle: break;  // never chosen for an export (shuffle goes inside blosc)
     }
   }
   return e;
@@ -159,23 +194,70 @@ std::optional<std::string> ElementAs(DType to, const Attribute& a) {
   slabfs_i128 i = 0;
   const bool from_float = IsFloat(a.dtype);
   switch (a.dtype) {
-    case DType::kF4: { float v; std::memcpy(&v, raw, 4); d = v; break; }
+    case DType::kF4: {
+      float v;
+      std::memcpy(&v, raw, 4);
+      d = v;
+      break;
+    }
     case DType::kF8: std::memcpy(&d, raw, 8); break;
-    case DType::kI1: { int8_t v; std::memcpy(&v, raw, 1); i = v; break; }
-    case DType::kI2: { int16_t v; std::memcpy(&v, raw, 2); i = v; break; }
-    case DType::kI4: { int32_t v; std::memcpy(&v, raw, 4); i = v; break; }
-    case DType::kI8: { int64_t v; std::memcpy(&v, raw, 8); i = v; break; }
-    case DType::kU1: { uint8_t v; std::memcpy(&v, raw, 1); i = v; break; }
-    case DType::kU2: { uint16_t v; std::memcpy(&v, raw, 2); i = v; break; }
-    case DType::kU4: { uint32_t v; std::memcpy(&v, raw, 4); i = v; break; }
-    case DType::kU8: { uint64_t v; std::memcpy(&v, raw, 8); i = v; break; }
+    case DType::kI1: {
+      int8_t v;
+      std::memcpy(&v, raw, 1);
+      i = v;
+      break;
+    }
+    case DType::kI2: {
+      int16_t v;
+      std::memcpy(&v, raw, 2);
+      i = v;
+      break;
+    }
+    case DType::kI4: {
+      int32_t v;
+      std::memcpy(&v, raw, 4);
+      i = v;
+      break;
+    }
+    case DType::kI8: {
+      int64_t v;
+      std::memcpy(&v, raw, 8);
+      i = v;
+      break;
+    }
+    case DType::kU1: {
+      uint8_t v;
+      std::memcpy(&v, raw, 1);
+      i = v;
+      break;
+    }
+    case DType::kU2: {
+      uint16_t v;
+      std::memcpy(&v, raw, 2);
+      i = v;
+      break;
+    }
+    case DType::kU4: {
+      uint32_t v;
+      std::memcpy(&v, raw, 4);
+      i = v;
+      break;
+    }
+    case DType::kU8: {
+      uint64_t v;
+      std::memcpy(&v, raw, 8);
+      i = v;
+      break;
+    }
   }
   std::string out(ItemSize(to), '\0');
   auto put = [&](auto v) { std::memcpy(out.data(), &v, sizeof v); };
   if (to == DType::kF4 || to == DType::kF8) {
     const double v = from_float ? d : static_cast<double>(i);
-    if (to == DType::kF4) put(static_cast<float>(v));
-    else put(v);
+    if (to == DType::kF4)
+      put(static_cast<float>(v));
+    else
+      put(v);
     return out;
   }
   if (from_float) {
@@ -184,14 +266,38 @@ std::optional<std::string> ElementAs(DType to, const Attribute& a) {
   }
   auto fits = [&](slabfs_i128 lo, slabfs_i128 hi) { return i >= lo && i <= hi; };
   switch (to) {
-    case DType::kI1: if (!fits(INT8_MIN, INT8_MAX)) return std::nullopt; put(static_cast<int8_t>(i)); break;
-    case DType::kI2: if (!fits(INT16_MIN, INT16_MAX)) return std::nullopt; put(static_cast<int16_t>(i)); break;
-    case DType::kI4: if (!fits(INT32_MIN, INT32_MAX)) return std::nullopt; put(static_cast<int32_t>(i)); break;
-    case DType::kI8: if (!fits(INT64_MIN, INT64_MAX)) return std::nullopt; put(static_cast<int64_t>(i)); break;
-    case DType::kU1: if (!fits(0, UINT8_MAX)) return std::nullopt; put(static_cast<uint8_t>(i)); break;
-    case DType::kU2: if (!fits(0, UINT16_MAX)) return std::nullopt; put(static_cast<uint16_t>(i)); break;
-    case DType::kU4: if (!fits(0, UINT32_MAX)) return std::nullopt; put(static_cast<uint32_t>(i)); break;
-    case DType::kU8: if (!fits(0, UINT64_MAX)) return std::nullopt; put(static_cast<uint64_t>(i)); break;
+    case DType::kI1:
+      if (!fits(INT8_MIN, INT8_MAX)) return std::nullopt;
+      put(static_cast<int8_t>(i));
+      break;
+    case DType::kI2:
+      if (!fits(INT16_MIN, INT16_MAX)) return std::nullopt;
+      put(static_cast<int16_t>(i));
+      break;
+    case DType::kI4:
+      if (!fits(INT32_MIN, INT32_MAX)) return std::nullopt;
+      put(static_cast<int32_t>(i));
+      break;
+    case DType::kI8:
+      if (!fits(INT64_MIN, INT64_MAX)) return std::nullopt;
+      put(static_cast<int64_t>(i));
+      break;
+    case DType::kU1:
+      if (!fits(0, UINT8_MAX)) return std::nullopt;
+      put(static_cast<uint8_t>(i));
+      break;
+    case DType::kU2:
+      if (!fits(0, UINT16_MAX)) return std::nullopt;
+      put(static_cast<uint16_t>(i));
+      break;
+    case DType::kU4:
+      if (!fits(0, UINT32_MAX)) return std::nullopt;
+      put(static_cast<uint32_t>(i));
+      break;
+    case DType::kU8:
+      if (!fits(0, UINT64_MAX)) return std::nullopt;
+      put(static_cast<uint64_t>(i));
+      break;
     default: return std::nullopt;
   }
   return out;
@@ -218,19 +324,14 @@ ExportFill FillForExport(const DatasetInfo& info, const Attribute* marker, int z
   return f;
 }
 
-Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format,
-                   const Json& attributes, const std::optional<Json>& dimension_names,
-                   const Json& fill_value) {
+Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format, const Json& attributes,
+                   const std::optional<Json>& dimension_names, const Json& fill_value) {
   const Json& fill = fill_value;
   if (zarr_format == 2) {
-    return {{"zarr_format", 2},
-            {"shape", info.shape},
-            {"chunks", info.chunks},
-            {"dtype", V2DTypeName(info.dtype)},
-            {"fill_value", fill},
-            {"order", "C"},
-            {"compressor", e.metadata},
-            {"filters", nullptr},
+    return {{"zarr_format", 2},          {"shape", info.shape},
+            {"chunks", info.chunks},     {"dtype", V2DTypeName(info.dtype)},
+            {"fill_value", fill},        {"order", "C"},
+            {"compressor", e.metadata},  {"filters", nullptr},
             {"dimension_separator", "."}};
   }
   Json j = {{"zarr_format", 3},

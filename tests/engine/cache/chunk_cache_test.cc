@@ -119,9 +119,9 @@ TEST_F(ChunkCacheTest, InsertOfAnExistingKeyReturnsTheExistingEntry) {
 
 TEST_F(ChunkCacheTest, EvictsLeastRecentlyUsedFirst) {
   ChunkCache c(300, 300);
-  Add(c, {1, 0}, 100);  // A
-  Add(c, {1, 1}, 100);  // B
-  Add(c, {1, 2}, 100);  // C
+  Add(c, {1, 0}, 100);          // A
+  Add(c, {1, 1}, 100);          // B
+  Add(c, {1, 2}, 100);          // C
   ASSERT_TRUE(Has(c, {1, 0}));  // A is now the most recent: B, C, A
   Add(c, {1, 3}, 100);          // D: B, C, A, D
   EXPECT_TRUE(c.over_budget());
@@ -428,7 +428,7 @@ TEST_F(ChunkCacheTest, DirtyEntriesComeLeastRecentlyUsedFirst) {
 }
 
 TEST_F(ChunkCacheTest, ShedCandidatesAreFullyUsedDirtyEntriesFirst) {
-  ChunkCache c(50, 50);  // room for 5 entries of 10
+  ChunkCache c(50, 50);          // room for 5 entries of 10
   Add(c, {1, 0}, 10, 10, true);  // done with
   Add(c, {1, 1}, 10, 4, true);   // being filled
   Add(c, {1, 2}, 10, 10, true);  // done with

@@ -59,10 +59,18 @@ TEST(FilterPipelineTest, CompressesOnlyWithDeflate) {
 }
 
 TEST(FilterPipelineTest, EveryCombinationRoundTrips) {
-  const std::vector<std::string> pipelines = {
-      "none", "shuffle", "deflate=1", "deflate=9", "checksum", "shuffle,deflate=6", "shuffle,checksum",
-      "deflate=6,checksum", "shuffle,deflate=6,checksum", "checksum,deflate=3", "checksum,shuffle,deflate=2",
-      "deflate=4,shuffle"};
+  const std::vector<std::string> pipelines = {"none",
+                                              "shuffle",
+                                              "deflate=1",
+                                              "deflate=9",
+                                              "checksum",
+                                              "shuffle,deflate=6",
+                                              "shuffle,checksum",
+                                              "deflate=6,checksum",
+                                              "shuffle,deflate=6,checksum",
+                                              "checksum,deflate=3",
+                                              "checksum,shuffle,deflate=2",
+                                              "deflate=4,shuffle"};
   for (const std::string& text : pipelines) {
     const FilterPipeline p = P(text);
     for (size_t item : {1, 2, 4, 8}) {
@@ -155,9 +163,9 @@ TEST(FilterPipelineTest, ADecompressionBombProducesNoMoreThanTheChunk) {
   std::string zeros(huge, '\0');
   uLongf len = compressBound(huge);
   std::string bomb(len, '\0');
-  ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(bomb.data()), &len, reinterpret_cast<const Bytef*>(zeros.data()),
-                      huge, 9),
-            Z_OK);
+  ASSERT_EQ(
+      compress2(reinterpret_cast<Bytef*>(bomb.data()), &len, reinterpret_cast<const Bytef*>(zeros.data()), huge, 9),
+      Z_OK);
   bomb.resize(len);
   const FilterPipeline p = P("deflate=9");
   std::string out(4096, '\0');

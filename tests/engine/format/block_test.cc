@@ -70,8 +70,7 @@ TEST(BlockTest, RejectsTruncatedBlockAtEveryLength) {
     std::string image = EncodeBlock(BlockType::kDataset, RandomBytes(n, n));
     for (size_t len = 0; len < image.size(); ++len) {
       SCOPED_TRACE(std::to_string(n) + " truncated to " + std::to_string(len));
-      EXPECT_CODE(DecodeBlock(std::string_view(image).substr(0, len), BlockType::kDataset, "t"),
-                  Code::kCorruption);
+      EXPECT_CODE(DecodeBlock(std::string_view(image).substr(0, len), BlockType::kDataset, "t"), Code::kCorruption);
     }
   }
 }
@@ -111,8 +110,10 @@ TEST(BlockTest, RejectsBlockOfAnotherType) {
     std::string image = EncodeBlock(stored, "x");
     for (BlockType wanted : kAllTypes) {
       auto r = DecodeBlock(image, wanted, "t");
-      if (stored == wanted) EXPECT_OK(r);
-      else EXPECT_CODE(r, Code::kCorruption);
+      if (stored == wanted)
+        EXPECT_OK(r);
+      else
+        EXPECT_CODE(r, Code::kCorruption);
     }
   }
 }
@@ -191,15 +192,15 @@ TEST(BlockRefTest, RejectsRefsOutOfBounds) {
   const uint64_t end = kDataStart + 10000;
   const uint64_t max = std::numeric_limits<uint64_t>::max();
   const BlockRef bad[] = {
-      {0, 16},                  // a length without an address
-      {1, 16},                  // inside the superblock slots
+      {0, 16},  // a length without an address
+      {1, 16},  // inside the superblock slots
       {kDataStart - 1, 16},
       {kDataStart, 0},
-      {kDataStart, 15},         // shorter than a header
-      {end - 15, 16},           // one byte past file_end
+      {kDataStart, 15},  // shorter than a header
+      {end - 15, 16},    // one byte past file_end
       {end, 16},
       {end + 1, 16},
-      {max - 15, 32},           // addr + len wraps around
+      {max - 15, 32},  // addr + len wraps around
       {max, 0xffffffffu},
   };
   for (const BlockRef& ref : bad) {
@@ -207,8 +208,7 @@ TEST(BlockRefTest, RejectsRefsOutOfBounds) {
     EXPECT_CODE(CheckBlockRef(ref, end, "my ref"), Code::kCorruption);
   }
   // Longer than any metadata block even though it fits in the file.
-  EXPECT_CODE(CheckBlockRef({kDataStart, static_cast<uint32_t>(kMaxBlockBytes + 1)}, max, "r"),
-              Code::kCorruption);
+  EXPECT_CODE(CheckBlockRef({kDataStart, static_cast<uint32_t>(kMaxBlockBytes + 1)}, max, "r"), Code::kCorruption);
   Status s = CheckBlockRef({end, 16}, end, "my ref");
   EXPECT_NE(s.message().find("my ref"), std::string::npos) << s.message();
 }

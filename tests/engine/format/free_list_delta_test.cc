@@ -23,7 +23,8 @@ FreeListDelta Sample() {
   FreeListDelta d;
   d.prev = {kDataStart + 4096, 64};
   d.depth = 3;
-  d.changes = {{kDataStart + 8192, 100, 0, 0, false}, {kDataStart + 16384, 4096, 7, 1700000000, true},
+  d.changes = {{kDataStart + 8192, 100, 0, 0, false},
+               {kDataStart + 16384, 4096, 7, 1700000000, true},
                {kDataStart, 64, 0, 0, true}};
   return d;
 }
@@ -60,7 +61,9 @@ TEST(FreeListDeltaTest, RejectsTruncationAtEveryLength) {
 }
 
 TEST(FreeListDeltaTest, RejectsHostileHeadersAndEntries) {
-  auto decode = [](const FreeListDelta& d) { return DecodeFreeListDelta(EncodeFreeListDelta(d, d.changes.size()), kEnd, 8); };
+  auto decode = [](const FreeListDelta& d) {
+    return DecodeFreeListDelta(EncodeFreeListDelta(d, d.changes.size()), kEnd, 8);
+  };
   FreeListDelta d = Sample();
   d.depth = 0;
   EXPECT_CODE(decode(d), Code::kCorruption);
@@ -102,11 +105,11 @@ TEST(FreeListDeltaTest, RejectsHostileHeadersAndEntries) {
 
 TEST(FreeExtentSetTest, RemovalsCutExtentsAndAdditionsFillThem) {
   FreeExtentSet set({{kDataStart, 1000, 0, 0}, {kDataStart + 2000, 1000, 3, 9}});
-  ASSERT_OK(set.Apply({kDataStart + 100, 100, 0, 0, false}));      // a hole in the first
-  ASSERT_OK(set.Apply({kDataStart + 900, 1200, 0, 0, false}));     // the first's tail and the second's head
-  ASSERT_OK(set.Apply({kDataStart + 5000, 10, 0, 0, false}));      // nothing there: no change
-  std::vector<FreedExtent> want = {{kDataStart, 100, 0, 0}, {kDataStart + 200, 700, 0, 0},
-                                   {kDataStart + 2100, 900, 3, 9}};
+  ASSERT_OK(set.Apply({kDataStart + 100, 100, 0, 0, false}));   // a hole in the first
+  ASSERT_OK(set.Apply({kDataStart + 900, 1200, 0, 0, false}));  // the first's tail and the second's head
+  ASSERT_OK(set.Apply({kDataStart + 5000, 10, 0, 0, false}));   // nothing there: no change
+  std::vector<FreedExtent> want = {
+      {kDataStart, 100, 0, 0}, {kDataStart + 200, 700, 0, 0}, {kDataStart + 2100, 900, 3, 9}};
   EXPECT_EQ(set.Extents(), want);
   ASSERT_OK(set.Apply({kDataStart + 100, 100, 0, 0, true}));  // back, same tags: merges
   want = {{kDataStart, 900, 0, 0}, {kDataStart + 2100, 900, 3, 9}};

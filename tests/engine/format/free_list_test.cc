@@ -38,8 +38,10 @@ std::string RawFreeList(uint64_t count, const std::vector<FreedExtent>& entries,
 }
 
 std::vector<FreedExtent> Sample() {
-  return {{kDataStart, 64}, {kDataStart + 64, 100},  // adjacent entries are fine
-          {kDataStart + 4096, 4096, 7, 1700000000}, {kEnd - 10, 10, 9, 1700000100}};
+  return {{kDataStart, 64},
+          {kDataStart + 64, 100},  // adjacent entries are fine
+          {kDataStart + 4096, 4096, 7, 1700000000},
+          {kEnd - 10, 10, 9, 1700000100}};
 }
 
 TEST(FreeListTest, RoundTripsExtents) {
@@ -109,8 +111,7 @@ TEST(FreeListTest, RejectsEveryByteFlipInItsBlock) {
 
 TEST(FreeListTest, RejectsCountsThatExceedTheRemainingBytes) {
   std::vector<FreedExtent> e = Sample();
-  for (uint64_t count : {e.size() + 1, e.size() + 1000, uint64_t{1} << 60,
-                         std::numeric_limits<uint64_t>::max()}) {
+  for (uint64_t count : {e.size() + 1, e.size() + 1000, uint64_t{1} << 60, std::numeric_limits<uint64_t>::max()}) {
     SCOPED_TRACE(count);
     EXPECT_CODE(DecodeFreeList(RawFreeList(count, e), kEnd), Code::kCorruption);
   }
@@ -137,9 +138,9 @@ TEST(FreeListTest, RejectsUnsortedExtents) {
 
 TEST(FreeListTest, RejectsOverlappingAndDuplicateExtents) {
   const std::vector<std::vector<FreedExtent>> bad = {
-      {{kDataStart, 100}, {kDataStart + 99, 10}},             // overlap by one byte
-      {{kDataStart, 100}, {kDataStart + 50, 10}},             // nested
-      {{kDataStart + 64, 10}, {kDataStart + 64, 10}},         // duplicate
+      {{kDataStart, 100}, {kDataStart + 99, 10}},      // overlap by one byte
+      {{kDataStart, 100}, {kDataStart + 50, 10}},      // nested
+      {{kDataStart + 64, 10}, {kDataStart + 64, 10}},  // duplicate
       {{kDataStart, 100}, {kDataStart + 200, 10}, {kDataStart + 150, 100}},
   };
   for (const auto& e : bad) EXPECT_CODE(DecodeFreeList(RawFreeList(e.size(), e), kEnd), Code::kCorruption);
@@ -148,12 +149,12 @@ TEST(FreeListTest, RejectsOverlappingAndDuplicateExtents) {
 TEST(FreeListTest, RejectsExtentsOutOfBounds) {
   const uint64_t max = std::numeric_limits<uint64_t>::max();
   const std::vector<FreedExtent> bad = {
-      {0, 16},                   // the superblock slots
-      {kDataStart - 1, 16},      // one byte before the data area
-      {kEnd - 9, 10},            // one byte past file_end
+      {0, 16},               // the superblock slots
+      {kDataStart - 1, 16},  // one byte before the data area
+      {kEnd - 9, 10},        // one byte past file_end
       {kEnd, 1},
       {kEnd + 4096, 4096},
-      {kDataStart, max},         // addr + len wraps around
+      {kDataStart, max},  // addr + len wraps around
       {max, 1},
       {kEnd - 1, max},
   };
@@ -174,8 +175,7 @@ TEST(FreeListTest, DecodesVersionOnePayloadsAsFreeForEveryone) {
   const std::vector<FreedExtent> e = {{kDataStart, 64}, {kDataStart + 4096, 4096}};
   const std::string image = EncodeBlock(BlockType::kFreeList, RawFreeList(e.size(), e, 1), 1);
   uint8_t version = 0;
-  ASSERT_OK_AND_ASSIGN(std::string_view payload,
-                       DecodeBlock(image, BlockType::kFreeList, "free list", &version));
+  ASSERT_OK_AND_ASSIGN(std::string_view payload, DecodeBlock(image, BlockType::kFreeList, "free list", &version));
   EXPECT_EQ(version, 1);
   ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(payload, kEnd, version));
   EXPECT_EQ(back, e);  // generation and time 0
@@ -187,8 +187,7 @@ TEST(FreeListTest, KeepsGenerationsAndTimesThroughItsBlock) {
   const std::vector<FreedExtent> e = Sample();
   const std::string image = EncodeBlock(BlockType::kFreeList, EncodeFreeList(e, e.size() + 1), kFreeListVersion);
   uint8_t version = 0;
-  ASSERT_OK_AND_ASSIGN(std::string_view payload,
-                       DecodeBlock(image, BlockType::kFreeList, "free list", &version));
+  ASSERT_OK_AND_ASSIGN(std::string_view payload, DecodeBlock(image, BlockType::kFreeList, "free list", &version));
   EXPECT_EQ(version, kFreeListVersion);
   ASSERT_OK_AND_ASSIGN(auto back, DecodeFreeList(payload, kEnd, version, 10));
   EXPECT_EQ(back, e);
@@ -212,8 +211,7 @@ TEST(FreeListTest, RejectsExtentsFreedByALaterCommitOrAtANegativeTime) {
   // to 9.
   EXPECT_OK(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, 9, 5}}), kEnd, 2, 10));
   EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, 10, 5}}), kEnd, 2, 10), Code::kCorruption);
-  EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, UINT64_MAX, 5}}), kEnd, 2, 10),
-              Code::kCorruption);
+  EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, UINT64_MAX, 5}}), kEnd, 2, 10), Code::kCorruption);
   EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, 3, -1}}), kEnd, 2, 10), Code::kCorruption);
 }
 

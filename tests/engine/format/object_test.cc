@@ -278,8 +278,8 @@ TEST(ObjectTest, RoundTripsFillValuesAndIndexRoots) {
 }
 
 TEST(ObjectTest, RoundTripsEveryIndexKindCode) {
-  for (IndexKind k : {IndexKind::kSingle, IndexKind::kCompact, IndexKind::kFixedArray,
-                      IndexKind::kExtensibleArray, IndexKind::kBTree}) {
+  for (IndexKind k : {IndexKind::kSingle, IndexKind::kCompact, IndexKind::kFixedArray, IndexKind::kExtensibleArray,
+                      IndexKind::kBTree}) {
     ObjectRecord o = SampleDataset(DType::kU2, {5}, {kUnlimited}, {2});
     o.dataset.index = k;
     ASSERT_OK_AND_ASSIGN(ObjectRecord back, RoundTrip(o));
@@ -331,7 +331,9 @@ TEST(ObjectTest, RoundTripsRandomObjects) {
       for (uint64_t n = uniform(0, 8); cnames.size() < n;) cnames.insert(name());
       for (const auto& n : cnames) {
         uint32_t len = static_cast<uint32_t>(uniform(16, 4096));
-        o.children.push_back({n, uniform(0, 1) ? ObjectKind::kGroup : ObjectKind::kDataset, uniform(2, 1u << 30),
+        o.children.push_back({n,
+                              uniform(0, 1) ? ObjectKind::kGroup : ObjectKind::kDataset,
+                              uniform(2, 1u << 30),
                               {uniform(kDataStart, kEnd - len), len}});
       }
     } else {
@@ -601,11 +603,13 @@ TEST(ObjectTest, RejectsBadObjectIdAndAttributeCounts) {
 }
 
 TEST(ObjectTest, RejectsBadAttributeNames) {
-  for (std::string bad : {std::string(""), std::string("."), std::string(".."), std::string("a/b"),
-                          std::string("/"), std::string("a\0b", 3), std::string(kMaxNameBytes + 1, 'n')}) {
+  for (std::string bad : {std::string(""), std::string("."), std::string(".."), std::string("a/b"), std::string("/"),
+                          std::string("a\0b", 3), std::string(kMaxNameBytes + 1, 'n')}) {
     RawGroup g;
     g.attrs[0].name = bad;
-    g.attrs[1].name = "\x7f" "b";  // still sorts after
+    g.attrs[1].name =
+        "\x7f"
+        "b";  // still sorts after
     SCOPED_TRACE("name '" + bad + "'");
     EXPECT_CODE(DecodeObject(g.Encode(), BlockType::kGroup, kEnd), Code::kCorruption);
   }
@@ -615,7 +619,8 @@ TEST(ObjectTest, RejectsUnsortedOrDuplicateAttributes) {
   ExpectEachGroupEditRejected({
       {"unsorted", [](RawGroup& g) { std::swap(g.attrs[0], g.attrs[1]); }},
       {"duplicate", [](RawGroup& g) { g.attrs[1].name = g.attrs[0].name; }},
-      {"prefix after longer", [](RawGroup& g) {
+      {"prefix after longer",
+       [](RawGroup& g) {
          g.attrs[0].name = "ab";
          g.attrs[1].name = "a";
        }},
@@ -630,7 +635,8 @@ TEST(ObjectTest, RejectsBadAttributeValues) {
       {"numeric dtype 11", [](RawGroup& g) { g.attrs[1].dtype = 11; }},
       {"numeric, empty", [](RawGroup& g) { g.attrs[1].value.clear(); }},
       {"numeric, partial element", [](RawGroup& g) { g.attrs[1].value = "\x01\x02\x03"; }},
-      {"numeric f8, 12 bytes", [](RawGroup& g) {
+      {"numeric f8, 12 bytes",
+       [](RawGroup& g) {
          g.attrs[1].dtype = static_cast<uint8_t>(DType::kF8);
          g.attrs[1].value = std::string(12, '\0');
        }},
@@ -651,11 +657,13 @@ TEST(ObjectTest, RejectsBadChildCounts) {
 }
 
 TEST(ObjectTest, RejectsBadChildNames) {
-  for (std::string bad : {std::string(""), std::string("."), std::string(".."), std::string("a/b"),
-                          std::string("a/"), std::string("\0", 1), std::string(kMaxNameBytes + 1, 'n')}) {
+  for (std::string bad : {std::string(""), std::string("."), std::string(".."), std::string("a/b"), std::string("a/"),
+                          std::string("\0", 1), std::string(kMaxNameBytes + 1, 'n')}) {
     RawGroup g;
     g.children[0].name = bad;
-    g.children[1].name = "\x7f" "y";
+    g.children[1].name =
+        "\x7f"
+        "y";
     SCOPED_TRACE("name '" + bad + "'");
     EXPECT_CODE(DecodeObject(g.Encode(), BlockType::kGroup, kEnd), Code::kCorruption);
   }
@@ -665,7 +673,8 @@ TEST(ObjectTest, RejectsUnsortedOrDuplicateChildren) {
   ExpectEachGroupEditRejected({
       {"unsorted", [](RawGroup& g) { std::swap(g.children[0], g.children[1]); }},
       {"duplicate name", [](RawGroup& g) { g.children[1].name = g.children[0].name; }},
-      {"byte order, not locale order", [](RawGroup& g) {
+      {"byte order, not locale order",
+       [](RawGroup& g) {
          g.children[0].name = "b";
          g.children[1].name = "B";
        }},
@@ -679,7 +688,8 @@ TEST(ObjectTest, RejectsBadChildKindsIdsAndBlocks) {
       {"kind 3", [](RawGroup& g) { g.children[1].kind = 3; }},
       {"id 0", [](RawGroup& g) { g.children[0].id = 0; }},
       {"id of the root", [](RawGroup& g) { g.children[1].id = kRootId; }},
-      {"no block", [](RawGroup& g) {
+      {"no block",
+       [](RawGroup& g) {
          g.children[0].addr = 0;
          g.children[0].len = 0;
        }},
@@ -709,9 +719,7 @@ TEST(ObjectTest, RejectsBadDTypeRankIndexAndFlags) {
       {"dtype 255", [](RawDataset& d) { d.dtype = 255; }},
       {"rank 0", [](RawDataset& d) { d.shape = d.max_shape = d.chunks = {}; }},
       {"rank 0, dims present", [](RawDataset& d) { d.rank = 0; }},
-      {"rank 33", [](RawDataset& d) {
-         d.shape = d.max_shape = d.chunks = Dims(33, 1);
-       }},
+      {"rank 33", [](RawDataset& d) { d.shape = d.max_shape = d.chunks = Dims(33, 1); }},
       {"rank 255", [](RawDataset& d) { d.rank = 255; }},
       {"rank larger than the dims present", [](RawDataset& d) { d.rank = 3; }},
       {"rank smaller than the dims present", [](RawDataset& d) { d.rank = 1; }},
@@ -732,17 +740,20 @@ TEST(ObjectTest, RejectsBadShapes) {
       {"unlimited dimension in the shape", [](RawDataset& d) { d.shape[0] = kUnlimited; }},
       {"max shape below the shape", [](RawDataset& d) { d.max_shape[1] = 199; }},
       {"max shape zero", [](RawDataset& d) { d.max_shape[1] = 0; }},
-      {"more than 2^63 bytes", [](RawDataset& d) {
+      {"more than 2^63 bytes",
+       [](RawDataset& d) {
          d.dtype = static_cast<uint8_t>(DType::kU1);
          d.fill = std::string(1, '\0');
          d.shape = d.max_shape = {1ull << 62, 2};
          d.chunks = {1, 1};
        }},
-      {"more than 2^63 bytes by item size", [](RawDataset& d) {
+      {"more than 2^63 bytes by item size",
+       [](RawDataset& d) {
          d.shape = d.max_shape = {1ull << 61, 1};
          d.chunks = {1, 1};
        }},
-      {"more than 2^63 bytes across 32 dims", [](RawDataset& d) {
+      {"more than 2^63 bytes across 32 dims",
+       [](RawDataset& d) {
          d.dtype = static_cast<uint8_t>(DType::kU1);
          d.fill = std::string(1, '\0');
          d.shape = d.max_shape = Dims(32, 4);
@@ -755,14 +766,24 @@ TEST(ObjectTest, RejectsBadChunkShapes) {
   ExpectEachDatasetEditRejected({
       {"zero chunk", [](RawDataset& d) { d.chunks[0] = 0; }},
       {"unlimited chunk", [](RawDataset& d) { d.chunks[1] = kUnlimited; }},
-      {"chunk of 1 GiB + 1 byte", [](RawDataset& d) {
+      {"chunk of 1 GiB + 1 byte",
+       [](RawDataset& d) {
          d.dtype = static_cast<uint8_t>(DType::kU1);
          d.fill = std::string(1, '\0');
          d.chunks = {(1ull << 30) + 1, 1};
        }},
-      {"chunk of 1 GiB + 1 element", [](RawDataset& d) { d.chunks = {(1ull << 28) + 1, 1}; }},
-      {"chunk over 1 GiB as a product", [](RawDataset& d) { d.chunks = {1u << 15, 1u << 14}; }},
-      {"chunk of 2^64 bytes", [](RawDataset& d) { d.chunks = {1ull << 32, 1ull << 32}; }},
+      {"chunk of 1 GiB + 1 element",
+       [](RawDataset& d) {
+         d.chunks = {(1ull << 28) + 1, 1};
+       }},
+      {"chunk over 1 GiB as a product",
+       [](RawDataset& d) {
+         d.chunks = {1u << 15, 1u << 14};
+       }},
+      {"chunk of 2^64 bytes",
+       [](RawDataset& d) {
+         d.chunks = {1ull << 32, 1ull << 32};
+       }},
   });
 }
 
@@ -772,7 +793,8 @@ TEST(ObjectTest, RejectsFillOfTheWrongLength) {
       {"fill one byte short", [](RawDataset& d) { d.fill.pop_back(); }},
       {"fill one byte long", [](RawDataset& d) { d.fill.push_back('\0'); }},
       {"f8 fill on an f4 dataset", [](RawDataset& d) { d.fill = std::string(8, '\0'); }},
-      {"u1 fill on an f4 dataset, no root", [](RawDataset& d) {
+      {"u1 fill on an f4 dataset, no root",
+       [](RawDataset& d) {
          d.fill = std::string(1, '\0');
          d.root.clear();
        }},
@@ -791,7 +813,8 @@ TEST(ObjectTest, RejectsBadIndexRoots) {
 TEST(ObjectTest, RejectsTruncatedDatasetFields) {
   ExpectEachDatasetEditRejected({
       {"chunk dims missing", [](RawDataset& d) { d.chunks.pop_back(); }},
-      {"max shape missing", [](RawDataset& d) {
+      {"max shape missing",
+       [](RawDataset& d) {
          d.max_shape.clear();
          d.rank = 2;
        }},

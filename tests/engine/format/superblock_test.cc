@@ -193,14 +193,14 @@ TEST(SuperblockTest, AcceptsAnEmptyRoot) {
 TEST(SuperblockTest, RejectsRootOutOfBounds) {
   const Superblock v = Valid();
   const BlockRef bad[] = {
-      {0, 100},                                       // no address, but a length
-      {kDataStart - 16, 100},                         // inside the superblock area
-      {v.file_end - 50, 100},                         // runs past file_end
-      {v.file_end, 16},                               // starts at file_end
-      {v.file_end + 4096, 16},                        // starts past file_end
-      {kDataStart, 15},                               // shorter than a block header
-      {kDataStart, 0},                                // empty length
-      {std::numeric_limits<uint64_t>::max() - 8, 64}, // addr + len overflows
+      {0, 100},                                        // no address, but a length
+      {kDataStart - 16, 100},                          // inside the superblock area
+      {v.file_end - 50, 100},                          // runs past file_end
+      {v.file_end, 16},                                // starts at file_end
+      {v.file_end + 4096, 16},                         // starts past file_end
+      {kDataStart, 15},                                // shorter than a block header
+      {kDataStart, 0},                                 // empty length
+      {std::numeric_limits<uint64_t>::max() - 8, 64},  // addr + len overflows
   };
   for (const BlockRef& ref : bad) {
     SCOPED_TRACE(std::to_string(ref.addr) + "+" + std::to_string(ref.len));

@@ -53,11 +53,9 @@ class FsckTest : public ::testing::Test {
         {"/single", {.dtype = DType::kF4, .shape = {10}}},
         {"/compact", {.dtype = DType::kU4, .shape = {20}, .chunks = {5}}},
         {"/g/fixed",
-         {.dtype = DType::kF4, .shape = {200, 200}, .chunks = {4, 4},
-          .filters = "shuffle,deflate=1,checksum"}},
+         {.dtype = DType::kF4, .shape = {200, 200}, .chunks = {4, 4}, .filters = "shuffle,deflate=1,checksum"}},
         {"/ext", {.dtype = DType::kI2, .shape = {100, 50}, .max_shape = {kUnlimited, 50}, .chunks = {2, 2}}},
-        {"/btree",
-         {.dtype = DType::kU1, .shape = {100, 100}, .max_shape = {kUnlimited, kUnlimited}, .chunks = {3, 3}}},
+        {"/btree", {.dtype = DType::kU1, .shape = {100, 100}, .max_shape = {kUnlimited, kUnlimited}, .chunks = {3, 3}}},
         {"/sparse", {.dtype = DType::kF8, .shape = {64, 64}, .chunks = {16, 16}, .sparse = true}},
     };
     for (Spec& s : specs) {
@@ -123,8 +121,8 @@ class FsckTest : public ::testing::Test {
     edit(&e);
     std::sort(e.begin(), e.end(), [](const Extent& a, const Extent& b) { return a.addr < b.addr; });
     ASSERT_LE(e.size(), slots);
-    std::string block = engine::EncodeBlock(engine::BlockType::kFreeList, engine::EncodeFreeList(e, slots),
-                                            engine::kFreeListVersion);
+    std::string block =
+        engine::EncodeBlock(engine::BlockType::kFreeList, engine::EncodeFreeList(e, slots), engine::kFreeListVersion);
     ASSERT_EQ(block.size(), sb.free_list.len);
     WriteAt(sb.free_list.addr, block);
   }
@@ -135,8 +133,7 @@ class FsckTest : public ::testing::Test {
     for (uint64_t off = engine::kDataStart; off + 16 <= all.size(); off += 16) {
       uint32_t magic;
       std::memcpy(&magic, all.data() + off, 4);
-      if (magic == engine::kBlockMagic && static_cast<uint8_t>(all[off + 4]) == static_cast<uint8_t>(type))
-        return off;
+      if (magic == engine::kBlockMagic && static_cast<uint8_t>(all[off + 4]) == static_cast<uint8_t>(type)) return off;
     }
     return 0;
   }
@@ -151,11 +148,9 @@ class FsckTest : public ::testing::Test {
     return chunks->front();
   }
 
-  static bool HasFinding(const FsckReport& r, FsckFinding::Kind kind, std::string_view where,
-                         std::string_view what) {
+  static bool HasFinding(const FsckReport& r, FsckFinding::Kind kind, std::string_view where, std::string_view what) {
     for (const FsckFinding& f : r.findings) {
-      if (f.kind == kind && f.where.find(where) != std::string::npos &&
-          f.what.find(what) != std::string::npos)
+      if (f.kind == kind && f.where.find(where) != std::string::npos && f.what.find(what) != std::string::npos)
         return true;
     }
     return false;
@@ -184,9 +179,9 @@ TEST_F(FsckTest, CleanContainerOfEveryIndexKind) {
   EXPECT_EQ(r.stats.leaked_bytes, 0u);
   EXPECT_EQ(r.stats.file_end, r.stats.file_bytes);
   // Everything in the data area is accounted for exactly once.
-  EXPECT_EQ(r.stats.object_bytes + r.stats.index_bytes + r.stats.chunk_bytes + r.stats.free_bytes +
-                Super().free_list.len,
-            r.stats.file_end - engine::kDataStart);
+  EXPECT_EQ(
+      r.stats.object_bytes + r.stats.index_bytes + r.stats.chunk_bytes + r.stats.free_bytes + Super().free_list.len,
+      r.stats.file_end - engine::kDataStart);
 }
 
 TEST_F(FsckTest, NewEmptyContainerIsClean) {
@@ -306,12 +301,12 @@ TEST_F(FsckTest, ProgressSeesEveryChunkAndCanStop) {
   MakeContainer();
   uint64_t calls = 0, last = 0, total = 0;
   auto r = CheckContainer(path_, {.progress = [&](uint64_t done, uint64_t t) {
-                                    EXPECT_GE(done, last);
-                                    last = done;
-                                    total = t;
-                                    ++calls;
-                                    return true;
-                                  }});
+                            EXPECT_GE(done, last);
+                            last = done;
+                            total = t;
+                            ++calls;
+                            return true;
+                          }});
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(calls, r->stats.chunks);
   EXPECT_EQ(last, total);

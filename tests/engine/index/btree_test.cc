@@ -56,8 +56,7 @@ void PutVarint(std::string* dst, uint64_t v) {
 uint64_t ZigZag(int64_t v) { return v < 0 ? ~(static_cast<uint64_t>(v) << 1) : static_cast<uint64_t>(v) << 1; }
 
 void PutKey(std::string* p, const Key& k, const Key* prev) {
-  for (size_t d = 0; d < k.size(); ++d)
-    PutVarint(p, prev ? ZigZag(static_cast<int64_t>(k[d] - (*prev)[d])) : k[d]);
+  for (size_t d = 0; d < k.size(); ++d) PutVarint(p, prev ? ZigZag(static_cast<int64_t>(k[d] - (*prev)[d])) : k[d]);
 }
 
 // A leaf payload: u16 count, then count x (key, record). `count` may lie.
@@ -420,16 +419,21 @@ TEST_P(BTreeReferenceTest, MatchesReferenceUnderRandomChangesFlushesAndReopens) 
   double bounded = 1;
   int unlimited = 0;
   for (uint64_t g : geo.max_grid) {
-    if (g == U) ++unlimited;
-    else bounded *= static_cast<double>(g);
+    if (g == U)
+      ++unlimited;
+    else
+      bounded *= static_cast<double>(g);
   }
   const auto span = static_cast<uint64_t>(std::ceil(std::pow(2000.0 / bounded, 1.0 / unlimited)));
   auto pick = [&]() {
     Key k(geo.rank());
     for (size_t d = 0; d < k.size(); ++d) {
-      if (geo.max_grid[d] != U) k[d] = uniform(0, geo.max_grid[d] - 1);
-      else if (uniform(0, 49) == 0) k[d] = uniform(0, 1) ? ~uint64_t{0} - 1 - uniform(0, 2) : (uint64_t{1} << 35) + uniform(0, 3);
-      else k[d] = uniform(0, span - 1);
+      if (geo.max_grid[d] != U)
+        k[d] = uniform(0, geo.max_grid[d] - 1);
+      else if (uniform(0, 49) == 0)
+        k[d] = uniform(0, 1) ? ~uint64_t{0} - 1 - uniform(0, 2) : (uint64_t{1} << 35) + uniform(0, 3);
+      else
+        k[d] = uniform(0, span - 1);
     }
     return k;
   };
@@ -458,7 +462,8 @@ TEST_P(BTreeReferenceTest, MatchesReferenceUnderRandomChangesFlushesAndReopens) 
       ref[k] = r;
     } else if (kind < 60) {
       Key k = pick();
-      if (!ref.empty() && (shrinking || uniform(0, 2) > 0)) k = std::next(ref.begin(), static_cast<long>(uniform(0, ref.size() - 1)))->first;
+      if (!ref.empty() && (shrinking || uniform(0, 2) > 0))
+        k = std::next(ref.begin(), static_cast<long>(uniform(0, ref.size() - 1)))->first;
       ASSERT_OK(idx->Put(k, {}));
       ref.erase(k);
     } else if (kind < 90) {
@@ -1235,7 +1240,8 @@ TEST_F(BTreeHostileTest, RejectsBadNodes) {
     Status t = GetThrough(node, 1, 4, {5, 1});
     // The node itself or the leaf a lookup goes to is refused, never
     // anything but Corruption.
-    EXPECT_TRUE(s.code() == Code::kCorruption || t.code() == Code::kCorruption) << s.ToString() << " / " << t.ToString();
+    EXPECT_TRUE(s.code() == Code::kCorruption || t.code() == Code::kCorruption)
+        << s.ToString() << " / " << t.ToString();
     EXPECT_TRUE(s.ok() || s.code() == Code::kCorruption) << s.ToString();
     EXPECT_TRUE(t.ok() || t.code() == Code::kCorruption) << t.ToString();
   }

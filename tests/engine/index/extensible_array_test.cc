@@ -35,7 +35,7 @@ constexpr IndexKind kExt = IndexKind::kExtensibleArray;
 constexpr uint64_t kLeaf = Index::kLeafRecords;   // 512
 constexpr uint64_t kFanout = Index::kNodeFanout;  // 256
 constexpr uint64_t U = kUnlimited;
-constexpr uint64_t kDataRegion = 1 << 20;  // where chunk addresses point
+constexpr uint64_t kDataRegion = 1 << 20;     // where chunk addresses point
 constexpr uint64_t kMaxChunkBytes = 1 << 16;  // filtered geometries
 
 IndexGeometry Geo(Dims max_grid, bool filtered = false) {
@@ -135,9 +135,7 @@ class ExtensibleArrayTest : public ::testing::Test {
   Status PutKey(Index* idx, const IndexGeometry& g, uint64_t key, const ChunkRecord& rec) {
     return idx->Put(CoordOf(g, key), rec);
   }
-  Result<ChunkRecord> GetKey(Index* idx, const IndexGeometry& g, uint64_t key) {
-    return idx->Get(CoordOf(g, key));
-  }
+  Result<ChunkRecord> GetKey(Index* idx, const IndexGeometry& g, uint64_t key) { return idx->Get(CoordOf(g, key)); }
 
   // Every key of the reference (and its neighbours) through Get, and
   // everything through ForEach, in key order, equals the reference.
@@ -195,15 +193,15 @@ class ExtensibleArrayTest : public ::testing::Test {
 TEST_F(ExtensibleArrayTest, RefusesGeometriesThatDoNotFit) {
   const uint64_t big = kMaxExtensibleRowChunks;
   const Dims bad[] = {
-      {10},                  // no unlimited dimension
-      {10, 20},              // no unlimited dimension
-      {U, U},                // two
-      {U, 3, U},             // two
-      {U, big + 1},          // a row too large
-      {big / 2, 3, U},       // the product too large
+      {10},             // no unlimited dimension
+      {10, 20},         // no unlimited dimension
+      {U, U},           // two
+      {U, 3, U},        // two
+      {U, big + 1},     // a row too large
+      {big / 2, 3, U},  // the product too large
       {1u << 20, U, 1u << 20},
-      {U, 0},                // an empty dimension
-      {U, ~uint64_t{0} - 1}, // huge bounded dimension
+      {U, 0},                 // an empty dimension
+      {U, ~uint64_t{0} - 1},  // huge bounded dimension
   };
   for (const Dims& m : bad) {
     SCOPED_TRACE(testing::PrintToString(m));
@@ -219,8 +217,8 @@ TEST_F(ExtensibleArrayTest, RejectsCoordinatesOutsideTheGrid) {
   const IndexGeometry g = Geo({3, U, 5});
   auto idx = Open(g);
   const uint64_t max_steps = Index::kKeyLimit / 15;
-  const Dims bad[] = {{3, 0, 0}, {0, 0, 5}, {0, max_steps, 0}, {0, ~uint64_t{0}, 0}, {~uint64_t{0}, 1, 1},
-                      {0, 0},    {0, 0, 0, 0}, {}};
+  const Dims bad[] = {{3, 0, 0},    {0, 0, 5}, {0, max_steps, 0}, {0, ~uint64_t{0}, 0}, {~uint64_t{0}, 1, 1}, {0, 0},
+                      {0, 0, 0, 0}, {}};
   for (const Dims& c : bad) {
     SCOPED_TRACE(testing::PrintToString(c));
     EXPECT_CODE(idx->Get(c), Code::kInvalidArgument);
@@ -248,8 +246,8 @@ TEST_F(ExtensibleArrayTest, RejectsRecordsItCannotStore) {
     EXPECT_CODE(plain->Put(Dims{0}, r), Code::kInvalidArgument);
   }
   auto filtered = Open(Geo({U}, true));
-  const ChunkRecord bad_filtered[] = {{data_begin_, 0, 0}, {data_begin_, kMaxChunkBytes + 1, 0}, {0, 5, 0},
-                                      {0, 0, 3}, {100, 5, 0}};
+  const ChunkRecord bad_filtered[] = {
+      {data_begin_, 0, 0}, {data_begin_, kMaxChunkBytes + 1, 0}, {0, 5, 0}, {0, 0, 3}, {100, 5, 0}};
   for (const ChunkRecord& r : bad_filtered) EXPECT_CODE(filtered->Put(Dims{0}, r), Code::kInvalidArgument);
   EXPECT_FALSE(plain->dirty());
   EXPECT_FALSE(filtered->dirty());
@@ -324,8 +322,7 @@ TEST_F(ExtensibleArrayTest, FilteredRecordsKeepSizeAndMask) {
   Root root = ParseRoot(idx->EncodeRoot());
   EXPECT_EQ(root.depth, 1);
   // Two leaves: key 0 alone, and keys 3000..3002 in the leaf from 2560.
-  EXPECT_EQ(idx->disk_bytes(),
-            LeafBlockBytes(1, true) + LeafBlockBytes(3002 - 2560 + 1, true) + NodeBlockBytes(6));
+  EXPECT_EQ(idx->disk_bytes(), LeafBlockBytes(1, true) + LeafBlockBytes(3002 - 2560 + 1, true) + NodeBlockBytes(6));
   auto again = Open(g, idx->EncodeRoot());
   ExpectRecords(again.get(), g, {{0, a}, {3001, c}, {3002, b}});
 }
@@ -468,8 +465,8 @@ TEST_F(ExtensibleArrayTest, TwoNodeLevelsOfDenseRecordsRoundTrip) {
   ASSERT_OK(idx->Flush());
   Root root = ParseRoot(idx->EncodeRoot());
   EXPECT_EQ(root.depth, 2);
-  EXPECT_EQ(idx->disk_bytes(), 257 * LeafBlockBytes(kLeaf) + LeafBlockBytes(n - 257 * kLeaf) +
-                                   NodeBlockBytes(kFanout) + NodeBlockBytes(2) + NodeBlockBytes(2));
+  EXPECT_EQ(idx->disk_bytes(), 257 * LeafBlockBytes(kLeaf) + LeafBlockBytes(n - 257 * kLeaf) + NodeBlockBytes(kFanout) +
+                                   NodeBlockBytes(2) + NodeBlockBytes(2));
   EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
   EXPECT_EQ(root.disk_bytes, idx->disk_bytes());
   auto again = Open(g, idx->EncodeRoot());
@@ -557,8 +554,7 @@ TEST_P(ExtensibleArrayReferenceTest, MatchesReferenceUnderRandomChangesFlushesAn
   EXPECT_GT(reopens, 50);
   EXPECT_GT(boxes, 50);
   // Rows of fewer than 512 chunks start in a single leaf.
-  EXPECT_TRUE((row >= 64 || depths.count(0)) && depths.count(1) && depths.count(2))
-      << testing::PrintToString(depths);
+  EXPECT_TRUE((row >= 64 || depths.count(0)) && depths.count(1) && depths.count(2)) << testing::PrintToString(depths);
   ExpectRecords(idx.get(), g, ref);
   ASSERT_OK(idx->Flush());
   EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
@@ -577,18 +573,19 @@ TEST_P(ExtensibleArrayReferenceTest, MatchesReferenceUnderRandomChangesFlushesAn
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Geometries, ExtensibleArrayReferenceTest,
-    ::testing::Values(GeometryCase{{U}, false}, GeometryCase{{U}, true}, GeometryCase{{U, 7}, false},
-                      GeometryCase{{5, U}, true}, GeometryCase{{3, U, 4}, false}, GeometryCase{{1000, U}, false},
-                      GeometryCase{{U, 600}, true}, GeometryCase{{2, 3, U, 5}, false},
-                      GeometryCase{{U, 2, 9, 3}, true}, GeometryCase{{4, 1, 3, U}, false}),
-    [](const ::testing::TestParamInfo<GeometryCase>& param_info) {
-      std::string name;
-      for (uint64_t m : param_info.param.max_grid) name += (m == U ? std::string("U") : std::to_string(m)) + "x";
-      name.pop_back();
-      return name + (param_info.param.filtered ? "_filtered" : "_plain");
-    });
+INSTANTIATE_TEST_SUITE_P(Geometries, ExtensibleArrayReferenceTest,
+                         ::testing::Values(GeometryCase{{U}, false}, GeometryCase{{U}, true},
+                                           GeometryCase{{U, 7}, false}, GeometryCase{{5, U}, true},
+                                           GeometryCase{{3, U, 4}, false}, GeometryCase{{1000, U}, false},
+                                           GeometryCase{{U, 600}, true}, GeometryCase{{2, 3, U, 5}, false},
+                                           GeometryCase{{U, 2, 9, 3}, true}, GeometryCase{{4, 1, 3, U}, false}),
+                         [](const ::testing::TestParamInfo<GeometryCase>& param_info) {
+                           std::string name;
+                           for (uint64_t m : param_info.param.max_grid)
+                             name += (m == U ? std::string("U") : std::to_string(m)) + "x";
+                           name.pop_back();
+                           return name + (param_info.param.filtered ? "_filtered" : "_plain");
+                         });
 
 // ------------------------------------------------------------ ForEachIn
 
@@ -602,11 +599,11 @@ TEST_F(ExtensibleArrayTest, ForEachInVisitsTheBoxInKeyOrder) {
     ExpectBox(i, g, ref, {1, 10, 0}, {3, 20, 2});
     ExpectBox(i, g, ref, {0, 0, 0}, {4, U, 3});
     ExpectBox(i, g, ref, {3, 299, 2}, {4, U, 3});
-    ExpectBox(i, g, ref, {0, 5, 0}, {4, 5, 3});   // empty along u
-    ExpectBox(i, g, ref, {2, 0, 0}, {1, U, 3});   // empty along another dimension
-    ExpectBox(i, g, ref, {0, 300, 0}, {4, U, 3}); // past every record
-    ExpectBox(i, g, ref, {0, 0, 0}, {9, U, 9});   // hi past the grid
-    ExpectBox(i, g, ref, {1, 0, 1}, {2, U, 2});   // a thin box
+    ExpectBox(i, g, ref, {0, 5, 0}, {4, 5, 3});    // empty along u
+    ExpectBox(i, g, ref, {2, 0, 0}, {1, U, 3});    // empty along another dimension
+    ExpectBox(i, g, ref, {0, 300, 0}, {4, U, 3});  // past every record
+    ExpectBox(i, g, ref, {0, 0, 0}, {9, U, 9});    // hi past the grid
+    ExpectBox(i, g, ref, {1, 0, 1}, {2, U, 2});    // a thin box
   };
   check(idx.get());
   ASSERT_OK(idx->Flush());
@@ -631,8 +628,8 @@ TEST_F(ExtensibleArrayTest, ForEachInReadsOnlyTheLeavesOfItsRangeAlongU) {
   auto nothing = [](ChunkCoord, const ChunkRecord&) { return Status::OK(); };
   EXPECT_OK(damaged->ForEachIn(Dims{0, 0}, Dims{320, 8}, nothing));
   EXPECT_OK(damaged->ForEachIn(Dims{384, 0}, Dims{U, 8}, nothing));
-  EXPECT_OK(damaged->ForEachIn(Dims{100, 2}, Dims{110, 3}, nothing));   // thin
-  EXPECT_OK(damaged->ForEachIn(Dims{384, 2}, Dims{U, 3}, nothing));     // thin
+  EXPECT_OK(damaged->ForEachIn(Dims{100, 2}, Dims{110, 3}, nothing));  // thin
+  EXPECT_OK(damaged->ForEachIn(Dims{384, 2}, Dims{U, 3}, nothing));    // thin
   EXPECT_CODE(damaged->ForEachIn(Dims{383, 0}, Dims{384, 8}, nothing), Code::kCorruption);
   EXPECT_CODE(damaged->ForEachIn(Dims{300, 1}, Dims{400, 2}, nothing), Code::kCorruption);
   EXPECT_CODE(damaged->ForEach(nothing), Code::kCorruption);
@@ -683,8 +680,8 @@ TEST_F(ExtensibleArrayTest, FlushWritesOnlyChangedLeavesAndTheirAncestors) {
   };
   const Case cases[] = {
       {{5}, 3, full_leaf + node0 + top},
-      {{5, 6, 511}, 3, full_leaf + node0 + top},              // one leaf
-      {{0, 512, 1024}, 5, 3 * full_leaf + node0 + top},       // three leaves, one parent
+      {{5, 6, 511}, 3, full_leaf + node0 + top},         // one leaf
+      {{0, 512, 1024}, 5, 3 * full_leaf + node0 + top},  // three leaves, one parent
       {{0, 256 * 512}, 5, 2 * full_leaf + node0 + node1 + top},
       {{n - 1}, 3, last_leaf + node1 + top},
   };
@@ -762,8 +759,8 @@ TEST_F(ExtensibleArrayTest, DiskBytesCountsTheStoredBlocks) {
   // Leaves 0 (up to key 1), 3 (up to key 9) and 256 (one record).
   for (uint64_t k : {uint64_t{1}, 3 * kLeaf + 9, kLeaf * kFanout}) ASSERT_OK(idx->Put(Dims{k}, Rec(k)));
   ASSERT_OK(idx->Flush());
-  uint64_t expect = LeafBlockBytes(2) + LeafBlockBytes(10) + LeafBlockBytes(1) + NodeBlockBytes(4) +
-                    NodeBlockBytes(1) + NodeBlockBytes(2);
+  uint64_t expect = LeafBlockBytes(2) + LeafBlockBytes(10) + LeafBlockBytes(1) + NodeBlockBytes(4) + NodeBlockBytes(1) +
+                    NodeBlockBytes(2);
   EXPECT_EQ(idx->disk_bytes(), expect);
   EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
   EXPECT_EQ(ParseRoot(idx->EncodeRoot()).disk_bytes, expect);
@@ -914,9 +911,9 @@ TEST_F(ExtensibleArrayTest, RejectsRootOfAnotherRow) {
 TEST_F(ExtensibleArrayTest, RejectsRootsThatNameNoUsableBlock) {
   const IndexGeometry g = Geo({U});
   const uint64_t end = alloc_.file_end();
-  for (BlockRef ref : {BlockRef{end, 100}, BlockRef{end - 10, 100}, BlockRef{kDataStart - 64, 100},
-                       BlockRef{kDataStart, 8}, BlockRef{0, 100}, BlockRef{0, 0}, BlockRef{~uint64_t{0} - 10, 100},
-                       BlockRef{kDataStart, 0xffffffffu}}) {
+  for (BlockRef ref :
+       {BlockRef{end, 100}, BlockRef{end - 10, 100}, BlockRef{kDataStart - 64, 100}, BlockRef{kDataStart, 8},
+        BlockRef{0, 100}, BlockRef{0, 0}, BlockRef{~uint64_t{0} - 10, 100}, BlockRef{kDataStart, 0xffffffffu}}) {
     SCOPED_TRACE(std::to_string(ref.addr) + "+" + std::to_string(ref.len));
     EXPECT_CODE(Index::Open(kExt, g, MakeRoot(ref, 0, 1), &store_, "d"), Code::kCorruption);
   }
@@ -1043,11 +1040,11 @@ TEST_F(ExtensibleArrayHostileTest, RejectsFilteredRecordsThatCannotBe) {
   const ChunkRecord good{data_begin_, 10, 0};
   EXPECT_OK(GetThrough(g, Write(BlockType::kPagedLeaf, FilteredLeaf(0, {good, good})), 0, 1));
   const std::vector<ChunkRecord> bad[] = {
-      {ChunkRecord{0, 5, 0}, good},                      // unallocated with a size
-      {ChunkRecord{0, 0, 1}, good},                      // unallocated with a mask
-      {ChunkRecord{data_begin_, 0, 0}, good},            // no size
+      {ChunkRecord{0, 5, 0}, good},            // unallocated with a size
+      {ChunkRecord{0, 0, 1}, good},            // unallocated with a mask
+      {ChunkRecord{data_begin_, 0, 0}, good},  // no size
       {ChunkRecord{data_begin_, kMaxChunkBytes + 1, 0}, good},
-      {ChunkRecord{end - 4, 100, 0}, good},              // extent past file_end
+      {ChunkRecord{end - 4, 100, 0}, good},  // extent past file_end
   };
   for (const auto& recs : bad) {
     BlockRef leaf = Write(BlockType::kPagedLeaf, FilteredLeaf(0, recs));

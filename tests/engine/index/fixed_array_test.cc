@@ -69,7 +69,7 @@ class Index {
   explicit Index(std::unique_ptr<PagedArrayIndex> f) : f_(std::move(f)) {}
   std::unique_ptr<PagedArrayIndex> f_;
 };
-using namespace testutil::paged;  // the new blocks and the root, written out
+using namespace testutil::paged;                  // the new blocks and the root, written out
 constexpr uint64_t kLeaf = Index::kLeafRecords;   // 512
 constexpr uint64_t kFanout = Index::kNodeFanout;  // 256
 constexpr uint64_t kDataRegion = 1 << 20;         // where chunk addresses point
@@ -129,7 +129,6 @@ class FixedArrayTest : public ::testing::Test {
   uint64_t LiveBytesAfterData() { return testutil::LiveBytesAfter(alloc_, data_end_); }
   using WriteStats = testutil::WriteStats;
   WriteStats TakeWrites() { return testutil::TakeWrites(*disk_, file_); }
-
 
   // Every record through Get and through ForEach equals the reference.
   void ExpectRecords(Index* idx, uint64_t chunks, const std::map<uint64_t, uint64_t>& ref) {
@@ -225,8 +224,7 @@ TEST_F(FixedArrayTest, ForEachVisitsExactlyTheAllocatedRecordsInOrder) {
 }
 
 TEST_F(FixedArrayTest, DepthFollowsTheChunkCount) {
-  const std::pair<uint64_t, int> cases[] = {{1, 0},   {512, 0},          {513, 1},
-                                            {1024, 1}, {256 * 512, 1}, {256 * 512 + 1, 2}};
+  const std::pair<uint64_t, int> cases[] = {{1, 0}, {512, 0}, {513, 1}, {1024, 1}, {256 * 512, 1}, {256 * 512 + 1, 2}};
   for (auto [n, depth] : cases) {
     SCOPED_TRACE(n);
     ASSERT_EQ(ExpectedDepth(n), depth);
@@ -313,15 +311,17 @@ TEST_F(FixedArrayTest, FilteredRecordsRoundTripAndAreChecked) {
   for (BlockType t : {BlockType::kPagedLeaf, BlockType::kFixedArrayLeaf}) {
     std::string leaf;
     PutU64(&leaf, 0);
-    if (t == BlockType::kPagedLeaf) PutU16(&leaf, 1);
-    else PutU32(&leaf, 512);
+    if (t == BlockType::kPagedLeaf)
+      PutU16(&leaf, 1);
+    else
+      PutU32(&leaf, 512);
     PutRecord(&leaf, ChunkRecord{data_begin_, 4097, 0}, true);
     if (t == BlockType::kFixedArrayLeaf)
       for (int i = 1; i < 512; ++i) PutRecord(&leaf, ChunkRecord{}, true);
     ASSERT_OK_AND_ASSIGN(BlockRef ref, store_.Write(t, leaf));
     ASSERT_OK_AND_ASSIGN(BlockRef top, store_.Write(BlockType::kPagedNode, NodePayload(1, 0, 1, {ref})));
-    ASSERT_OK_AND_ASSIGN(auto bad, PagedArrayIndex::Open(IndexKind::kFixedArray, g, MakeRoot(top, 1, 600),
-                                                          &store_, "d"));
+    ASSERT_OK_AND_ASSIGN(auto bad,
+                         PagedArrayIndex::Open(IndexKind::kFixedArray, g, MakeRoot(top, 1, 600), &store_, "d"));
     const uint64_t zero = 0;
     EXPECT_CODE(bad->Get(ChunkCoord(&zero, 1)), Code::kCorruption);
   }
@@ -386,8 +386,8 @@ TEST_P(FixedArrayReferenceTest, MatchesReferenceUnderRandomPutGetFlushAndReopen)
 }
 
 INSTANTIATE_TEST_SUITE_P(ChunkCounts, FixedArrayReferenceTest,
-                         ::testing::Values(1, 2, 511, 512, 513, 1024, 1025, 256 * 512 - 1, 256 * 512,
-                                           256 * 512 + 1, 3 * 256 * 512 + 5));
+                         ::testing::Values(1, 2, 511, 512, 513, 1024, 1025, 256 * 512 - 1, 256 * 512, 256 * 512 + 1,
+                                           3 * 256 * 512 + 5));
 
 TEST_F(FixedArrayTest, HandlesThreeNodeLevels) {
   const uint64_t n = kFanout * kFanout * kLeaf + 1;  // 65537 leaves
@@ -395,7 +395,8 @@ TEST_F(FixedArrayTest, HandlesThreeNodeLevels) {
   std::mt19937_64 rng(3);
   std::map<uint64_t, uint64_t> ref;
   auto idx = Open(n);
-  for (uint64_t c : {uint64_t{0}, n - 1, n - 2, kFanout * kLeaf, kFanout * kFanout * kLeaf - 1}) ref[c] = RandomAddr(rng);
+  for (uint64_t c : {uint64_t{0}, n - 1, n - 2, kFanout * kLeaf, kFanout * kFanout * kLeaf - 1})
+    ref[c] = RandomAddr(rng);
   for (int i = 0; i < 300; ++i) ref[std::uniform_int_distribution<uint64_t>(0, n - 1)(rng)] = RandomAddr(rng);
   for (auto [c, a] : ref) ASSERT_OK(idx->Put(c, {a}));
   ASSERT_OK(idx->Flush());
@@ -440,7 +441,7 @@ TEST_F(FixedArrayTest, FlushWritesOnlyChangedLeavesAndTheirAncestors) {
   };
   const Case cases[] = {
       {{5}, 3, LeafBlockBytes(6) + node0 + root},
-      {{5, 6, 511}, 3, full_leaf + node0 + root},           // one leaf
+      {{5, 6, 511}, 3, full_leaf + node0 + root},               // one leaf
       {{0, 512, 1024}, 5, full_leaf + 2 * one + node0 + root},  // three leaves, one parent
       {{0, 256 * 512}, 5, full_leaf + one + node0 + node1 + root},
       {{n - 1}, 3, one + node1 + root},
@@ -492,8 +493,8 @@ TEST_F(FixedArrayTest, DiskBytesCountsTheStoredBlocks) {
   // Leaves 0, 3 and 256 (the last, with one record).
   for (uint64_t c : {uint64_t{1}, 3 * kLeaf + 9, n - 1}) ASSERT_OK(idx->Put(c, {data_begin_ + 8}));
   ASSERT_OK(idx->Flush());
-  uint64_t expect = LeafBlockBytes(2) + LeafBlockBytes(10) + LeafBlockBytes(1) + NodeBlockBytes(4) +
-                    NodeBlockBytes(1) + NodeBlockBytes(2);
+  uint64_t expect = LeafBlockBytes(2) + LeafBlockBytes(10) + LeafBlockBytes(1) + NodeBlockBytes(4) + NodeBlockBytes(1) +
+                    NodeBlockBytes(2);
   EXPECT_EQ(idx->disk_bytes(), expect);
   EXPECT_EQ(idx->disk_bytes(), LiveBytesAfterData());
   EXPECT_EQ(ParseRoot(idx->EncodeRoot()).disk_bytes, expect);
@@ -677,17 +678,20 @@ TEST_F(FixedArrayHostileTest, RejectsLeavesThatDoNotFitTheirPosition) {
       {"header only", FirstLeafPayload(0, 100, {})},
       {"empty", ""},
       {"address in the superblock area", FirstLeafPayload(0, 100, {1})},
-      {"address just before data", [&] {
+      {"address just before data",
+       [&] {
          auto a = Addrs(100);
          a[7] = kDataStart - 1;
          return FirstLeafPayload(0, 100, a);
        }()},
-      {"address past file_end", [&] {
+      {"address past file_end",
+       [&] {
          auto a = Addrs(100);
          a[99] = end;
          return FirstLeafPayload(0, 100, a);
        }()},
-      {"address 2^64-1", [&] {
+      {"address 2^64-1",
+       [&] {
          auto a = Addrs(100);
          a[50] = ~uint64_t{0};
          return FirstLeafPayload(0, 100, a);
@@ -737,7 +741,8 @@ TEST_F(FixedArrayHostileTest, RejectsNodesThatDoNotFitTheirPosition) {
     Status s = GetThrough(600, node, 0);
     Status t = GetThrough(600, node, 599);
     // The node itself or the leaf it sends a lookup to is rejected.
-    EXPECT_TRUE(s.code() == Code::kCorruption || t.code() == Code::kCorruption) << s.ToString() << " / " << t.ToString();
+    EXPECT_TRUE(s.code() == Code::kCorruption || t.code() == Code::kCorruption)
+        << s.ToString() << " / " << t.ToString();
     EXPECT_TRUE(s.ok() || s.code() == Code::kCorruption) << s.ToString();
     EXPECT_TRUE(t.ok() || t.code() == Code::kCorruption) << t.ToString();
   }
@@ -830,8 +835,8 @@ TEST_F(FixedArrayHostileTest, ReadsFirstLayoutBlocksOnlyForAFixedArray) {
   EXPECT_OK(GetThrough(100, leaf, 5));
   IndexGeometry g = Geometry1D(1);
   g.max_grid = {kUnlimited, 100};
-  ASSERT_OK_AND_ASSIGN(auto ext, PagedArrayIndex::Open(IndexKind::kExtensibleArray, g, MakeRoot(leaf, 0, 100),
-                                                        &store_, "d"));
+  ASSERT_OK_AND_ASSIGN(auto ext,
+                       PagedArrayIndex::Open(IndexKind::kExtensibleArray, g, MakeRoot(leaf, 0, 100), &store_, "d"));
   EXPECT_CODE(ext->Get(Dims{0, 5}), Code::kCorruption);
 }
 

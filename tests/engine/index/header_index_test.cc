@@ -165,14 +165,14 @@ TEST_F(HeaderIndexTest, HostileRootsAreCorruption) {
   };
   const uint64_t end = alloc_.file_end();
   const std::string bad[] = {
-      compact({}, 0),                                      // count 0 (an empty index has an empty root)
-      compact({{1, data_}}, 11),                           // more records than chunks
-      compact({{10, data_}}),                              // position outside the grid
-      compact({{3, data_}, {3, data_ + 64}}),              // repeated position
-      compact({{5, data_}, {2, data_ + 64}}),              // out of order
-      compact({{1, 0}}),                                   // an unallocated record
-      compact({{1, 100}}),                                 // inside the superblock area
-      compact({{1, end}}),                                 // past the end of the file
+      compact({}, 0),                          // count 0 (an empty index has an empty root)
+      compact({{1, data_}}, 11),               // more records than chunks
+      compact({{10, data_}}),                  // position outside the grid
+      compact({{3, data_}, {3, data_ + 64}}),  // repeated position
+      compact({{5, data_}, {2, data_ + 64}}),  // out of order
+      compact({{1, 0}}),                       // an unallocated record
+      compact({{1, 100}}),                     // inside the superblock area
+      compact({{1, end}}),                     // past the end of the file
   };
   for (const std::string& root : bad)
     EXPECT_CODE(HeaderIndex::Open(IndexKind::kCompact, g, root, &store_, "d"), Code::kCorruption);

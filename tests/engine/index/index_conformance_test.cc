@@ -139,9 +139,7 @@ class IndexConformanceTest : public testing::TestWithParam<Case> {
   bool in_header() const { return InHeader(GetParam()); }
 
   // The extent of the grid a test uses in dimension d.
-  uint64_t Extent(size_t d) const {
-    return geo_.max_grid[d] == U ? GetParam().unlimited_extent : geo_.max_grid[d];
-  }
+  uint64_t Extent(size_t d) const { return geo_.max_grid[d] == U ? GetParam().unlimited_extent : geo_.max_grid[d]; }
 
   Key RandomKey(std::mt19937_64& rng) const {
     Key k(geo_.rank());
@@ -237,9 +235,7 @@ class IndexConformanceTest : public testing::TestWithParam<Case> {
           lo[d] = rng() % e;
           hi[d] = lo[d] + 1;
           break;
-        default:
-          lo[d] = rng() % e;
-          hi[d] = lo[d] + 1 + rng() % (e - lo[d] + 2);
+        default: lo[d] = rng() % e; hi[d] = lo[d] + 1 + rng() % (e - lo[d] + 2);
       }
     }
     return {lo, hi};
@@ -354,7 +350,8 @@ TEST_P(IndexConformanceTest, MatchesAReferenceUnderRandomPutsRemovesFlushesAndRe
     const uint64_t what = rng() % 100;
     if (what < 40) {
       // A new key, or one stored already (to replace or remove it).
-      Key k = ref.empty() || rng() % 2 ? RandomKey(rng) : std::next(ref.begin(), static_cast<long>(rng() % ref.size()))->first;
+      Key k = ref.empty() || rng() % 2 ? RandomKey(rng)
+                                       : std::next(ref.begin(), static_cast<long>(rng() % ref.size()))->first;
       if (rng() % 5 == 0) {
         ASSERT_OK(idx->Put(k, ChunkRecord{}));
         ref.erase(k);
@@ -364,7 +361,8 @@ TEST_P(IndexConformanceTest, MatchesAReferenceUnderRandomPutsRemovesFlushesAndRe
         ref[k] = rec;
       }
     } else if (what < 90) {
-      const Key k = ref.empty() || rng() % 2 ? RandomKey(rng) : std::next(ref.begin(), static_cast<long>(rng() % ref.size()))->first;
+      const Key k = ref.empty() || rng() % 2 ? RandomKey(rng)
+                                             : std::next(ref.begin(), static_cast<long>(rng() % ref.size()))->first;
       ASSERT_OK_AND_ASSIGN(ChunkRecord rec, idx->Get(k));
       auto it = ref.find(k);
       ASSERT_EQ(rec, it == ref.end() ? ChunkRecord{} : it->second) << "op " << op << " " << testing::PrintToString(k);
@@ -612,8 +610,10 @@ TEST_P(IndexConformanceTest, FlushThatFailsAtAnyWriteCanBeRetried) {
   for (int i = 0; i < 10; ++i) changes.emplace_back(RandomKey(rng), Rec(rng));  // new keys
   Reference want = base;
   for (const auto& [k, r] : changes) {
-    if (r.allocated()) want[k] = r;
-    else want.erase(k);
+    if (r.allocated())
+      want[k] = r;
+    else
+      want.erase(k);
   }
   for (int64_t fail_at = 0;; ++fail_at) {
     SCOPED_TRACE(fail_at);
@@ -902,8 +902,7 @@ TEST_P(BlockIndexTest, DamagedRootsAreCorruptionNeverOtherRecords) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, IndexConformanceTest, testing::ValuesIn(AllCases()), CaseName);
-INSTANTIATE_TEST_SUITE_P(Kinds, BoundedIndexTest,
-                         testing::ValuesIn(Where([](const Case& c) {
+INSTANTIATE_TEST_SUITE_P(Kinds, BoundedIndexTest, testing::ValuesIn(Where([](const Case& c) {
                            for (uint64_t g : c.max_grid)
                              if (g != U) return true;
                            return false;

@@ -24,14 +24,14 @@ namespace {
 
 TEST(StatusFromErrnoTest, MapsEachErrnoToItsCode) {
   const std::vector<std::pair<int, Code>> table = {
-      {ENOENT, Code::kNotFound},        {EEXIST, Code::kAlreadyExists},
-      {ENOSPC, Code::kNoSpace},         {EDQUOT, Code::kNoSpace},
-      {EROFS, Code::kReadOnly},         {EACCES, Code::kPermissionDenied},
-      {EPERM, Code::kPermissionDenied}, {EISDIR, Code::kInvalidArgument},
+      {ENOENT, Code::kNotFound},         {EEXIST, Code::kAlreadyExists},
+      {ENOSPC, Code::kNoSpace},          {EDQUOT, Code::kNoSpace},
+      {EROFS, Code::kReadOnly},          {EACCES, Code::kPermissionDenied},
+      {EPERM, Code::kPermissionDenied},  {EISDIR, Code::kInvalidArgument},
       {ENOTDIR, Code::kInvalidArgument}, {ENAMETOOLONG, Code::kInvalidArgument},
-      {ELOOP, Code::kInvalidArgument},  {EAGAIN, Code::kBusy},
-      {EFBIG, Code::kOutOfRange},       {EIO, Code::kIOError},
-      {EBADF, Code::kIOError},          {EINVAL, Code::kIOError},
+      {ELOOP, Code::kInvalidArgument},   {EAGAIN, Code::kBusy},
+      {EFBIG, Code::kOutOfRange},        {EIO, Code::kIOError},
+      {EBADF, Code::kIOError},           {EINVAL, Code::kIOError},
   };
   for (const auto& [err, code] : table) EXPECT_EQ(StatusFromErrno(err, "f").code(), code) << err;
 }
@@ -113,7 +113,8 @@ void OnAlarm(int) {}
 TEST(ReadFullyTest, ReadsOnAfterASignalInterruptsIt) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
-  struct sigaction sa {}, old {};
+  struct sigaction sa {
+  }, old{};
   sa.sa_handler = OnAlarm;  // no SA_RESTART: the read fails with EINTR
   ASSERT_EQ(::sigaction(SIGALRM, &sa, &old), 0);
   const pid_t child = ::fork();

@@ -36,20 +36,17 @@ std::string HeaderV2(const std::string& dict, char major = 2) {
   return h + dict;
 }
 
-const std::vector<DType> kAllTypes = {DType::kI1, DType::kI2, DType::kI4, DType::kI8,
-                                      DType::kU1, DType::kU2, DType::kU4, DType::kU8,
-                                      DType::kF4, DType::kF8};
+const std::vector<DType> kAllTypes = {DType::kI1, DType::kI2, DType::kI4, DType::kI8, DType::kU1,
+                                      DType::kU2, DType::kU4, DType::kU8, DType::kF4, DType::kF8};
 
 TEST(NpyTest, EncodesHeaderByteForByteLikeNumpy) {
   EXPECT_EQ(EncodeNpyHeader(DType::kF4, {3, 4}),
             NumpyHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }"));
-  EXPECT_EQ(EncodeNpyHeader(DType::kU1, {5}),
-            NumpyHeader("{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }"));
+  EXPECT_EQ(EncodeNpyHeader(DType::kU1, {5}), NumpyHeader("{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }"));
   EXPECT_EQ(EncodeNpyHeader(DType::kI8, {2, 3, 4}),
             NumpyHeader("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3, 4), }"));
-  EXPECT_EQ(
-      EncodeNpyHeader(DType::kF8, {123456789012, 1}),
-      NumpyHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (123456789012, 1), }"));
+  EXPECT_EQ(EncodeNpyHeader(DType::kF8, {123456789012, 1}),
+            NumpyHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (123456789012, 1), }"));
 }
 
 TEST(NpyTest, DescrUsesPipeForSingleBytes) {
@@ -110,10 +107,10 @@ TEST(NpyTest, ParsesZeroLengthDimension) {
 
 TEST(NpyTest, AcceptsOtherSpellingsNumpyReads) {
   const char* dicts[] = {
-      "{'shape': (2, 3), 'fortran_order': False, 'descr': '<u2'}",  // any key order
+      "{'shape': (2, 3), 'fortran_order': False, 'descr': '<u2'}",          // any key order
       "{\"descr\": \"<u2\", \"fortran_order\": False, \"shape\": (2, 3)}",  // double quotes
-      "{'descr':'<u2','fortran_order':False,'shape':(2,3,)}",     // no spaces
-      "{'descr': '<u2', 'fortran_order': False, 'shape': (2L, 3L)}  \n",  // Python 2 longs
+      "{'descr':'<u2','fortran_order':False,'shape':(2,3,)}",               // no spaces
+      "{'descr': '<u2', 'fortran_order': False, 'shape': (2L, 3L)}  \n",    // Python 2 longs
       "{\n 'descr': '<u2',\n 'fortran_order': False,\n 'shape': (2, 3),\n}\n",
   };
   for (const char* d : dicts) {
@@ -137,8 +134,8 @@ TEST(NpyTest, AcceptsVersions2And3) {
 
 TEST(NpyTest, AcceptsAnyByteOrderForSingleBytes) {
   for (const char* descr : {"|u1", "<u1", ">u1", "=i1"}) {
-    auto parsed = ParseNpyHeader(HeaderV1(
-        std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,)}"));
+    auto parsed =
+        ParseNpyHeader(HeaderV1(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,)}"));
     EXPECT_TRUE(parsed.has_value()) << descr;
   }
 }
@@ -190,15 +187,15 @@ TEST(NpyTest, RejectsBadDicts) {
       "",
       "not a dict",
       "['descr', 'fortran_order', 'shape']",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)",    // unterminated
-      "{'descr': '<f4', 'fortran_order': False}",                  // missing shape
-      "{'fortran_order': False, 'shape': (3,)}",                   // missing descr
-      "{'descr': '<f4', 'shape': (3,)}",                           // missing fortran_order
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)",  // unterminated
+      "{'descr': '<f4', 'fortran_order': False}",                // missing shape
+      "{'fortran_order': False, 'shape': (3,)}",                 // missing descr
+      "{'descr': '<f4', 'shape': (3,)}",                         // missing fortran_order
       "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}",
       "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}",
       "{'descr': '<f4', 'fortran_order': 0, 'shape': (3,)}",
       "{'descr': '<f4', 'fortran_order': false, 'shape': (3,)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (3)}",    // an int, not a tuple
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (3)}",  // an int, not a tuple
       "{'descr': '<f4', 'fortran_order': False, 'shape': [3]}",
       "{'descr': '<f4', 'fortran_order': False, 'shape': 3}",
       "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,)}",
@@ -240,8 +237,7 @@ TEST(NpyTest, RejectsOverflowingShape) {
   for (const char* d : dicts) {
     auto parsed = ParseNpyHeader(HeaderV1(d));
     ASSERT_FALSE(parsed.has_value()) << d;
-    EXPECT_NE(parsed.error().message().find("overflows"), std::string::npos)
-        << parsed.error().message();
+    EXPECT_NE(parsed.error().message().find("overflows"), std::string::npos) << parsed.error().message();
   }
 }
 
@@ -249,29 +245,27 @@ TEST(NpyTest, RejectsTooManyDimensions) {
   std::string shape = "(";
   for (int i = 0; i <= kMaxRank; ++i) shape += "1, ";
   shape += ")";
-  auto parsed = ParseNpyHeader(
-      HeaderV1("{'descr': '<u1', 'fortran_order': False, 'shape': " + shape + "}"));
+  auto parsed = ParseNpyHeader(HeaderV1("{'descr': '<u1', 'fortran_order': False, 'shape': " + shape + "}"));
   ASSERT_FALSE(parsed.has_value());
   EXPECT_EQ(parsed.error().code(), Code::kNotSupported);
 }
 
 TEST(NpyTest, RejectsFortranOrder) {
-  auto parsed = ParseNpyHeader(
-      HeaderV1("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }"));
+  auto parsed = ParseNpyHeader(HeaderV1("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }"));
   ASSERT_FALSE(parsed.has_value());
   EXPECT_EQ(parsed.error().code(), Code::kNotSupported);
   EXPECT_NE(parsed.error().message().find("Fortran"), std::string::npos);
 }
 
 TEST(NpyTest, RejectsTypesSlabfsDoesNotHold) {
-  for (const char* descr : {">f4", ">i8", "<c8", "<f2", "|b1", "<U10", "|S5", "|O", "<M8[s]",
-                            "<f16", "|V8", "=f4", "|f4"}) {
-    auto parsed = ParseNpyHeader(HeaderV1(
-        std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (3,)}"));
+  for (const char* descr :
+       {">f4", ">i8", "<c8", "<f2", "|b1", "<U10", "|S5", "|O", "<M8[s]", "<f16", "|V8", "=f4", "|f4"}) {
+    auto parsed =
+        ParseNpyHeader(HeaderV1(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (3,)}"));
     ASSERT_FALSE(parsed.has_value()) << descr;
   }
-  auto structured = ParseNpyHeader(HeaderV1(
-      "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (3,)}"));
+  auto structured =
+      ParseNpyHeader(HeaderV1("{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (3,)}"));
   ASSERT_FALSE(structured.has_value());
   EXPECT_EQ(structured.error().code(), Code::kNotSupported);
   auto big = ParseNpyHeader(HeaderV1("{'descr': '>f4', 'fortran_order': False, 'shape': (3,)}"));

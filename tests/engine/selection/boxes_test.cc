@@ -18,8 +18,7 @@ std::set<Point3> BoxElements(const std::vector<Box>& boxes) {
     for (uint64_t i = 0; i < b.count[0]; ++i) {
       for (uint64_t j = 0; j < b.count[1]; ++j) {
         for (uint64_t k = 0; k < b.count[2]; ++k) {
-          EXPECT_TRUE(out.insert({b.start[0] + i, b.start[1] + j, b.start[2] + k}).second)
-              << "boxes overlap";
+          EXPECT_TRUE(out.insert({b.start[0] + i, b.start[1] + j, b.start[2] + k}).second) << "boxes overlap";
         }
       }
     }
@@ -48,8 +47,8 @@ TEST(MergeBoxesTest, RepeatsUntilNothingMerges) {
 TEST(MergeBoxesTest, KeepsBoxesThatDoNotFormABox) {
   // An L and two boxes with a gap between them.
   std::vector<Box> boxes = {{{0, 0}, {1, 2}}, {{1, 0}, {1, 1}}, {{5, 0}, {1, 1}}, {{5, 2}, {1, 1}}};
-  EXPECT_EQ(MergeBoxes(boxes), (std::vector<Box>{{{0, 0}, {1, 2}}, {{1, 0}, {1, 1}},
-                                                 {{5, 0}, {1, 1}}, {{5, 2}, {1, 1}}}));
+  EXPECT_EQ(MergeBoxes(boxes),
+            (std::vector<Box>{{{0, 0}, {1, 2}}, {{1, 0}, {1, 1}}, {{5, 0}, {1, 1}}, {{5, 2}, {1, 1}}}));
 }
 
 // Random masks split per chunk into runs along the last dimension (roughly

@@ -137,17 +137,15 @@ TEST(HyperslabTest, MatchesDenseReferenceOnRandomSelections) {
         std::string buf(mn * isz, '\0');
         for (auto& ch : buf) ch = static_cast<char>(rng.Uniform(0, 255));
         ASSERT_OK(ds.Write(fsel, buf.data(), use_mem ? &mem : nullptr));
-        ForEachPair(opt.shape, fsel, mem.shape, mem.selection, [&](uint64_t f, uint64_t m) {
-          std::memcpy(ref.data() + f * isz, buf.data() + m * isz, isz);
-        });
+        ForEachPair(opt.shape, fsel, mem.shape, mem.selection,
+                    [&](uint64_t f, uint64_t m) { std::memcpy(ref.data() + f * isz, buf.data() + m * isz, isz); });
       } else {
         std::string sentinel(mn * isz, '\x5a');
         std::string buf = sentinel;
         ASSERT_OK(ds.Read(fsel, buf.data(), use_mem ? &mem : nullptr));
         std::string expect = sentinel;
-        ForEachPair(opt.shape, fsel, mem.shape, mem.selection, [&](uint64_t f, uint64_t m) {
-          std::memcpy(expect.data() + m * isz, ref.data() + f * isz, isz);
-        });
+        ForEachPair(opt.shape, fsel, mem.shape, mem.selection,
+                    [&](uint64_t f, uint64_t m) { std::memcpy(expect.data() + m * isz, ref.data() + f * isz, isz); });
         ASSERT_EQ(buf, expect) << "trial " << trial << " op " << op;
       }
       if (rng.OneIn(10)) ASSERT_OK(c->Commit());
@@ -198,8 +196,8 @@ TEST(HyperslabTest, RejectsBadSelections) {
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
   ASSERT_OK_AND_ASSIGN(Dataset ds, c->CreateDataset("/d", {.dtype = DType::kU2, .shape = {10, 10}, .chunks = {4, 4}}));
   std::vector<uint16_t> buf(1000);
-  EXPECT_CODE(ds.Read(Slab::Box({0}, {5}), buf.data()), Code::kInvalidArgument);           // wrong rank
-  EXPECT_CODE(ds.Read(Slab::Box({8, 0}, {3, 1}), buf.data()), Code::kInvalidArgument);     // past the end
+  EXPECT_CODE(ds.Read(Slab::Box({0}, {5}), buf.data()), Code::kInvalidArgument);        // wrong rank
+  EXPECT_CODE(ds.Read(Slab::Box({8, 0}, {3, 1}), buf.data()), Code::kInvalidArgument);  // past the end
   Slab overlap = Slab::Box({0, 0}, {2, 2});
   overlap.dims[0] = {0, 1, 2, 2};  // stride < block
   EXPECT_CODE(ds.Read(overlap, buf.data()), Code::kInvalidArgument);

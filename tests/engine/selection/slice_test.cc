@@ -42,14 +42,11 @@ std::string Refused(std::string_view text, const Dims& shape) {
   EXPECT_FALSE(s.has_value()) << "'" << text << "' was accepted: " << FormatSlice(*s);
   if (s) return "";
   EXPECT_EQ(s.error().code(), Code::kInvalidArgument) << s.error().ToString();
-  EXPECT_TRUE(s.error().message().starts_with(fmt::format("slice '{}'", text)))
-      << s.error().message();
+  EXPECT_TRUE(s.error().message().starts_with(fmt::format("slice '{}'", text))) << s.error().message();
   return s.error().message();
 }
 
-bool Mentions(const std::string& message, std::string_view part) {
-  return message.find(part) != std::string::npos;
-}
+bool Mentions(const std::string& message, std::string_view part) { return message.find(part) != std::string::npos; }
 
 TEST(ParseSliceTest, SingleIndicesKeepTheirDimension) {
   EXPECT_EQ(Parsed("3", {10}), (std::vector<Dim>{{3, 1, 1}}));
@@ -108,8 +105,7 @@ TEST(ParseSliceTest, EllipsisAndMissingItemsAreFullDimensions) {
 }
 
 TEST(ParseSliceTest, IgnoresBlanksAroundItemsAndParts) {
-  EXPECT_EQ(Parsed(" 10 : 20 ,\t::2 , 5 ", {30, 6, 8}),
-            (std::vector<Dim>{{10, 1, 10}, {0, 2, 3}, {5, 1, 1}}));
+  EXPECT_EQ(Parsed(" 10 : 20 ,\t::2 , 5 ", {30, 6, 8}), (std::vector<Dim>{{10, 1, 10}, {0, 2, 3}, {5, 1, 1}}));
   EXPECT_EQ(Parsed(" ... , -1", {3, 3}), (std::vector<Dim>{{0, 1, 3}, {2, 1, 1}}));
 }
 
@@ -256,8 +252,7 @@ TEST(ParseSliceTest, MatchesNumpyOnRandomSlices) {
   ASSERT_GE(NumpyCases().size(), 300u);
   for (const NumpyCase& c : NumpyCases()) {
     auto s = ParseSlice(c.text, c.shape);
-    ASSERT_TRUE(s.has_value()) << c.text << " on " << FormatDims(c.shape) << ": "
-                               << s.error().ToString();
+    ASSERT_TRUE(s.has_value()) << c.text << " on " << FormatDims(c.shape) << ": " << s.error().ToString();
     EXPECT_EQ(DimsOf(*s), c.want) << c.text << " on " << FormatDims(c.shape);
   }
 }
@@ -297,9 +292,7 @@ std::set<uint64_t> Indices(const DimSlab& d) {
 
 TEST(IntersectBoxTest, MatchesBruteForce) {
   std::mt19937_64 rng(5);
-  auto pick = [&rng](uint64_t lo, uint64_t hi) {
-    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
-  };
+  auto pick = [&rng](uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(rng); };
   int met = 0;
   for (int trial = 0; trial < 5000; ++trial) {
     const size_t rank = pick(1, 3);

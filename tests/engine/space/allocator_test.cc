@@ -142,8 +142,8 @@ TEST_F(AllocatorTest, FreedCommittedExtentStaysPendingUntilMarkDurable) {
   alloc_.Reset(D + 1000, {});
   EXPECT_FALSE(alloc_.IsFresh(D));
   alloc_.Free(D, 500);
-  EXPECT_EQ(alloc_.free_bytes(), 500u);        // counted
-  EXPECT_EQ(alloc_.num_free_extents(), 0u);    // but not usable
+  EXPECT_EQ(alloc_.free_bytes(), 500u);      // counted
+  EXPECT_EQ(alloc_.num_free_extents(), 0u);  // but not usable
   for (int i = 0; i < 5; ++i) {
     uint64_t a = alloc_.Allocate(100, 1);
     EXPECT_GE(a, D + 1000) << "pending space handed out before MarkDurable";
@@ -187,12 +187,10 @@ TEST_F(AllocatorTest, UnreferencedMergesFreeAndPending) {
   alloc_.Free(D + 3010, 10);  // pending, adjacent to pending
   EXPECT_EQ(alloc_.free_bytes(), 200u + 170);
   EXPECT_EQ(alloc_.num_free_extents(), 2u);
-  EXPECT_EQ(alloc_.Unreferenced(),
-            (std::vector<Extent>{{D + 900, 250}, {D + 3000, 20}, {D + 5000, 100}}));
+  EXPECT_EQ(alloc_.Unreferenced(), (std::vector<Extent>{{D + 900, 250}, {D + 3000, 20}, {D + 5000, 100}}));
   alloc_.MarkDurable();
   EXPECT_EQ(alloc_.num_free_extents(), 3u);
-  EXPECT_EQ(alloc_.Unreferenced(),
-            (std::vector<Extent>{{D + 900, 250}, {D + 3000, 20}, {D + 5000, 100}}));
+  EXPECT_EQ(alloc_.Unreferenced(), (std::vector<Extent>{{D + 900, 250}, {D + 3000, 20}, {D + 5000, 100}}));
 }
 
 TEST_F(AllocatorTest, UnreferencedIsEmptyWhenEverythingIsInUse) {
@@ -280,15 +278,17 @@ TEST_P(AllocatorModelTest, NeverOverlapsLiveOrPendingSpace) {
     for (uint64_t i = 0; i < own.size(); ++i) {
       if (own[i] == Own::kLive) continue;
       (own[i] == Own::kUnowned ? unowned : pending)++;
-      if (!runs.empty() && runs.back().addr + runs.back().len == D + i) ++runs.back().len;
-      else runs.push_back({D + i, 1});
+      if (!runs.empty() && runs.back().addr + runs.back().len == D + i)
+        ++runs.back().len;
+      else
+        runs.push_back({D + i, 1});
     }
     EXPECT_EQ(alloc.free_bytes(), unowned + pending);
     EXPECT_EQ(alloc.Unreferenced(), runs);
     for (const Live& l : live) ASSERT_EQ(alloc.IsFresh(l.addr), l.fresh) << l.addr;
   };
 
-  std::vector<Extent> pending;  // freed committed ranges, until MarkDurable
+  std::vector<Extent> pending;                   // freed committed ranges, until MarkDurable
   int reused = 0, pending_frees = 0, trims = 0;  // the run must exercise each path
   const uint64_t aligns[] = {1, 8, 64, 4096};
   for (int op = 0; op < 3000; ++op) {
@@ -303,9 +303,8 @@ TEST_P(AllocatorModelTest, NeverOverlapsLiveOrPendingSpace) {
       ASSERT_LE(a + len, alloc.file_end());
       if (alloc.file_end() > old_end) own.resize(alloc.file_end() - D, Own::kUnowned);
       for (uint64_t x = a; x < a + len; ++x) {
-        ASSERT_EQ(at(x), Own::kUnowned) << "op " << op << ": allocation [" << a << ", " << a + len
-                                        << ") reuses byte " << x << " which is "
-                                        << (at(x) == Own::kLive ? "live" : "pending");
+        ASSERT_EQ(at(x), Own::kUnowned) << "op " << op << ": allocation [" << a << ", " << a + len << ") reuses byte "
+                                        << x << " which is " << (at(x) == Own::kLive ? "live" : "pending");
         at(x) = Own::kLive;
       }
       ASSERT_TRUE(alloc.IsFresh(a));
@@ -357,7 +356,7 @@ INSTANTIATE_TEST_SUITE_P(RandomSeeds, AllocatorModelTest, ::testing::Values(1, 2
 
 TEST_F(AllocatorTest, ExtentsFreedByACommitAreHeldUntilNoOlderReader) {
   alloc_.Reset(D + 10000, {});
-  alloc_.Free(D, 100);          // referenced by the last commit: pending
+  alloc_.Free(D, 100);  // referenced by the last commit: pending
   alloc_.Free(D + 1000, 100);
   alloc_.MarkDurable(7, 1000);  // the commit of generation 7, made at t=1000
   EXPECT_EQ(alloc_.held_bytes(), 200u);

@@ -61,7 +61,8 @@ std::string DumpDisk(const std::shared_ptr<Disk>& disk) {
 // State A: a few groups, datasets with data, attributes.
 void BuildA(Container& c) {
   ASSERT_OK(c.MakeGroups("/g/h"));
-  ASSERT_OK_AND_ASSIGN(Dataset d, c.CreateDataset("/g/d", {.dtype = DType::kF4, .shape = {40, 50}, .chunks = {16, 16}}));
+  ASSERT_OK_AND_ASSIGN(Dataset d,
+                       c.CreateDataset("/g/d", {.dtype = DType::kF4, .shape = {40, 50}, .chunks = {16, 16}}));
   std::vector<float> v(2000);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) * 0.5f;
   ASSERT_OK(d.WriteElements(0, 2000, v.data()));
@@ -86,17 +87,20 @@ void BuildA(Container& c) {
       {"extensible_filtered", {70, 30}, {kUnlimited, 30}, {4, 30}, "deflate=1"},
   };
   // A sparse dataset, filtered: defined regions in a few chunks.
-  ASSERT_OK_AND_ASSIGN(Dataset sp, c.CreateDataset("/sparse", {.dtype = DType::kU2, .shape = {40, 40},
-                                                               .chunks = {8, 8}, .filters = "deflate=1",
-                                                               .sparse = true}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset sp,
+      c.CreateDataset(
+          "/sparse",
+          {.dtype = DType::kU2, .shape = {40, 40}, .chunks = {8, 8}, .filters = "deflate=1", .sparse = true}));
   std::vector<uint16_t> patch(10 * 12, 5);
   ASSERT_OK(sp.Write(Slab::Box({3, 4}, {10, 12}), patch.data()));
   ASSERT_OK(sp.Write(Slab::Box({30, 30}, {2, 2}), patch.data()));
   for (const Kind& k : kinds) {
-    ASSERT_OK_AND_ASSIGN(Dataset x, c.CreateDataset(std::string("/idx/") + k.name,
-                                                    {.dtype = DType::kU2, .shape = k.shape,
-                                                     .max_shape = k.max_shape, .chunks = k.chunks,
-                                                     .filters = k.filters}));
+    ASSERT_OK_AND_ASSIGN(Dataset x, c.CreateDataset(std::string("/idx/") + k.name, {.dtype = DType::kU2,
+                                                                                    .shape = k.shape,
+                                                                                    .max_shape = k.max_shape,
+                                                                                    .chunks = k.chunks,
+                                                                                    .filters = k.filters}));
     const std::string_view kind = IndexKindName(x.info().index);
     ASSERT_EQ(std::string(k.name).substr(0, kind.size()), kind);
     std::vector<uint16_t> data(x.num_elements());
@@ -109,10 +113,10 @@ void BuildA(Container& c) {
 void ApplyB(Container& c) {
   ASSERT_OK_AND_ASSIGN(Dataset d, c.OpenDataset("/g/d"));
   std::vector<float> patch(7 * 9, -1.f);
-  ASSERT_OK(d.Write(Slab::Box({10, 20}, {7, 9}), patch.data()));     // partial chunks, through the cache
+  ASSERT_OK(d.Write(Slab::Box({10, 20}, {7, 9}), patch.data()));  // partial chunks, through the cache
   std::vector<float> whole(16 * 16, 9.f);
-  ASSERT_OK(d.Write(Slab::Box({16, 16}, {16, 16}), whole.data()));   // a whole chunk, straight to the file
-  ASSERT_OK(c.Remove("/e"));                                          // frees a dataset
+  ASSERT_OK(d.Write(Slab::Box({16, 16}, {16, 16}), whole.data()));  // a whole chunk, straight to the file
+  ASSERT_OK(c.Remove("/e"));                                        // frees a dataset
   ASSERT_OK(c.MakeGroups("/new/deep"));
   ASSERT_OK_AND_ASSIGN(Dataset n, c.CreateDataset("/new/deep/n", {.dtype = DType::kI8, .shape = {3, 3}}));
   int64_t one = 77;
@@ -235,15 +239,17 @@ TEST_P(CommitTest, CrashAfterEveryWriteLeavesOldOrNewState) {
       // The state's free list survives too: every byte owned once.
       auto report = engine::CheckFile(std::make_unique<testutil::FaultFile>(after), {.verify_data = false});
       ASSERT_TRUE(report.has_value());
-      EXPECT_TRUE(report->clean()) << "crash after write " << k << " (seed " << seed << "): "
-                                   << (report->findings.empty() ? "leaks" : report->findings[0].what);
+      EXPECT_TRUE(report->clean()) << "crash after write " << k << " (seed " << seed
+                                   << "): " << (report->findings.empty() ? "leaks" : report->findings[0].what);
       if (got == state_b) {
         ++new_states;
       } else if (got == state_a) {
         ++old_states;
       } else {
         FAIL() << "crash after write " << k << " of " << commit_writes << " (seed " << seed << ") left:\n"
-                  << got << "\nexpected A:\n" << state_a << "\nor B:\n" << state_b;
+               << got << "\nexpected A:\n"
+               << state_a << "\nor B:\n"
+               << state_b;
       }
     }
   }
@@ -278,7 +284,8 @@ TEST_P(CommitTest, CommitWithoutChangesWritesNothing) {
 TEST_P(CommitTest, ManyCommitsKeepTheFileBounded) {
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
-  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {64 * 1024}, .chunks = {4096}}));
+  ASSERT_OK_AND_ASSIGN(Dataset d,
+                       c->CreateDataset("/d", {.dtype = DType::kU1, .shape = {64 * 1024}, .chunks = {4096}}));
   std::string v(64 * 1024, 'a');
   for (int i = 0; i < 50; ++i) {
     v[i] = 'b';

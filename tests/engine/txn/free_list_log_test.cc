@@ -70,8 +70,7 @@ TEST(FreeListLogTest, ASmallCommitWritesItsChangesNotTheWholeList) {
 class FreeListLogFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("free_list_log_test_" + std::to_string(getpid()) + ".slab"))
+    path_ = (std::filesystem::temp_directory_path() / ("free_list_log_test_" + std::to_string(getpid()) + ".slab"))
                 .string();
     std::filesystem::remove(path_);
   }
@@ -97,8 +96,10 @@ TEST_F(FreeListLogFileTest, DeltasMergeByTiersAndABaseReplacesThem) {
     FsckReport r = Check();
     ASSERT_TRUE(r.clean()) << "after commit " << i << ": " << (r.findings.empty() ? "" : r.findings[0].what);
     const uint64_t blocks = r.stats.free_list_blocks;
-    if (blocks == 1 && last > 1) ++bases;
-    else if (blocks < last) ++merges;
+    if (blocks == 1 && last > 1)
+      ++bases;
+    else if (blocks < last)
+      ++merges;
     last = blocks;
     longest = std::max(longest, blocks);
   }

@@ -93,7 +93,8 @@ std::string Name(uint64_t i, size_t pad = 0) {
 }
 
 std::vector<ChildPageRef> PageRefs() {
-  return {{"", {engine::kDataStart, 64}, 3}, {"beta", {engine::kDataStart + 64, 64}, 1},
+  return {{"", {engine::kDataStart, 64}, 3},
+          {"beta", {engine::kDataStart + 64, 64}, 1},
           {"gamma", {engine::kDataStart + 128, 64}, 7}};
 }
 
@@ -114,8 +115,7 @@ TEST(GroupPageFormatTest, PageTableRoundTripsAndRejectsHostileTables) {
   EXPECT_CODE(engine::DecodeGroupPageTable(table, 9, ChildPageRef{"", {}, 3}, &next, engine::kDataStart + 128),
               Code::kCorruption);
   for (size_t n = 0; n < table.size(); ++n)
-    EXPECT_FALSE(
-        engine::DecodeGroupPageTable(table.substr(0, n), 9, ChildPageRef{"", {}, 3}, &next, kEnd).has_value());
+    EXPECT_FALSE(engine::DecodeGroupPageTable(table.substr(0, n), 9, ChildPageRef{"", {}, 3}, &next, kEnd).has_value());
   EXPECT_FALSE(engine::DecodeGroupPageTable(table + "x", 9, ChildPageRef{"", {}, 3}, &next, kEnd).has_value());
   // Out of order, and a page of no entries.
   std::vector<ChildPageRef> swapped = {p[0], p[2], p[1]};
@@ -124,8 +124,8 @@ TEST(GroupPageFormatTest, PageTableRoundTripsAndRejectsHostileTables) {
               Code::kCorruption);
   std::vector<ChildPageRef> empty = p;
   empty[1].entries = 0;
-  EXPECT_CODE(engine::DecodeGroupPageTable(engine::EncodeGroupPageTable(9, empty.data(), 3), 9,
-                                           ChildPageRef{"", {}, 3}, nullptr, kEnd),
+  EXPECT_CODE(engine::DecodeGroupPageTable(engine::EncodeGroupPageTable(9, empty.data(), 3), 9, ChildPageRef{"", {}, 3},
+                                           nullptr, kEnd),
               Code::kCorruption);
 }
 
@@ -273,8 +273,8 @@ TEST_P(GroupPagesRandomTest, RandomChangesKeepEveryNameThroughCommitsAndReopens)
     const bool grow = (round / 30) % 2 == 0;
     for (int k = 0; k < changes; ++k) {
       // Growing rounds favour /g; shrinking ones take from the bigger group.
-      const std::string g = grow ? (rng() % 4 == 0 ? "/h" : "/g")
-                                 : (model["/g"].size() >= model["/h"].size() ? "/g" : "/h");
+      const std::string g =
+          grow ? (rng() % 4 == 0 ? "/h" : "/g") : (model["/g"].size() >= model["/h"].size() ? "/g" : "/h");
       auto& names = model[g];
       const uint64_t what = rng() % 10;
       if ((grow && what < 7) || names.empty()) {
@@ -373,9 +373,12 @@ TEST_P(GroupPagesCrashTest, ACrashAtAnyWriteOfACommitLeavesTheOldOrTheNewListing
       auto after = testutil::DiskWithImage(disk->CrashImage(rng, seed == 0 ? 0.0 : 0.5, seed == 2 ? 0.3 : 0.0));
       ASSERT_OK_AND_ASSIGN(auto r, OpenOnDisk(after, {.read_only = true}));
       const std::set<std::string> got = Listing(*r, "/g");
-      if (got == state_a) ++olds;
-      else if (got == state_b) ++news;
-      else FAIL() << "crash after write " << k << " of " << commit_writes << ": neither listing";
+      if (got == state_a)
+        ++olds;
+      else if (got == state_b)
+        ++news;
+      else
+        FAIL() << "crash after write " << k << " of " << commit_writes << ": neither listing";
       r.reset();
       ExpectClean(after, "crash after write " + std::to_string(k));
     }

@@ -34,9 +34,7 @@ TEST(ErrnoOfTest, MapsEveryCodeToItsErrno) {
   }
 }
 
-TEST(ErrnoOfTest, UnknownCodeIsEio) {
-  EXPECT_EQ(ErrnoOf(static_cast<Code>(200)), EIO);
-}
+TEST(ErrnoOfTest, UnknownCodeIsEio) { EXPECT_EQ(ErrnoOf(static_cast<Code>(200)), EIO); }
 
 }  // namespace
 }  // namespace slabfs

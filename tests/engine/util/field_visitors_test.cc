@@ -36,21 +36,34 @@ std::vector<std::pair<std::string, uint64_t>> Counters(const T& s) {
 }
 
 TEST(FieldVisitorsTest, CacheStatsGivesEveryCounterInOrder) {
-  CacheStats s{.hits = 1, .misses = 2, .bytes_read = 3, .bytes_written = 4, .evictions = 5, .bypass_reads = 6,
-               .bypass_writes = 7, .extent_reads = 8, .resident_bytes = 9, .budget_bytes = 10};
+  CacheStats s{.hits = 1,
+               .misses = 2,
+               .bytes_read = 3,
+               .bytes_written = 4,
+               .evictions = 5,
+               .bypass_reads = 6,
+               .bypass_writes = 7,
+               .extent_reads = 8,
+               .resident_bytes = 9,
+               .budget_bytes = 10};
   const std::vector<std::pair<std::string, uint64_t>> want = {
-      {"hits", 1},         {"misses", 2},        {"bytes_read", 3},   {"bytes_written", 4},
-      {"evictions", 5},    {"bypass_reads", 6},  {"bypass_writes", 7}, {"extent_reads", 8},
-      {"resident_bytes", 9}, {"budget_bytes", 10}};
+      {"hits", 1},         {"misses", 2},        {"bytes_read", 3},   {"bytes_written", 4},  {"evictions", 5},
+      {"bypass_reads", 6}, {"bypass_writes", 7}, {"extent_reads", 8}, {"resident_bytes", 9}, {"budget_bytes", 10}};
   EXPECT_EQ(Counters(s), want);
 }
 
 TEST(FieldVisitorsTest, SpaceInfoGivesEveryFigureInOrder) {
-  SpaceInfo s{.file_bytes = 1, .free_bytes = 2, .disk_free_bytes = 3, .disk_total_bytes = 4, .num_objects = 5,
-              .generation = 6, .held_bytes = 7, .free_list_bytes = 8};
+  SpaceInfo s{.file_bytes = 1,
+              .free_bytes = 2,
+              .disk_free_bytes = 3,
+              .disk_total_bytes = 4,
+              .num_objects = 5,
+              .generation = 6,
+              .held_bytes = 7,
+              .free_list_bytes = 8};
   const std::vector<std::pair<std::string, uint64_t>> want = {
-      {"file_bytes", 1}, {"free_bytes", 2}, {"disk_free_bytes", 3}, {"disk_total_bytes", 4},
-      {"num_objects", 5}, {"generation", 6}, {"held_bytes", 7},     {"free_list_bytes", 8}};
+      {"file_bytes", 1},  {"free_bytes", 2}, {"disk_free_bytes", 3}, {"disk_total_bytes", 4},
+      {"num_objects", 5}, {"generation", 6}, {"held_bytes", 7},      {"free_list_bytes", 8}};
   EXPECT_EQ(Counters(s), want);
 }
 
@@ -93,10 +106,22 @@ TEST(FieldVisitorsTest, DatasetInfoGivesEveryFieldWithItsValue) {
       numbers.push_back(v);
     }
   });
-  const std::vector<std::string> want = {"dtype",        "shape",          "max_shape",       "chunks",
-                                         "fill",         "index",          "filters",         "sparse",
-                                         "length_resizable", "num_elements", "defined_elements", "size_bytes",
-                                         "num_chunks",   "allocated_chunks", "stored_bytes",  "index_bytes"};
+  const std::vector<std::string> want = {"dtype",
+                                         "shape",
+                                         "max_shape",
+                                         "chunks",
+                                         "fill",
+                                         "index",
+                                         "filters",
+                                         "sparse",
+                                         "length_resizable",
+                                         "num_elements",
+                                         "defined_elements",
+                                         "size_bytes",
+                                         "num_chunks",
+                                         "allocated_chunks",
+                                         "stored_bytes",
+                                         "index_bytes"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(numbers, (std::vector<uint64_t>{12, 5, 48, 4, 3, 40, 64}));
 }

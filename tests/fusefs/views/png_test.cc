@@ -58,7 +58,7 @@ TEST(PngScaleTest, PercentileIsNumpysLinear) {
   EXPECT_DOUBLE_EQ(Percentile(v, 99), 100.0);
   EXPECT_DOUBLE_EQ(Percentile(v, 50), 51.0);
   std::vector<double> two{10, 0};
-  EXPECT_DOUBLE_EQ(Percentile(two, 1), 0.1);   // numpy.percentile([0, 10], 1)
+  EXPECT_DOUBLE_EQ(Percentile(two, 1), 0.1);  // numpy.percentile([0, 10], 1)
   EXPECT_DOUBLE_EQ(Percentile(two, 99), 9.9);
   std::vector<double> one{3};
   EXPECT_EQ(Percentile(one, 99), 3.0);
@@ -124,8 +124,11 @@ TEST(PngScaleTest, SmallPicturesAreReadWhole) {
 }
 
 TEST(PngScaleTest, LargePicturesAreSampledInDisjointBandsWithinBudget) {
-  for (auto [h, w, c] : {std::tuple<uint64_t, uint64_t, uint64_t>{4096, 4096, 1}, {100000, 20, 1}, {20, 100000, 3},
-                         {3000, 1000, 4}, {17, 70000, 1}}) {
+  for (auto [h, w, c] : {std::tuple<uint64_t, uint64_t, uint64_t>{4096, 4096, 1},
+                         {100000, 20, 1},
+                         {20, 100000, 3},
+                         {3000, 1000, 4},
+                         {17, 70000, 1}}) {
     SamplePlan p = PlanSample(h, w, c);
     ASSERT_FALSE(p.whole) << h << "x" << w;
     EXPECT_EQ(p.band_starts.size(), std::min<uint64_t>(kSampleBands, h));

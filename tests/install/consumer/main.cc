@@ -24,8 +24,10 @@ int main(int argc, char** argv) {
     auto c = slabfs::Container::Open(argv[1], {.create = true});
     if (!c) return Fail("create", c.error());
     if (auto g = (*c)->MakeGroups("/detector"); !g) return Fail("make groups", g.error());
-    slabfs::DatasetOptions o{.dtype = slabfs::DType::kU2, .shape = {8, 128, 128},
-                             .chunks = {1, 64, 64}, .filters = "shuffle,deflate=6,checksum"};
+    slabfs::DatasetOptions o{.dtype = slabfs::DType::kU2,
+                             .shape = {8, 128, 128},
+                             .chunks = {1, 64, 64},
+                             .filters = "shuffle,deflate=6,checksum"};
     auto ds = (*c)->CreateDataset("/detector/frames", o);
     if (!ds) return Fail("create dataset", ds.error());
     std::vector<uint16_t> frame(128 * 128);

@@ -53,8 +53,8 @@ TEST(Hdf5PipelineTest, UndoesShuffleAndChecksAndSkipsMaskedFilters) {
   std::string shuffled(chunk.size(), '\0');
   engine::ShuffleBytes(chunk.data(), chunk.size(), 4, shuffled.data());
   std::string stored = shuffled + Le32(engine::Fletcher32(shuffled.data(), shuffled.size()));
-  ASSERT_OK_AND_ASSIGN(Hdf5Pipeline p, Hdf5Pipeline::Make({{Hdf5Filter::Kind::kShuffle, 0, 4},
-                                                           {Hdf5Filter::Kind::kFletcher32, 0, 1}}));
+  ASSERT_OK_AND_ASSIGN(Hdf5Pipeline p,
+                       Hdf5Pipeline::Make({{Hdf5Filter::Kind::kShuffle, 0, 4}, {Hdf5Filter::Kind::kFletcher32, 0, 1}}));
   EXPECT_EQ(p.ToString(), "shuffle,fletcher32");
   EXPECT_EQ(p.SlabFilters(), "shuffle,checksum");
   std::string out(chunk.size(), '\0');

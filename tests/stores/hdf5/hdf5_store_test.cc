@@ -41,8 +41,8 @@ class Hdf5StoreTest : public ::testing::Test {
     char tmpl[] = "/tmp/slabfs-h5store-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = new fs::path(tmpl);
-    const std::string cmd = std::string(SLABFS_PYTHON3) + " " + SLABFS_SOURCE_DIR +
-                            "/tests/stores/hdf5/make_fixtures.py " + dir_->string();
+    const std::string cmd =
+        std::string(SLABFS_PYTHON3) + " " + SLABFS_SOURCE_DIR + "/tests/stores/hdf5/make_fixtures.py " + dir_->string();
     const int rc = std::system(cmd.c_str());
     status_ = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }

@@ -21,8 +21,8 @@ TEST(DimensionsJsonTest, RoundTripsAndRefusesAnythingButAListOfStrings) {
 }
 
 TEST(DimensionBookkeepingTest, NamesNetcdfAndScaleAttributes) {
-  for (const char* name : {"DIMENSION_LIST", "REFERENCE_LIST", "_Netcdf4Dimid",
-                           "_Netcdf4Coordinates", "_nc3_strict", "_NCProperties"}) {
+  for (const char* name :
+       {"DIMENSION_LIST", "REFERENCE_LIST", "_Netcdf4Dimid", "_Netcdf4Coordinates", "_nc3_strict", "_NCProperties"}) {
     EXPECT_TRUE(IsDimensionBookkeeping(name, false)) << name;
   }
   EXPECT_TRUE(IsDimensionBookkeeping("CLASS", true));
@@ -34,17 +34,16 @@ TEST(DimensionBookkeepingTest, NamesNetcdfAndScaleAttributes) {
   EXPECT_EQ(DimensionNameOfScale("lat"), "lat");
 }
 
-DimensionUser User(std::string path, std::string group, Dims shape,
-                   std::optional<Names> dims, Dims max = {}) {
+DimensionUser User(std::string path, std::string group, Dims shape, std::optional<Names> dims, Dims max = {}) {
   return {std::move(path), std::move(group), shape, max.empty() ? shape : max, std::move(dims)};
 }
 
 TEST(PlanDimensionScalesTest, CoordinateVariablesAndPlaceholders) {
   const std::vector<DimensionUser> users = {
-      User("/x", "/", {4}, Names{"x"}),                    // 0: its own dimension
-      User("/data", "/", {4, 3}, Names{"x", "y"}),         // 1: x and a placeholder y
-      User("/g/sub", "/g", {4}, Names{"x"}),               // 2: x from the root
-      User("/plain", "/", {4}, std::nullopt),              // 3: no names
+      User("/x", "/", {4}, Names{"x"}),             // 0: its own dimension
+      User("/data", "/", {4, 3}, Names{"x", "y"}),  // 1: x and a placeholder y
+      User("/g/sub", "/g", {4}, Names{"x"}),        // 2: x from the root
+      User("/plain", "/", {4}, std::nullopt),       // 3: no names
   };
   ScalePlan plan = PlanDimensionScales(users, {"/", "/g"});
   EXPECT_EQ(plan.is_scale, (std::vector<bool>{true, false, false, false}));
@@ -62,14 +61,14 @@ TEST(PlanDimensionScalesTest, CoordinateVariablesAndPlaceholders) {
 
 TEST(PlanDimensionScalesTest, InconsistentNamesGiveNoScalesAtAll) {
   const std::vector<DimensionUser> users = {
-      User("/x", "/", {4}, std::nullopt),           // 0: a scale when someone uses it
-      User("/bad", "/", {5, 2}, Names{"x", "w"}),   // 1: x has length 4, not 5
-      User("/z1", "/", {2}, Names{"z"}),            // 2: z is 2 here
-      User("/z2", "/", {3}, Names{"z"}),            // 3: and 3 here
-      User("/m", "/", {2, 2}, Names{"w", "w2"}),    // 4: fine on its own
-      User("/grp", "/", {6}, Names{"g"}),           // 5: g is a group
+      User("/x", "/", {4}, std::nullopt),          // 0: a scale when someone uses it
+      User("/bad", "/", {5, 2}, Names{"x", "w"}),  // 1: x has length 4, not 5
+      User("/z1", "/", {2}, Names{"z"}),           // 2: z is 2 here
+      User("/z2", "/", {3}, Names{"z"}),           // 3: and 3 here
+      User("/m", "/", {2, 2}, Names{"w", "w2"}),   // 4: fine on its own
+      User("/grp", "/", {6}, Names{"g"}),          // 5: g is a group
       User("/d2", "/", {3}, Names{"d2x"}, {kUnlimited}),
-      User("/d3", "/", {3}, Names{"d2x"}),          // 7: unlimited in one, fixed in the other
+      User("/d3", "/", {3}, Names{"d2x"}),  // 7: unlimited in one, fixed in the other
   };
   ScalePlan plan = PlanDimensionScales(users, {"/", "/g"});
   EXPECT_EQ(plan.named, (std::vector<bool>{false, false, false, false, true, false, false, false}));
@@ -101,7 +100,7 @@ TEST(PlanDimensionScalesTest, UnlimitedDimensionsMayDifferInLength) {
 TEST(PlanDimensionScalesTest, TheNearestDatasetOfTheNameDecides) {
   const std::vector<DimensionUser> users = {
       User("/x", "/", {4}, std::nullopt),
-      User("/g/x", "/g", {2, 2}, std::nullopt),      // shadows /x for /g, and is not 1-D
+      User("/g/x", "/g", {2, 2}, std::nullopt),  // shadows /x for /g, and is not 1-D
       User("/g/v", "/g", {4}, Names{"x"}),
       User("/h/v", "/h", {4}, Names{"x"}),
   };
