@@ -16,6 +16,7 @@ PACKAGES=(
   libblosc-dev  # Zarr stores compressed with blosc
   libpng-dev python3-pil  # the .png views of the mount; the tests decode them with Pillow too
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (fuzz/run.sh)
+  clang-format-14  # the format stage of tests/run.sh: the C++ layout (.clang-format)
   python3 python3-numpy python3-pytest
   python3-h5py python3-netcdf4 python3-zarr python3-numcodecs python3-dask  # interop tests
   netcdf-bin  # ncdump reads exported netCDF-4 files in the tests
@@ -24,7 +25,7 @@ PACKAGES=(
   lintian  # checks the .deb that cpack builds (tests/integration/test_package_deb.py)
   python3-pip python3-setuptools python3-wheel  # pip install ./python (tests/integration/test_pip_install.py)
   pybind11-dev python3-pybind11 python3-dev python3-xarray python3-distributed  # the Python binding, Dask, xarray
-  pyflakes3 python3-mypy  # the pylint stage of tests/run.sh: lint and type checks of python/slabfs
+  pyflakes3 python3-mypy  # the pycheck stage of tests/run.sh: lint and type checks of python/slabfs
 )
 
 missing=()
