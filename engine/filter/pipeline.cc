@@ -4,8 +4,8 @@
 
 #include <charconv>
 #include <cstring>
-#include <memory>
 
+#include "engine/filter/decode_scratch.h"
 #include "engine/filter/deflate_pool.h"
 #include "engine/filter/shuffle.h"
 #include "engine/util/coding.h"
@@ -13,44 +13,6 @@
 
 namespace slabfs::engine {
 namespace {
-
-// Two per-thread buffers for the steps of a decode that cannot write into
-// the caller's buffer; they keep their size for the next chunk (up to
-// kKeepScratchBytes), so decoding usually allocates and zero-fills nothing.
-constexpr size_t kKeepScratchBytes = 4 << 20;
-
-struct ScratchBuffer {
-  std::unique_ptr<char[]> p;
-  size_t size = 0;
-};
-
-ScratchBuffer* DecodeBuffers() {
-  thread_local ScratchBuffer buffers[2];
-  return buffers;
-}
-
-char* DecodeScratch(int k, size_t n) {
-  ScratchBuffer& b = DecodeBuffers()[k];
-  if (b.size < n) {
-    b.p.reset();  // the old one goes first: at most one large buffer at a time
-    b.p.reset(new char[n]);
-    b.size = n;
-  }
-  return b.p.get();
-}
-
-// Frees scratch buffers grown past what is worth keeping (a huge chunk).
-struct TrimScratchOnExit {
-  ~TrimScratchOnExit() {
-    for (int k = 0; k < 2; ++k) {
-      ScratchBuffer& b = DecodeBuffers()[k];
-      if (b.size > kKeepScratchBytes) {
-        b.p.reset();
-        b.size = 0;
-      }
-    }
-  }
-};
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -204,7 +166,7 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
   size_t last_step = filters_.size();
   for (size_t i = 0; i < filters_.size() && last_step == filters_.size(); ++i)
     if (transforms(i)) last_step = i;
-  TrimScratchOnExit trim;
+  TrimDecodeScratch trim;
   std::string_view cur = stored;
   int scratch = 0;
   auto dest = [&](size_t i, size_t n) {

@@ -3,60 +3,14 @@
 #include <libdeflate.h>
 
 #include <cstring>
-#include <memory>
 
+#include "engine/filter/decode_scratch.h"
 #include "engine/filter/deflate_pool.h"
 #include "engine/filter/fletcher32.h"
 #include "engine/filter/shuffle.h"
+#include "engine/util/coding.h"
 
 namespace slabfs::stores {
-namespace {
-
-// Per-thread buffers for the decode steps that cannot write into the
-// caller's buffer; they keep their size for the next chunk up to
-// kKeepScratchBytes, so a stream of chunks allocates nothing.
-constexpr size_t kKeepScratchBytes = 8 << 20;
-
-struct Scratch {
-  std::unique_ptr<char[]> p;
-  size_t size = 0;
-};
-
-Scratch* ScratchBuffers() {
-  thread_local Scratch buffers[2];
-  return buffers;
-}
-
-char* ScratchBuffer(int k, size_t n) {
-  Scratch& b = ScratchBuffers()[k];
-  if (b.size < n) {
-    b.p.reset();  // the old one goes first: one large buffer at a time
-    b.p.reset(new char[n]);
-    b.size = n;
-  }
-  return b.p.get();
-}
-
-// Frees buffers grown past what is worth keeping (a huge chunk).
-struct TrimScratchOnExit {
-  ~TrimScratchOnExit() {
-    for (int k = 0; k < 2; ++k) {
-      Scratch& b = ScratchBuffers()[k];
-      if (b.size > kKeepScratchBytes) {
-        b.p.reset();
-        b.size = 0;
-      }
-    }
-  }
-};
-
-uint32_t LoadLe32(const char* p) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return static_cast<uint32_t>(u[0]) | static_cast<uint32_t>(u[1]) << 8 | static_cast<uint32_t>(u[2]) << 16 |
-         static_cast<uint32_t>(u[3]) << 24;
-}
-
-}  // namespace
 
 Result<Hdf5Pipeline> Hdf5Pipeline::Make(std::vector<Hdf5Filter> filters) {
   if (filters.size() > kMaxFilters) return Err(Status::InvalidArgument("more than 32 filters"));
@@ -141,12 +95,12 @@ Status Hdf5Pipeline::Decode(std::string_view stored, uint32_t mask, char* out, s
   size_t last_step = n;
   for (size_t i = 0; i < n && last_step == n; ++i)
     if (transforms(i)) last_step = i;
-  TrimScratchOnExit trim;
+  engine::TrimDecodeScratch trim;
   int scratch = 0;
   auto dest = [&](size_t i, size_t bytes) {
     if (i == last_step && bytes == expected) return out;
     scratch ^= 1;
-    return ScratchBuffer(scratch, bytes);
+    return engine::DecodeScratch(scratch, bytes);
   };
   std::string_view cur = stored;
   for (size_t i = n; i-- > 0;) {
@@ -156,7 +110,7 @@ Status Hdf5Pipeline::Decode(std::string_view stored, uint32_t mask, char* out, s
       case Hdf5Filter::Kind::kFletcher32: {
         if (cur.size() < 4) return bad("stored chunk too short for its Fletcher-32 checksum");
         const size_t body = cur.size() - 4;
-        if (engine::Fletcher32(cur.data(), body) != LoadLe32(cur.data() + body))
+        if (engine::Fletcher32(cur.data(), body) != engine::LoadU32(cur.data() + body))
           return bad("Fletcher-32 checksum mismatch");
         cur = cur.substr(0, body);
         break;

@@ -1,0 +1,58 @@
+// The per-thread decode scratch buffers (engine/filter/decode_scratch.h)
+// that the filter pipeline and the HDF5 store's pipeline share: two
+// buffers a thread, reused while they are big enough, grown buffers past
+// the keep limit freed at the end of a decode, each thread its own.
+#include "engine/filter/decode_scratch.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+namespace slabfs::engine {
+namespace {
+
+TEST(DecodeScratchTest, TwoBuffersReusedWhileBigEnough) {
+  char* a = DecodeScratch(0, 1000);
+  char* b = DecodeScratch(1, 1000);
+  ASSERT_NE(a, b);
+  std::memset(a, 1, 1000);
+  std::memset(b, 2, 1000);
+  EXPECT_EQ(DecodeScratch(0, 500), a);  // smaller: the same buffer
+  EXPECT_EQ(DecodeScratch(1, 1000), b);
+  EXPECT_EQ(b[999], 2) << "a buffer keeps its bytes between calls";
+  char* bigger = DecodeScratch(0, 4000);
+  std::memset(bigger, 3, 4000);  // the grown buffer holds all 4000 bytes
+  EXPECT_GE(DecodeScratchBytes(), 5000u);
+}
+
+TEST(DecodeScratchTest, ABufferGrownPastTheLimitIsFreedWhenTheDecodeEnds) {
+  {
+    TrimDecodeScratch trim;
+    char* huge = DecodeScratch(1, kKeepDecodeScratchBytes + 1);
+    huge[kKeepDecodeScratchBytes] = 1;
+    EXPECT_GT(DecodeScratchBytes(), kKeepDecodeScratchBytes);
+  }
+  EXPECT_LE(DecodeScratchBytes(), kKeepDecodeScratchBytes);
+  {
+    TrimDecodeScratch trim;
+    DecodeScratch(0, 1 << 20);
+  }
+  EXPECT_GE(DecodeScratchBytes(), size_t{1} << 20) << "a buffer within the limit is kept";
+}
+
+TEST(DecodeScratchTest, EachThreadHasItsOwn) {
+  char* mine = DecodeScratch(0, 64);
+  char* theirs = nullptr;
+  size_t their_bytes = 1;
+  std::thread t([&] {
+    their_bytes = DecodeScratchBytes();
+    theirs = DecodeScratch(0, 64);
+  });
+  t.join();
+  EXPECT_EQ(their_bytes, 0u) << "a new thread starts with no buffers";
+  EXPECT_NE(theirs, mine);
+}
+
+}  // namespace
+}  // namespace slabfs::engine
