@@ -26,12 +26,6 @@ using tools::convert::Checked;
 using tools::convert::H5Handle;
 using tools::convert::Hdf5Error;
 
-// Up to this many stored chunks, the chunk map is listed chunk by chunk
-// (H5Dget_chunk_info): libhdf5 1.10 finds the i-th chunk by walking its
-// index, so listing n chunks costs n^2/2 steps. Above it, every position of
-// the grid is asked for (H5Dget_chunk_info_by_coord, one index lookup
-// each) when the grid has at most kMaxGridAsked chunks.
-constexpr hsize_t kMaxListedChunks = 4096;
 constexpr uint64_t kMaxGridAsked = uint64_t{1} << 24;
 // Groups nested deeper than this are not walked (a hostile file).
 constexpr int kMaxDepth = 256;
@@ -61,23 +55,6 @@ struct Link {
 herr_t CollectLink(hid_t, const char* name, const H5L_info_t* info, void* data) {
   static_cast<std::vector<Link>*>(data)->push_back({name, info->type});
   return 0;
-}
-
-std::string FilterName(H5Z_filter_t id, const char* stored) {
-  switch (id) {
-    case H5Z_FILTER_SZIP: return "szip";
-    case H5Z_FILTER_NBIT: return "nbit";
-    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
-    case 307: return "bzip2";
-    case 32000: return "lzf";
-    case 32001: return "blosc";
-    case 32004: return "lz4";
-    case 32008: return "bitshuffle";
-    case 32015: return "zstd";
-    case 32026: return "blosc2";
-    default: break;
-  }
-  return stored != nullptr && stored[0] != '\0' ? std::string(stored) : "unknown";
 }
 
 // A source element type as a slabfs dtype, with its byte order, or why not.
@@ -389,7 +366,7 @@ class Walker {
         f.kind = Hdf5Filter::Kind::kFletcher32;
       } else {
         Skip(src, fmt::format("filter {} (id {}), which the store does not decode (deflate, shuffle, fletcher32)",
-                              FilterName(id, name), id));
+                              tools::convert::Hdf5FilterName(id, name), id));
         return std::optional<Hdf5Pipeline>();
       }
       filters.push_back(f);
@@ -565,8 +542,8 @@ class Walker {
       found.emplace_back(linear, ChunkRecord{addr + base_, size, mask});
       return Status::OK();
     };
-    if (n <= kMaxListedChunks || grid_total > kMaxGridAsked) {
-      if (n > kMaxListedChunks) {
+    if (n <= tools::convert::kMaxListedHdf5Chunks || grid_total > kMaxGridAsked) {
+      if (n > tools::convert::kMaxListedHdf5Chunks) {
         spdlog::warn("hdf5 store {}: {} has {} chunks in a grid of {}: listing them costs n^2 with libhdf5 1.10",
                      store_->path(), l->path, n, grid_total);
       }

@@ -29,30 +29,6 @@
 namespace slabfs::tools::convert {
 namespace {
 
-// libhdf5 1.10 answers "the i-th allocated chunk" by walking the chunk
-// index, so listing n chunks costs n^2/2 steps: up to this many chunks they
-// are listed, above it each block asks for its own chunks.
-constexpr hsize_t kMaxListedChunks = 4096;
-
-std::string FilterName(H5Z_filter_t id, const char* stored) {
-  switch (id) {
-    case H5Z_FILTER_SZIP: return "szip";
-    case H5Z_FILTER_NBIT: return "nbit";
-    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
-    case 307: return "bzip2";
-    case 32000: return "lzf";
-    case 32001: return "blosc";
-    case 32004: return "lz4";
-    case 32008: return "bitshuffle";
-    case 32013: return "zfp";
-    case 32015: return "zstd";
-    case 32017: return "sz";
-    case 32026: return "blosc2";
-    default: break;
-  }
-  return stored != nullptr && stored[0] != '\0' ? std::string(stored) : "unknown";
-}
-
 struct Link {
   std::string name;
   H5L_type_t type;
@@ -277,7 +253,7 @@ class Importer {
       } else {
         SLABFS_RETURN_IF_ERROR_R(
             Skip(fmt::format("{}: filter {} (id {}) is not one slabfs has (deflate, shuffle, fletcher32)", src,
-                             FilterName(id, name), id)));
+                             Hdf5FilterName(id, name), id)));
         return std::optional<std::string>();
       }
       if (ours.empty()) continue;
@@ -515,7 +491,7 @@ class Importer {
       }
       if (allocated == 0) {
         which = Which::kNone;
-      } else if (allocated < walk.num_chunks() && allocated <= kMaxListedChunks) {
+      } else if (allocated < walk.num_chunks() && allocated <= kMaxListedHdf5Chunks) {
         which = Which::kListed;
         std::vector<hsize_t> offset(rank);
         for (hsize_t i = 0; i < allocated; ++i) {

@@ -162,4 +162,23 @@ std::string BaseName(std::string_view path) {
   return std::string(path.substr(slash + 1));
 }
 
+std::string Hdf5FilterName(H5Z_filter_t id, const char* stored) {
+  switch (id) {
+    case H5Z_FILTER_SZIP: return "szip";
+    case H5Z_FILTER_NBIT: return "nbit";
+    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
+    case 307: return "bzip2";
+    case 32000: return "lzf";
+    case 32001: return "blosc";
+    case 32004: return "lz4";
+    case 32008: return "bitshuffle";
+    case 32013: return "zfp";
+    case 32015: return "zstd";
+    case 32017: return "sz";
+    case 32026: return "blosc2";
+    default: break;
+  }
+  return stored != nullptr && stored[0] != '\0' ? std::string(stored) : "unknown";
+}
+
 }  // namespace slabfs::tools::convert

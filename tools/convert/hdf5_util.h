@@ -98,6 +98,16 @@ std::vector<hsize_t> ToHsize(const Dims& dims);
 Dims FromHsize(const hsize_t* dims, size_t rank);
 
 // "/a/b" + "c" -> "/a/b/c"; "/" + "c" -> "/c".
+// libhdf5 1.10 answers "the i-th allocated chunk" by walking the chunk
+// index, so listing n chunks costs n^2/2 steps: the import and the HDF5
+// store list up to this many chunks and ask by coordinate beyond.
+inline constexpr hsize_t kMaxListedHdf5Chunks = 4096;
+
+// The name of an HDF5 filter we do not decode (szip, lzf, blosc, ...), for
+// messages: known ids by name, else the name the file stores, else
+// "unknown".
+std::string Hdf5FilterName(H5Z_filter_t id, const char* stored);
+
 std::string JoinPath(std::string_view parent, std::string_view name);
 // The last component of a path ("/a/b" -> "b", "/" -> "/").
 std::string BaseName(std::string_view path);
