@@ -3,6 +3,7 @@
 #include "slabfs/store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "engine/selection/hyperslab.h"
@@ -30,6 +31,98 @@ Status StoreDataset::ReadElements(uint64_t first, uint64_t count, void* buf) con
     SLABFS_RETURN_IF_ERROR(Read(b.box, out + b.offset * item));
   }
   return Status::OK();
+}
+
+Result<size_t> StoreDataset::ReadBytes(uint64_t offset, size_t length, void* buf) const {
+  const DatasetInfo& d = info().dataset;
+  const uint64_t item = ItemSize(d.dtype);
+  const uint64_t size = d.num_elements * item;
+  if (offset >= size || length == 0) return size_t{0};
+  const uint64_t end = std::min<uint64_t>(size, offset + std::min<uint64_t>(length, size - offset));
+  const uint64_t first = offset / item, last = (end + item - 1) / item;  // whole elements [first, last)
+  char* out = static_cast<char*>(buf);
+  const uint64_t head = offset - first * item, tail = last * item - end;
+  if (head == 0 && tail == 0) {
+    SLABFS_RETURN_IF_ERROR_R(ReadElements(first, last - first, out));
+    return static_cast<size_t>(end - offset);
+  }
+  // Partial elements at either end: the whole elements through a buffer of
+  // their own for the ends, straight into buf for the middle.
+  std::vector<char> edge(item);
+  uint64_t at = first;
+  size_t done = 0;
+  if (head != 0) {
+    SLABFS_RETURN_IF_ERROR_R(ReadElements(at, 1, edge.data()));
+    const uint64_t n = std::min<uint64_t>(item - head, end - offset);
+    std::memcpy(out, edge.data() + head, n);
+    done += n;
+    ++at;
+  }
+  const uint64_t middle_end = tail != 0 ? last - 1 : last;
+  if (middle_end > at) {
+    SLABFS_RETURN_IF_ERROR_R(ReadElements(at, middle_end - at, out + done));
+    done += (middle_end - at) * item;
+    at = middle_end;
+  }
+  if (at < last) {
+    SLABFS_RETURN_IF_ERROR_R(ReadElements(at, 1, edge.data()));
+    std::memcpy(out + done, edge.data(), end - offset - done);
+  }
+  return static_cast<size_t>(end - offset);
+}
+
+namespace {
+
+// The runs of the elements of box b (inside a dataset of `shape`), one per
+// row of its last dimension, appended in C order.
+void AppendRunsOf(const Dims& shape, const Box& b, std::vector<ElementRun>* runs) {
+  const size_t rank = shape.size();
+  if (rank == 0) return;
+  for (uint64_t c : b.count)
+    if (c == 0) return;
+  std::vector<uint64_t> stride(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * shape[d + 1];
+  const size_t last = rank - 1;
+  Dims idx(rank, 0);
+  for (;;) {
+    uint64_t first = 0;
+    for (size_t d = 0; d < rank; ++d) first += (b.start[d] + idx[d]) * stride[d];
+    runs->push_back(ElementRun{first, b.count[last]});
+    size_t d = last;
+    while (d-- > 0) {
+      if (++idx[d] < b.count[d]) break;
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) break;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<ElementRun>> StoreDataset::DefinedRuns(uint64_t first, uint64_t count) const {
+  const DatasetInfo& d = info().dataset;
+  if (first > d.num_elements || count > d.num_elements - first) {
+    return Err(Status::InvalidArgument(path() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                                       " outside " + std::to_string(d.num_elements)));
+  }
+  std::vector<ElementRun> runs;
+  for (const engine::LinearBox& lb : engine::DecomposeLinear(d.shape, first, count)) {
+    SLABFS_ASSIGN_OR_RETURN(std::vector<Box> boxes, Defined(lb.box));
+    for (const Box& b : boxes) AppendRunsOf(d.shape, b, &runs);
+  }
+  // Boxes side by side (two chunks of one row of chunks) interleave their
+  // rows: sort, then merge what touches.
+  std::sort(runs.begin(), runs.end(), [](const ElementRun& a, const ElementRun& b) { return a.first < b.first; });
+  std::vector<ElementRun> merged;
+  for (const ElementRun& r : runs) {
+    if (!merged.empty() && merged.back().first + merged.back().count >= r.first) {
+      merged.back().count =
+          std::max(merged.back().first + merged.back().count, r.first + r.count) - merged.back().first;
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
 }
 
 Result<ObjectId> Store::Resolve(std::string_view path) const {

@@ -12,7 +12,7 @@
 namespace slabfs::fusefs {
 namespace {
 
-ObjectInfo InfoOf(const Dataset& ds) {
+ObjectInfo InfoOf(const FileData& ds) {
   DatasetInfo d = ds.info();
   ObjectInfo info;
   info.id = ds.id();
@@ -27,12 +27,12 @@ ObjectInfo InfoOf(const Dataset& ds) {
 // *removed tells the last case.
 Result<ObjectInfo> StatOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi, bool* removed = nullptr) {
   if (removed != nullptr) *removed = false;
-  if (FileHandle* fh = AsFile(fi)) return InfoOf(fh->dataset);
-  auto info = fs.container.Stat(ino);
+  if (FileHandle* fh = AsFile(fi)) return InfoOf(fh->data);
+  auto info = fs.store.Stat(ino);
   if (!info && info.error().code() == Code::kNotFound) {
     if (auto ds = fs.inodes.OpenFileDataset(ino)) {
       if (removed != nullptr) *removed = true;
-      return InfoOf(*ds);
+      return InfoOf(FileData(*ds));
     }
   }
   return info;
@@ -94,6 +94,11 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     Filesystem& fs = Fs(req);
     auto info = StatOf(fs, ino, fi);
     if (!info) return Refuse("setattr", Describe(fs, ino), info.error());
+    // A foreign store is never written (the kernel refuses these on its
+    // read-only mount first).
+    if (fs.container == nullptr) {
+      return Refuse("setattr", Describe(fs, ino), Status::ReadOnly("the mount is read-only"));
+    }
     // Modes and owners are not stored: every group and dataset keeps the
     // fixed mode and the mounting user. A change is accepted and ignored,
     // as on vfat, so that tar x, cp -a, rsync -a and unzip, which set the
@@ -106,7 +111,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
       }
       const auto want = static_cast<uint64_t>(attr->st_size);
       FileHandle* fh = AsFile(fi);
-      Result<Dataset> ds = fh != nullptr ? Result<Dataset>(fh->dataset) : fs.container.OpenDataset(ino);
+      Result<Dataset> ds = fh != nullptr ? Result<Dataset>(fh->dataset()) : fs.container->OpenDataset(ino);
       if (!ds) return Refuse("truncate", Describe(fs, ino), ds.error());
       if (want == info->size_bytes) {
         // Nothing to do.
@@ -133,7 +138,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
         else
           CommitChange(fs, "truncate", Describe(fs, ino));
         fs.inodes.Touch(ino);
-        info = InfoOf(*ds);
+        info = InfoOf(FileData(*ds));
       }
     }
     if (to_set & FUSE_SET_ATTR_MTIME_NOW)

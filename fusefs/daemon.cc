@@ -18,6 +18,8 @@
 #include "fusefs/log.h"
 #include "fusefs/mount_point.h"
 #include "slabfs/container.h"
+#include "slabfs/store.h"
+#include "stores/open_store.h"
 
 namespace slabfs::fusefs {
 namespace {
@@ -99,7 +101,7 @@ int Loop(fuse_session* se, const MountConfig& cfg) {
 
 // Serves an open container at cfg.mountpoint until unmounted. With
 // ready_fd, detaches once the mount is live and sets *detached.
-Status Serve(Container& container, const MountConfig& cfg, int ready_fd, bool* detached) {
+Status Serve(Container* container, const Store& store, const MountConfig& cfg, int ready_fd, bool* detached) {
   FsOptions fo;
   fo.read_only = cfg.read_only;
   fo.commit_interval = cfg.commit_interval;
@@ -109,7 +111,7 @@ Status Serve(Container& container, const MountConfig& cfg, int ready_fd, bool* d
   fo.uid = getuid();
   fo.gid = getgid();
   fo.mountpoint = cfg.mountpoint;
-  Filesystem fs(&container, fo);
+  Filesystem fs(container, store, fo);
 
   FuseArgs args(cfg.fuse_args);
   const fuse_lowlevel_ops& ops = Operations();
@@ -165,6 +167,22 @@ Status RunDaemon(const MountConfig& cfg) {
     SLABFS_ASSIGN_OR_RETURN(ready_fd, ForkAndWait());
   }
 
+  if (cfg.format != stores::StoreFormat::kSlab) {
+    // An HDF5 / netCDF-4 file: read-only, through its store.
+    stores::ForeignStoreOptions so;
+    so.cache_bytes = cfg.cache_bytes;
+    auto store = stores::OpenForeignStore(cfg.container, cfg.format, so);
+    if (!store) {
+      return store.error().WithContext(
+          fmt::format("cannot open {} as {}", cfg.container, stores::StoreFormatName(cfg.format)));
+    }
+    // The store logged each thing it skipped, by name, as it opened.
+    bool detached = false;
+    Status served = Serve(nullptr, **store, cfg, ready_fd, &detached);
+    if (!served.ok() && detached) Log().error("{}", served.ToString());
+    return served;
+  }
+
   OpenOptions oo;
   oo.read_only = cfg.read_only;
   oo.cache_bytes = cfg.cache_bytes;
@@ -178,7 +196,9 @@ Status RunDaemon(const MountConfig& cfg) {
   }
 
   bool detached = false;
-  Status served = Serve(**container, cfg, ready_fd, &detached);
+  // The file view reads through the container as a store; it does not own it.
+  std::unique_ptr<Store> store = ContainerStore(std::shared_ptr<Container>(container->get(), [](Container*) {}));
+  Status served = Serve(container->get(), *store, cfg, ready_fd, &detached);
   // Commits anything left (normally nothing: destroy committed).
   Status closed = (*container)->Close();
   Status result = !served.ok() ? served : closed.WithContext("closing the container");

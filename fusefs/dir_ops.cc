@@ -19,7 +19,7 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     if (NameTooLong(name)) {
       return RefuseErrno("lookup", DescribeChild(fs, parent, name), ENAMETOOLONG, "names are at most 255 bytes");
     }
-    auto id = fs.container.Lookup(parent, name);
+    auto id = fs.store.Lookup(parent, name);
     if (!id) {
       // A missing name is an ordinary answer (shells and Python probe all
       // the time).
@@ -31,7 +31,7 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
       }
       return Refuse("lookup", DescribeChild(fs, parent, name), id.error());
     }
-    auto info = fs.container.Stat(*id);
+    auto info = fs.store.Stat(*id);
     if (!info) return Refuse("lookup", DescribeChild(fs, parent, name), info.error());
     fuse_entry_param e = EntryFor(fs, *info);
     fuse_reply_entry(req, &e);
@@ -42,7 +42,7 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "opendir", [&] {
     Filesystem& fs = Fs(req);
-    auto entries = fs.container.List(ino);
+    auto entries = fs.store.List(ino);
     if (!entries) return Refuse("opendir", Describe(fs, ino), entries.error());
     auto dh = std::make_unique<DirHandle>();
     dh->entries = std::move(*entries);
@@ -61,7 +61,7 @@ Result<size_t> FillDir(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, DirHandle
                        bool plus) {
   std::lock_guard lock(dh->mu);
   if (off == 0 && dh->read_once) {  // rewinddir: show changes since opendir
-    SLABFS_ASSIGN_OR_RETURN(dh->entries, fs.container.List(ino));
+    SLABFS_ASSIGN_OR_RETURN(dh->entries, fs.store.List(ino));
   }
   dh->read_once = true;
   size_t used = 0;
@@ -77,7 +77,7 @@ Result<size_t> FillDir(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, DirHandle
       const Entry& entry = dh->entries[i - 2];
       name = entry.name.c_str();
       if (plus) {
-        auto info = fs.container.Stat(entry.id);
+        auto info = fs.store.Stat(entry.id);
         if (!info) continue;  // removed since the listing
         e = EntryFor(fs, *info);
       } else {

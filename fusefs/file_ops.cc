@@ -21,19 +21,20 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "open", [&] {
     Filesystem& fs = Fs(req);
     fs.TuneReadaheadOnce();
-    auto ds = fs.container.OpenDataset(ino);
-    if (!ds) return Refuse("open", Describe(fs, ino), ds.error());
-    if ((fi->flags & O_ACCMODE) != O_RDONLY && fs.options.read_only) {
+    if ((fi->flags & O_ACCMODE) != O_RDONLY && (fs.options.read_only || fs.container == nullptr)) {
       return Refuse("open", Describe(fs, ino), Status::ReadOnly("the mount is read-only"));
     }
-    auto fh = std::make_unique<FileHandle>(std::move(*ds));
+    auto data = OpenFileData(fs, ino);
+    if (!data) return Refuse("open", Describe(fs, ino), data.error());
+    auto fh = std::make_unique<FileHandle>(std::move(*data));
     fh->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
     // The kernel drops the cached pages itself after an atomic O_TRUNC.
     if (fi->flags & O_TRUNC) {
       // A dataset whose length can change becomes empty (no rows); others
       // are reset to the fill value.
       fs.inodes.ForgetAppendEnd(ino);
-      Status s = fh->dataset.info().length_resizable ? fh->dataset.SetSizeBytes(0) : fh->dataset.Clear();
+      Dataset& ds = fh->dataset();
+      Status s = ds.info().length_resizable ? ds.SetSizeBytes(0) : ds.Clear();
       if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
       fh->written.store(true, std::memory_order_relaxed);
       fs.inodes.Touch(ino);
@@ -43,7 +44,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fi->keep_cache = 1;
     fi->direct_io = 0;
     fi->fh = reinterpret_cast<uint64_t>(fh.get());
-    fs.inodes.AddOpenFile(fh->dataset);
+    if (const Dataset* slab = fh->data.slab()) fs.inodes.AddOpenFile(*slab);
     fs.layouts.Opened(ino);
     // -ENOENT: the open was interrupted and the kernel will not release it.
     if (fuse_reply_open(req, fi) == -ENOENT) {
@@ -62,10 +63,10 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     if (fh == nullptr) {
       return RefuseErrno("read", Describe(Fs(req), ino), EBADF, "no file handle");
     }
-    const Dataset ds = fh->dataset;  // a reference of our own (FileHandle::uses)
+    const FileData ds = fh->data;  // a reference of our own (FileHandle::uses)
     fh->DoneWith();
-    if (Fs(req).splice_replies) {
-      auto spliced = ReplyFromFile(req, ds, static_cast<uint64_t>(off), size);
+    if (Fs(req).splice_replies && ds.slab() != nullptr) {
+      auto spliced = ReplyFromFile(req, *ds.slab(), static_cast<uint64_t>(off), size);
       if (!spliced) {
         return Refuse("read", fmt::format("{} [{}, +{})", Describe(Fs(req), ino), off, size), spliced.error());
       }
@@ -93,7 +94,11 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     // file size limit; the caller's next write, at the end, is EFBIG. So
     // `cp` of a longer file over a fixed dataset leaves the start of the
     // new bytes there, never the fill value of the O_TRUNC open alone.
-    Dataset ds = fh->dataset;  // a reference of our own (FileHandle::uses)
+    if (!fh->writable) {
+      fh->DoneWith();
+      return RefuseErrno("write", Describe(fs, ino), EBADF, "the file is open read-only");
+    }
+    Dataset ds = fh->dataset();  // a reference of our own (FileHandle::uses)
     const uint64_t old_size = ds.size_bytes();
     auto n = ds.WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
     if (!n) {
@@ -122,7 +127,7 @@ namespace {
 int ReportLostWrites(std::string_view op, Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi) {
   FileHandle* fh = AsFile(fi);
   if (fh == nullptr || !fh->writable) return 0;
-  Status lost = fh->dataset.TakeLostWrites();
+  Status lost = fh->dataset().TakeLostWrites();
   if (!lost.ok()) return Refuse(op, Describe(fs, ino), lost);
   return 0;
 }
@@ -174,7 +179,7 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     // the commit below makes that durable with its bytes.
     FileHandle* fh = AsFile(fi);
     if (fh != nullptr && fh->writable) {
-      if (int err = FinishNewFile(Fs(req), ino, fh->dataset)) return err;
+      if (int err = FinishNewFile(Fs(req), ino, fh->dataset())) return err;
     }
     const int err = CommitIfWritten(req, "flush", ino, fi);
     EndAppend(Fs(req), ino, AsFile(fi));  // the append ends even if the commit failed
@@ -189,7 +194,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   struct Drop {
     ~Drop() {
       if (fh == nullptr) return;
-      const ObjectId id = fh->dataset.id();
+      const ObjectId id = fh->data.id();
       (void)fh->uses.load(std::memory_order_acquire);  // after every read and write (FileHandle::uses)
       delete fh;
       fs.inodes.DropOpenFile(id);
@@ -204,7 +209,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (fh != nullptr && fs.layouts.HasWork(ino)) {
       // user.slab.* fields set after the flush (rsync -X sets them by path
       // once it has closed the file) are applied now; see layout_ops.h.
-      if (int err = FinishNewFile(fs, ino, fh->dataset)) return err;
+      if (int err = FinishNewFile(fs, ino, fh->dataset())) return err;
       CommitChange(fs, "release", Describe(fs, ino));
     }
     const int err = CommitIfWritten(req, "release", ino, fi);

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "fusefs/attr_ops.h"
 #include "fusefs/dir_ops.h"
 #include "fusefs/file_ops.h"
@@ -72,7 +74,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
   } catch (const std::exception& e) {
     LogUnexpected("init", e.what());
   }
-  Log().info("mounted {} ({}, max_write {}, max_readahead {}, {})", fs.container.path(),
+  Log().info("mounted {} {} ({}, max_write {}, max_readahead {}, {})", fs.store.format(), fs.store.path(),
              fs.options.read_only ? "read-only" : "read-write", conn->max_write, conn->max_readahead,
              fs.splice_replies ? "spliced reads" : "copied reads");
 }
@@ -87,7 +89,7 @@ void Destroy(void* userdata) {
     if (!fs.final_commit.ok()) {
       Log().error("commit at unmount failed: {}", fs.final_commit.ToString());
     } else {
-      Log().info("unmounted {}", fs.container.path());
+      Log().info("unmounted {}", fs.store.path());
     }
   } catch (const std::exception& e) {
     LogUnexpected("destroy", e.what());
@@ -104,7 +106,7 @@ void ForgetMulti(fuse_req_t req, size_t /*count*/, fuse_forget_data* /*forgets*/
 void StatFs(fuse_req_t req, fuse_ino_t /*ino*/) {
   Guard(req, "statfs", [&] {
     Filesystem& fs = Fs(req);
-    SpaceInfo sp = fs.container.space();
+    SpaceInfo sp = SpaceOf(fs);
     constexpr uint64_t kBlock = 4096;
     // The container can grow into the free space of the disk it lives on.
     struct statvfs st {};
@@ -124,9 +126,31 @@ void StatFs(fuse_req_t req, fuse_ino_t /*ino*/) {
 
 }  // namespace
 
+SpaceInfo SpaceOf(Filesystem& fs) {
+  if (fs.container != nullptr) return fs.container->space();
+  SpaceInfo sp;
+  struct stat st {};
+  if (::stat(fs.store.path().c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    sp.file_bytes = static_cast<uint64_t>(st.st_size);
+  struct statvfs disk {};
+  if (::statvfs(fs.store.path().c_str(), &disk) == 0) {
+    sp.disk_free_bytes = static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize;
+  }
+  return sp;
+}
+
+Result<FileData> OpenFileData(Filesystem& fs, ObjectId id) {
+  if (fs.container != nullptr) {
+    SLABFS_ASSIGN_OR_RETURN(Dataset ds, fs.container->OpenDataset(id));
+    return FileData(std::move(ds));
+  }
+  SLABFS_ASSIGN_OR_RETURN(std::shared_ptr<const StoreDataset> ds, fs.store.OpenDataset(id));
+  return FileData(id, std::move(ds));
+}
+
 Status Commit(Filesystem& fs) {
-  if (fs.options.read_only) return Status::OK();
-  return fs.container.Commit();
+  if (fs.options.read_only || fs.container == nullptr) return Status::OK();
+  return fs.container->Commit();
 }
 
 void CommitChange(Filesystem& fs, std::string_view op, std::string_view what) {
@@ -160,17 +184,18 @@ FollowHooks FollowHooksOf(Filesystem& fs) {
 
 // ------------------------------------------------------------ Filesystem
 
-Filesystem::Filesystem(Container* c, const FsOptions& o)
-    : container(*c),
+Filesystem::Filesystem(Container* c, const Store& s, const FsOptions& o)
+    : container(c),
+      store(s),
       options(o),
       stat_ctx{.uid = o.uid, .gid = o.gid, .read_only = o.read_only},
-      inodes(FileMTime(c->path())),
+      inodes(FileMTime(s.path())),
       committer(
-          o.read_only ? std::chrono::milliseconds(0) : o.commit_interval, [c] { return c->dirty(); },
-          [c] { return c->Commit(); }),
+          o.read_only || c == nullptr ? std::chrono::milliseconds(0) : o.commit_interval,
+          [c] { return c != nullptr && c->dirty(); }, [c] { return c != nullptr ? c->Commit() : Status::OK(); }),
       follower(
-          o.read_only ? o.follow_interval : std::chrono::milliseconds(0), [] { return true; },
-          [this] { return FollowStep(container, FollowHooksOf(*this)); }, "follow refresh"),
+          o.read_only && c != nullptr ? o.follow_interval : std::chrono::milliseconds(0), [] { return true; },
+          [this] { return FollowStep(*container, FollowHooksOf(*this)); }, "follow refresh"),
       invalidator([this](uint64_t ino, int64_t offset, int64_t length) {
         return session != nullptr ? fuse_lowlevel_notify_inval_inode(session, ino, offset, length) : -ENOTCONN;
       }) {}
@@ -187,6 +212,31 @@ void Filesystem::TuneReadaheadOnce() {
   });
 }
 
+namespace {
+
+// The operations that change the tree, a dataset or an attribute. A
+// foreign store's mount has no container to change (it is mounted
+// read-only, so the kernel refuses these first): each answers EROFS,
+// logged, before its handler is reached.
+template <auto Op, const char* Name>
+struct Changing;
+template <typename... A, void (*Op)(fuse_req_t, A...), const char* Name>
+struct Changing<Op, Name> {
+  static void Call(fuse_req_t req, A... a) {
+    Filesystem& fs = Fs(req);
+    if (fs.container != nullptr) return Op(req, a...);
+    Guard(req, Name, [&] {
+      return RefuseErrno(Name, fs.store.path(), EROFS,
+                         fmt::format("{} stores are mounted read-only", fs.store.format()));
+    });
+  }
+};
+constexpr char kSetAttr[] = "setattr", kMkNod[] = "mknod", kCreate[] = "create", kMkDir[] = "mkdir",
+               kUnlink[] = "unlink", kRmDir[] = "rmdir", kRename[] = "rename", kSymlink[] = "symlink", kLink[] = "link",
+               kWrite[] = "write", kSetXattr[] = "setxattr", kRemoveXattr[] = "removexattr", kFallocate[] = "fallocate";
+
+}  // namespace
+
 const fuse_lowlevel_ops& Operations() {
   static const fuse_lowlevel_ops ops = [] {
     fuse_lowlevel_ops o{};
@@ -199,18 +249,18 @@ const fuse_lowlevel_ops& Operations() {
       views::ForgetMulti(req, count, forgets, ForgetMulti);
     };
     o.getattr = views::Route<GetAttr, views::GetAttr>::Call;
-    o.setattr = views::Route<SetAttr, views::SetAttr>::Call;
-    o.mknod = MkNod;
-    o.create = Create;
-    o.mkdir = MkDir;
-    o.unlink = Unlink;
-    o.rmdir = RmDir;
-    o.rename = Rename;
-    o.symlink = Symlink;
-    o.link = Link;
+    o.setattr = Changing<views::Route<SetAttr, views::SetAttr>::Call, kSetAttr>::Call;
+    o.mknod = Changing<MkNod, kMkNod>::Call;
+    o.create = Changing<Create, kCreate>::Call;
+    o.mkdir = Changing<MkDir, kMkDir>::Call;
+    o.unlink = Changing<Unlink, kUnlink>::Call;
+    o.rmdir = Changing<RmDir, kRmDir>::Call;
+    o.rename = Changing<Rename, kRename>::Call;
+    o.symlink = Changing<Symlink, kSymlink>::Call;
+    o.link = Changing<Link, kLink>::Call;
     o.open = views::Route<Open, views::Open>::Call;
     o.read = views::Route<Read, views::Read>::Call;
-    o.write = views::Route<Write, views::Write>::Call;
+    o.write = Changing<views::Route<Write, views::Write>::Call, kWrite>::Call;
     o.flush = views::Route<Flush, views::Flush>::Call;
     o.release = views::Route<Release, views::Release>::Call;
     o.fsync = views::Route<FSync, views::FSync>::Call;
@@ -220,11 +270,11 @@ const fuse_lowlevel_ops& Operations() {
     o.releasedir = ReleaseDir;
     o.fsyncdir = FSyncDir;
     o.statfs = StatFs;
-    o.setxattr = views::Route<SetXattr, views::SetXattr>::Call;
+    o.setxattr = Changing<views::Route<SetXattr, views::SetXattr>::Call, kSetXattr>::Call;
     o.getxattr = views::Route<GetXattr, views::GetXattr>::Call;
     o.listxattr = views::Route<ListXattr, views::ListXattr>::Call;
-    o.removexattr = views::Route<RemoveXattr, views::RemoveXattr>::Call;
-    o.fallocate = views::Route<Fallocate, views::Fallocate>::Call;
+    o.removexattr = Changing<views::Route<RemoveXattr, views::RemoveXattr>::Call, kRemoveXattr>::Call;
+    o.fallocate = Changing<views::Route<Fallocate, views::Fallocate>::Call, kFallocate>::Call;
     o.lseek = views::Route<Lseek, views::Lseek>::Call;
     return o;
   }();

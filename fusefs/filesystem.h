@@ -1,4 +1,13 @@
-// The FUSE low-level filesystem over one open Container.
+// The FUSE low-level filesystem over one open store: a slab Container
+// (read-write or read-only), or an HDF5 / netCDF-4 file through the store
+// interface (include/slabfs/store.h; read-only).
+//
+// Everything that only reads (lookup, getattr, readdir, read, lseek,
+// getxattr, listxattr, the views) asks `store` and reads a dataset through
+// a FileData (file_data.h), so it is written once for every store; what
+// changes the tree or a dataset asks `container`, which a foreign store's
+// mount has not (it is mounted read-only: the kernel refuses its writes,
+// and the handlers refuse them too).
 //
 // Inode numbers are slabfs object ids (kRootId == FUSE_ROOT_ID == 1); ids
 // are never reused, so the kernel's lookup counts need no table here and
@@ -32,12 +41,14 @@
 #include "fusefs/attr_types.h"
 #include "fusefs/committer.h"
 #include "fusefs/file_attr.h"
+#include "fusefs/file_data.h"
 #include "fusefs/inode_table.h"
 #include "fusefs/invalidator.h"
 #include "fusefs/layout_keeper.h"
 #include "fusefs/views/png_view.h"
 #include "fusefs/views/view_table.h"
 #include "slabfs/container.h"
+#include "slabfs/store.h"
 
 namespace slabfs::fusefs {
 
@@ -62,14 +73,17 @@ struct FsOptions {
 
 // The state every handler reaches through fuse_req_userdata().
 struct Filesystem {
-  Filesystem(Container* c, const FsOptions& o);
+  // c: the container of a slab mount (the store is a ContainerStore over
+  // it), null for a foreign store's mount, which must be read-only.
+  Filesystem(Container* c, const Store& s, const FsOptions& o);
 
   // Raises the mount's readahead window (see readahead.h), once. Called by
   // open: the INIT reply resets the window, and a file takes its window
   // when it is opened.
   void TuneReadaheadOnce();
 
-  Container& container;             // open for the life of the session
+  Container* const container;       // open for the life of the session; null for a foreign store
+  const Store& store;               // the tree every read goes through
   fuse_session* session = nullptr;  // set by the daemon, for notifications
   const FsOptions options;
   const StatContext stat_ctx;
@@ -108,8 +122,11 @@ struct Handle {
 };
 
 struct FileHandle : Handle {
-  explicit FileHandle(Dataset d) : Handle(HandleKind::kFile), dataset(std::move(d)) {}
-  Dataset dataset;  // thread-safe; reads and writes use it concurrently
+  explicit FileHandle(FileData d) : Handle(HandleKind::kFile), data(std::move(d)) {}
+  FileData data;  // thread-safe; reads and writes use it concurrently
+  // The slab dataset, for writes: only a slab mount opens a file for
+  // writing.
+  Dataset& dataset() { return *data.slab(); }
   // Set by every write (and truncate) through this handle, taken by the
   // commit at a flush or release, put back if that commit fails.
   std::atomic<bool> written{false};
@@ -140,6 +157,15 @@ struct DirHandle : Handle {
   std::vector<Entry> entries;  // the listing, sorted by name
   bool read_once = false;      // a readdir from offset 0 after this relists
 };
+
+// The data of dataset `id` for the file view: the container's Dataset on a
+// slab mount, the store's dataset on a foreign store's. NotFound,
+// NotADataset as the store says.
+Result<FileData> OpenFileData(Filesystem& fs, ObjectId id);
+
+// The container's space figures (statfs, user.slab.space); for a foreign
+// store, the file's size as used and the disk's free space as free.
+SpaceInfo SpaceOf(Filesystem& fs);
 
 // Commits the container now (on a read-only mount, nothing: OK). For
 // fsync, fsyncdir, a close after writes and the unmount.

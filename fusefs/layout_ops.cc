@@ -73,7 +73,7 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
     return Refuse(op, Describe(fs, ino),
                   Status::PermissionDenied(fmt::format("user.slab.{} is not a layout field", field)));
   }
-  auto ds = fs.container.OpenDataset(ino);
+  auto ds = fs.container->OpenDataset(ino);
   if (!ds) return Refuse(op, Describe(fs, ino), ds.error());
   const DatasetInfo info = ds->info();
   // A new file typed while empty (tar --xattrs) is fixed once it holds
@@ -136,8 +136,8 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
 }
 
 int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_view what) {
-  auto src_ds = fs.container.OpenDataset(src);
-  auto dst_ds = fs.container.OpenDataset(dst);
+  auto src_ds = fs.container->OpenDataset(src);
+  auto dst_ds = fs.container->OpenDataset(dst);
   if (!src_ds) return Refuse("rename", what, src_ds.error());
   if (!dst_ds) return Refuse("rename", what, dst_ds.error());
   const DatasetInfo dst_info = dst_ds->info();
@@ -165,9 +165,9 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
     }
     return 0;
   }
-  auto kept = CaptureLayout(fs.container, dst, *dst_ds);
+  auto kept = CaptureLayout(*fs.container, dst, *dst_ds);
   if (!kept) return Refuse("rename", what, kept.error());
-  auto adopted = AdoptLayout(fs.container, *src_ds, *kept);
+  auto adopted = AdoptLayout(*fs.container, *src_ds, *kept);
   if (!adopted) return Refuse("rename", what, adopted.error().WithContext("keeping the layout"));
   if (*adopted) {
     fs.layouts.Settle(src);
@@ -203,7 +203,7 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
   }
   std::optional<KeptLayout> kept = fs.layouts.TakePending(ino);
   if (!kept) return 0;
-  auto adopted = AdoptLayout(fs.container, ds, *kept);
+  auto adopted = AdoptLayout(*fs.container, ds, *kept);
   if (!adopted) return Refuse("close", Describe(fs, ino), adopted.error().WithContext("keeping the layout"));
   if (*adopted) {
     fs.layouts.Settle(ino);

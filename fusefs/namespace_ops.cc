@@ -28,7 +28,7 @@ DatasetOptions NewFileOptions() { return DatasetOptions{.dtype = DType::kU1, .sh
 
 // Creates the new file parent/name and notes it as new.
 Result<Dataset> CreateNewFile(Filesystem& fs, fuse_ino_t parent, const char* name) {
-  SLABFS_ASSIGN_OR_RETURN(Dataset ds, fs.container.CreateDataset(parent, name, NewFileOptions()));
+  SLABFS_ASSIGN_OR_RETURN(Dataset ds, fs.container->CreateDataset(parent, name, NewFileOptions()));
   fs.layouts.NoteCreated(parent, name, ds.id());
   fs.inodes.Touch(parent);
   fs.inodes.Touch(ds.id());
@@ -50,9 +50,9 @@ ObjectInfo InfoOfNew(const Dataset& ds) {
 int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const char* name, ObjectKind expected) {
   Filesystem& fs = Fs(req);
   if (NameTooLong(name)) return RefuseErrno(op, DescribeChild(fs, parent, name), ENAMETOOLONG, kTooLong);
-  auto id = fs.container.Lookup(parent, name);
+  auto id = fs.container->Lookup(parent, name);
   if (!id) return Refuse(op, DescribeChild(fs, parent, name), id.error());
-  auto info = fs.container.Stat(*id);
+  auto info = fs.container->Stat(*id);
   if (!info) return Refuse(op, DescribeChild(fs, parent, name), info.error());
   if (info->kind != expected) {
     Status s =
@@ -61,13 +61,13 @@ int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const ch
   }
   std::optional<KeptLayout> kept;
   if (info->kind == ObjectKind::kDataset && !fs.layouts.IsNew(*id)) {
-    auto ds = fs.container.OpenDataset(*id);
+    auto ds = fs.container->OpenDataset(*id);
     if (ds) {
-      auto k = CaptureLayout(fs.container, *id, *ds);
+      auto k = CaptureLayout(*fs.container, *id, *ds);
       if (k) kept = std::move(*k);
     }
   }
-  Status s = fs.container.Remove(parent, name);
+  Status s = fs.container->Remove(parent, name);
   if (!s.ok()) return Refuse(op, DescribeChild(fs, parent, name), s);
   if (kept) fs.layouts.Remember(parent, name, std::move(*kept));
   fs.layouts.Forget(*id);
@@ -111,14 +111,14 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
     fs.TuneReadaheadOnce();
     auto ds = CreateNewFile(fs, parent, name);
     if (!ds) return Refuse("create", DescribeChild(fs, parent, name), ds.error());
-    auto fh = std::make_unique<FileHandle>(*ds);
+    auto fh = std::make_unique<FileHandle>(FileData(*ds));
     fh->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
     // The close commits the new name even if nothing is written (touch).
     fh->written.store(true, std::memory_order_relaxed);
     fi->keep_cache = 1;
     fi->direct_io = 0;
     fi->fh = reinterpret_cast<uint64_t>(fh.get());
-    fs.inodes.AddOpenFile(fh->dataset);
+    fs.inodes.AddOpenFile(fh->dataset());
     fuse_entry_param e = EntryFor(fs, InfoOfNew(*ds));
     // -ENOENT: interrupted; the kernel will not release the handle. The
     // file exists, and the periodic commit keeps it.
@@ -136,11 +136,11 @@ void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/)
   Guard(req, "mkdir", [&] {
     Filesystem& fs = Fs(req);
     if (NameTooLong(name)) return RefuseErrno("mkdir", DescribeChild(fs, parent, name), ENAMETOOLONG, kTooLong);
-    auto id = fs.container.CreateGroup(parent, name);
+    auto id = fs.container->CreateGroup(parent, name);
     if (!id) return Refuse("mkdir", DescribeChild(fs, parent, name), id.error());
     fs.inodes.Touch(parent);
     fs.inodes.Touch(*id);  // made now, not when the mount started
-    auto info = fs.container.Stat(*id);
+    auto info = fs.container->Stat(*id);
     if (!info) return Refuse("mkdir", DescribeChild(fs, parent, name), info.error());
     CommitChange(fs, "mkdir", DescribeChild(fs, parent, name));
     fuse_entry_param e = EntryFor(fs, *info);
@@ -174,28 +174,28 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
     }
     // The kernel holds both directories locked: nothing renames or removes
     // these names between these lookups and the rename.
-    auto src = fs.container.Lookup(parent, name);
+    auto src = fs.container->Lookup(parent, name);
     if (!src) return Refuse("rename", what(), src.error());
-    auto src_info = fs.container.Stat(*src);
+    auto src_info = fs.container->Stat(*src);
     if (!src_info) return Refuse("rename", what(), src_info.error());
-    auto dst = fs.container.Lookup(newparent, newname);
+    auto dst = fs.container->Lookup(newparent, newname);
     std::optional<KeptLayout> left;
     if (src_info->kind == ObjectKind::kDataset && (flags & RENAME_NOREPLACE) == 0) {
-      auto dst_info = dst ? fs.container.Stat(*dst) : Result<ObjectInfo>(Err(dst.error()));
+      auto dst_info = dst ? fs.container->Stat(*dst) : Result<ObjectInfo>(Err(dst.error()));
       if (dst_info && dst_info->kind == ObjectKind::kDataset && *dst != *src) {
         // A file replaces a dataset: a new one keeps the dataset's layout.
         if (int err = KeepLayoutOnReplace(fs, *src, *dst, what())) return err;
       } else if (!dst && !fs.layouts.IsNew(*src)) {
         // A dataset moves away from its name (vim's backup): a file
         // created at that name may take its layout.
-        auto ds = fs.container.OpenDataset(*src);
+        auto ds = fs.container->OpenDataset(*src);
         if (ds) {
-          auto k = CaptureLayout(fs.container, *src, *ds);
+          auto k = CaptureLayout(*fs.container, *src, *ds);
           if (k) left = std::move(*k);
         }
       }
     }
-    Status s = fs.container.Rename(parent, name, newparent, newname, (flags & RENAME_NOREPLACE) != 0);
+    Status s = fs.container->Rename(parent, name, newparent, newname, (flags & RENAME_NOREPLACE) != 0);
     if (!s.ok()) return Refuse("rename", what(), s);
     if (left) fs.layouts.Remember(parent, name, std::move(*left));
     fs.inodes.Touch(parent);

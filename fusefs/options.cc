@@ -39,6 +39,7 @@ enum Key {
   kKeyBulk,
   kKeyFsName,
   kKeySubtype,
+  kKeyFormat,
   kKeyFstabOnly,
 };
 
@@ -78,6 +79,9 @@ constexpr OptionSpec kOptions[] = {
      "for unpacking many files (tar x, git clone, rsync): close, mkdir, rename, rm and setfattr return "
      "without waiting for a commit; fsync, sync, the commit timer and unmount still commit (see "
      "docs/mount.md, \"Commits and durability\")"},
+    {"format=", kKeyFormat, "-o format=F",
+     "what CONTAINER is: slab, hdf5 (also netCDF-4) or zarr (default: found from the file's signature); "
+     "HDF5 and netCDF-4 files mount read-only (docs/mount.md, \"Mounting HDF5, netCDF and Zarr in place\")"},
     {"nonempty", kKeyNonEmpty, "-o nonempty",
      "mount over a directory that holds files (they are hidden while mounted); by default slabfs refuses"},
     {"fsname=", kKeyFsName, nullptr, nullptr},
@@ -186,6 +190,16 @@ int ProcessOption(void* data, const char* arg, int key, fuse_args* /*outargs*/) 
       return 0;
     }
     case kKeyNoSplice: cfg.splice_reads = false; return 0;
+    case kKeyFormat: {
+      auto format = stores::ParseStoreFormat(ValueOf(arg));
+      if (!format) {
+        st->error = fmt::format("bad format: {}", format.error().message());
+        return -1;
+      }
+      cfg.format = *format;
+      cfg.format_given = true;
+      return 0;
+    }
     case kKeyLogLevel: {
       std::string_view level = ValueOf(arg);
       if (!IsLogLevel(level)) {
@@ -451,6 +465,25 @@ Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv) {
   cfg.container = boost::filesystem::absolute(cfg.container).lexically_normal().string();
   cfg.mountpoint = mountpoint.get();
   for (int i = 0; i < args->argc; ++i) cfg.fuse_args.emplace_back(args->argv[i]);
+  if (!cfg.format_given) {
+    // Not an HDF5 file or Zarr store: the container's own open says what
+    // is wrong with it (missing, damaged, not a container).
+    auto found = stores::DetectStoreFormat(cfg.container);
+    cfg.format = found ? *found : stores::StoreFormat::kSlab;
+  }
+  if (cfg.format != stores::StoreFormat::kSlab) {
+    if (cfg.follow_interval.count() > 0) {
+      return Err(Status::InvalidArgument(fmt::format("follow is for slab containers: {} is mounted as {}, read once",
+                                                     cfg.container, stores::StoreFormatName(cfg.format))));
+    }
+    if (cfg.bulk) {
+      return Err(
+          Status::InvalidArgument(fmt::format("bulk is for slab containers: {} mounts read-only", cfg.container)));
+    }
+    // The store is never written: the kernel refuses writes on its mount.
+    cfg.read_only = true;
+    cfg.fuse_args.emplace_back("-oro");
+  }
   return cfg;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "slabfs/status.h"
+#include "stores/store_format.h"
 
 namespace slabfs::fusefs {
 
@@ -33,6 +34,13 @@ inline constexpr std::chrono::milliseconds kDefaultFollowInterval{1000};
 struct MountConfig {
   std::string container;   // absolute path of the container file
   std::string mountpoint;  // absolute, symlinks resolved (by libfuse)
+
+  // What the path holds: -o format=slab|hdf5|netcdf|zarr, else found by
+  // its signature (stores/store_format.h); a path that is none of them is
+  // opened as a container, which says why it is not one. Any format but
+  // slab mounts read-only (read_only is set and the kernel mounts ro).
+  stores::StoreFormat format = stores::StoreFormat::kSlab;
+  bool format_given = false;
 
   bool read_only = false;                     // -o ro
   uint64_t cache_bytes = kDefaultCacheBytes;  // -o cache_size=SIZE

@@ -80,12 +80,12 @@ int RefuseErrno(std::string_view op, std::string_view object, int err, std::stri
 }
 
 std::string Describe(Filesystem& fs, fuse_ino_t ino) {
-  auto path = fs.container.PathOf(ino);
+  auto path = fs.store.PathOf(ino);
   return path ? *path : fmt::format("inode {}", ino);
 }
 
 std::string DescribeChild(Filesystem& fs, fuse_ino_t parent, std::string_view name) {
-  auto path = fs.container.PathOf(parent);
+  auto path = fs.store.PathOf(parent);
   if (!path) return fmt::format("'{}' in inode {}", name, parent);
   return *path == "/" ? fmt::format("/{}", name) : fmt::format("{}/{}", *path, name);
 }

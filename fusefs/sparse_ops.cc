@@ -36,11 +36,11 @@ constexpr uint64_t kFillPieceBytes = 1 << 20;
 
 // The dataset of ino: through the handle when the kernel passes one, else by
 // id, else (removed while open) through an open handle.
-Result<Dataset> DatasetOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi) {
-  if (FileHandle* fh = AsFile(fi)) return fh->dataset;
-  auto ds = fs.container.OpenDataset(ino);
+Result<FileData> DatasetOf(Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi) {
+  if (FileHandle* fh = AsFile(fi)) return fh->data;
+  auto ds = OpenFileData(fs, ino);
   if (!ds && ds.error().code() == Code::kNotFound) {
-    if (auto open = fs.inodes.OpenFileDataset(ino)) return *open;
+    if (auto open = fs.inodes.OpenFileDataset(ino)) return FileData(*open);
   }
   return ds;
 }
@@ -130,7 +130,7 @@ void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info
     if (off < 0 || static_cast<uint64_t>(off) >= view.size_bytes) {
       return QuietRefuseErrno(op, where, ENXIO, "at or past the end");
     }
-    const Dataset& d = *ds;
+    const FileData& d = *ds;
     // The walk costs what is stored between the offset and the answer,
     // which can still be long (a hole behind millions of stored chunks):
     // it asks before each chunk whether the kernel interrupted the request
@@ -169,8 +169,10 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
       return Refuse(op, where(), Status::InvalidArgument("bad range or mode"));
     }
     if (fs.options.read_only) return Refuse(op, where(), Status::ReadOnly("the mount is read-only"));
-    auto ds = DatasetOf(fs, ino, fi);
-    if (!ds) return Refuse(op, where(), ds.error());
+    auto data = DatasetOf(fs, ino, fi);
+    if (!data) return Refuse(op, where(), data.error());
+    Dataset* ds = data->slab();  // a foreign store's mount refused fallocate before (Changing)
+    if (ds == nullptr) return Refuse(op, where(), Status::ReadOnly("the mount is read-only"));
     const DatasetInfo info = ds->info();
     const auto off = static_cast<uint64_t>(offset);
     const uint64_t end = off + static_cast<uint64_t>(length);  // the kernel bounds both

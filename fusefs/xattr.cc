@@ -58,7 +58,8 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
 }
 
 Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s, std::string_view name,
-                                       std::string_view last_error) {
+                                       std::string_view last_error, std::string_view format,
+                                       const std::vector<SkippedObject>& skipped) {
   if (name == "cache") {
     std::string out;
     VisitFields(c, [&out](std::string_view field, uint64_t value) {
@@ -75,6 +76,12 @@ Result<std::string> RootSlabXattrValue(const CacheStats& c, const SpaceInfo& s, 
   }
   if (name == "generation") return std::to_string(s.generation);
   if (name == "last_error") return std::string(last_error);
+  if (name == "format") return std::string(format);
+  if (name == "skipped") {
+    std::string out;
+    for (const SkippedObject& k : skipped) fmt::format_to(std::back_inserter(out), "{}: {}\n", k.path, k.reason);
+    return out;
+  }
   return Err(Status::NotFound(fmt::format("no attribute user.slab.{} on the root", name)));
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fusefs/attr_types.h"
+#include "slabfs/store.h"
 #include "slabfs/types.h"
 
 namespace slabfs::fusefs {
@@ -77,8 +78,12 @@ Result<std::string> SlabXattrValue(const DatasetInfo& info, std::string_view nam
 //   generation  the commit the mount reads (a follow mount's moves on)
 //   last_error  `last_error` as given: the mount's last refusal with its
 //               time and reason (LastRefusal, request.h), empty before one
+//   format      the mounted store's format: "slab", "hdf5" (Store::format)
+//   skipped     what the store could not show, one "PATH: REASON" line
+//               each (Store::Skipped); empty for a slab container
 Result<std::string> RootSlabXattrValue(const CacheStats& cache, const SpaceInfo& space, std::string_view name,
-                                       std::string_view last_error = {});
+                                       std::string_view last_error = {}, std::string_view format = "slab",
+                                       const std::vector<SkippedObject>& skipped = {});
 
 // A listxattr reply: each name followed by a NUL.
 std::string JoinXattrNames(const std::vector<std::string>& names);

@@ -39,7 +39,7 @@ int ReplyXattrBytes(fuse_req_t req, std::string_view op, Filesystem& fs, fuse_in
 // its value reads as that type, else the type waits for its next value.
 int SetAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name, std::string_view text, int flags) {
   const std::string op = fmt::format("setxattr {}{}", kTypePrefix, name);
-  auto existing = fs.container.GetAttribute(ino, name);
+  auto existing = fs.container->GetAttribute(ino, name);
   if (!existing && existing.error().code() != Code::kNotFound) {
     return Refuse(op, Describe(fs, ino), existing.error());
   }
@@ -68,7 +68,7 @@ int SetAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name, std::stri
   }
   fs.attr_types.Drop(ino, name);
   if (value->kind == existing->kind && value->dtype == existing->dtype && value->data == existing->data) return 0;
-  Status s = fs.container.SetAttribute(ino, name, *value);
+  Status s = fs.container->SetAttribute(ino, name, *value);
   if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
   CommitChange(fs, op, Describe(fs, ino));
   return 0;
@@ -79,7 +79,7 @@ int SetAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name, std::stri
 int RemoveAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name) {
   const std::string op = fmt::format("removexattr {}{}", kTypePrefix, name);
   const bool was_waiting = fs.attr_types.Drop(ino, name);
-  auto existing = fs.container.GetAttribute(ino, name);
+  auto existing = fs.container->GetAttribute(ino, name);
   if (!existing && existing.error().code() != Code::kNotFound) {
     return Refuse(op, Describe(fs, ino), existing.error());
   }
@@ -88,7 +88,7 @@ int RemoveAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name) {
     return RefuseErrno(op, Describe(fs, ino), ENODATA,
                        existing ? "a string attribute has no type" : "no such attribute");
   }
-  Status s = fs.container.SetAttribute(ino, name, Attribute::String(existing->ToText()));
+  Status s = fs.container->SetAttribute(ino, name, Attribute::String(existing->ToText()));
   if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
   CommitChange(fs, op, Describe(fs, ino));
   return 0;
@@ -108,17 +108,18 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
         // write and by ls; "no such attribute" keeps them quiet.
         return QuietRefuseErrno(op, where, ENODATA, "only user.* attributes exist");
       case XattrSpace::kSlab: {
-        auto info = fs.container.Stat(ino);
+        auto info = fs.store.Stat(ino);
         if (!info) return Refuse(op, where(), info.error());
         if (ino == kRootId) {
-          auto value = RootSlabXattrValue(fs.container.cache_stats(), fs.container.space(), x.name, LastRefusal());
+          auto value = RootSlabXattrValue(fs.store.cache_stats(), SpaceOf(fs), x.name, LastRefusal(), fs.store.format(),
+                                          x.name == "skipped" ? fs.store.Skipped() : std::vector<SkippedObject>{});
           if (!value) return QuietRefuseErrno(op, where, ENODATA, value.error().message());
           return ReplyXattrBytes(req, op, fs, ino, *value, size);
         }
         if (info->kind != ObjectKind::kDataset) {
           return QuietRefuseErrno(op, where, ENODATA, "groups have no user.slab.*");
         }
-        auto ds = fs.container.OpenDataset(ino);
+        auto ds = OpenFileData(fs, ino);
         if (!ds) return Refuse(op, where(), ds.error());
         auto value = SlabXattrValue(ds->info(), x.name, [&] { return ds->CountDefined(); });
         if (!value) {
@@ -131,7 +132,7 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
       }
       case XattrSpace::kType: {
         // user.slab.type.NAME: numeric attributes only (attr_types.h).
-        auto attr = fs.container.GetAttribute(ino, x.name);
+        auto attr = fs.store.GetAttribute(ino, x.name);
         if (!attr) {
           if (attr.error().code() == Code::kNotFound) {
             return QuietRefuseErrno(op, where, ENODATA, attr.error().message());
@@ -143,7 +144,7 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
         return ReplyXattrBytes(req, op, fs, ino, type, size);
       }
       case XattrSpace::kUser: {
-        auto attr = fs.container.GetAttribute(ino, x.name);
+        auto attr = fs.store.GetAttribute(ino, x.name);
         if (!attr) {
           // The xattr protocol spells "no attribute by that name" ENODATA.
           if (attr.error().code() == Code::kNotFound) {
@@ -161,20 +162,20 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Guard(req, "listxattr", [&] {
     Filesystem& fs = Fs(req);
-    auto info = fs.container.Stat(ino);
+    auto info = fs.store.Stat(ino);
     if (!info) return Refuse("listxattr", Describe(fs, ino), info.error());
     std::vector<std::string> names;
     // The root's figures are read by name only: listed, they would be
     // copied by rsync -X and cp -a, which then fail to set them back.
     if (info->kind == ObjectKind::kDataset) names = SlabXattrNames();
-    auto attrs = fs.container.ListAttributes(ino);
+    auto attrs = fs.store.ListAttributes(ino);
     if (!attrs) return Refuse("listxattr", Describe(fs, ino), attrs.error());
     for (const std::string& a : *attrs) {
       names.push_back(std::string(kUserPrefix) + a);
       // A numeric attribute's type follows its value (attr_types.h), where
       // the name fits in the 255 bytes an xattr name may have.
       if (kTypePrefix.size() + a.size() > kMaxXattrNameBytes) continue;
-      auto attr = fs.container.GetAttribute(ino, a);
+      auto attr = fs.store.GetAttribute(ino, a);
       if (attr && attr->kind == Attribute::Kind::kNumeric) names.push_back(std::string(kTypePrefix) + a);
     }
     return ReplyXattrBytes(req, "listxattr", fs, ino, JoinXattrNames(names), size);
@@ -187,7 +188,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     XattrName x = ClassifyXattr(name);
     const std::string op = fmt::format("setxattr {}", name);
     if (x.space == XattrSpace::kSlab) {
-      auto info = fs.container.Stat(ino);
+      auto info = fs.container->Stat(ino);
       if (!info) return Refuse(op, Describe(fs, ino), info.error());
       if (info->kind != ObjectKind::kDataset) {
         return Refuse(op, Describe(fs, ino), Status::PermissionDenied("groups have no user.slab.*"));
@@ -208,7 +209,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
       fuse_reply_err(req, 0);
       return 0;
     }
-    auto existing = fs.container.GetAttribute(ino, x.name);
+    auto existing = fs.container->GetAttribute(ino, x.name);
     if (!existing && existing.error().code() != Code::kNotFound) {
       return Refuse(op, Describe(fs, ino), existing.error());
     }
@@ -232,7 +233,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     } else if (existing && existing->kind == Attribute::Kind::kNumeric) {
       if (std::optional<Attribute> kept = ReadAsKnownType(existing->dtype, text)) a = std::move(*kept);
     }
-    Status s = fs.container.SetAttribute(ino, x.name, a);
+    Status s = fs.container->SetAttribute(ino, x.name, a);
     if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
     CommitChange(fs, op, Describe(fs, ino));
     fuse_reply_err(req, 0);
@@ -257,7 +258,7 @@ void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
       return 0;
     }
     fs.attr_types.Drop(ino, x.name);
-    Status s = fs.container.DeleteAttribute(ino, x.name);
+    Status s = fs.container->DeleteAttribute(ino, x.name);
     if (!s.ok()) {
       if (s.code() == Code::kNotFound) {
         return RefuseErrno(op, Describe(fs, ino), ENODATA, s.message());

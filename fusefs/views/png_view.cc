@@ -20,7 +20,7 @@ constexpr const char* kColormapAttribute = "colormap";
 std::string ShapeText(const Dims& shape) { return fmt::format("({})", fmt::join(shape, ", ")); }
 
 // The first value of a numeric attribute, if there is one.
-std::optional<double> NumericAttribute(const Container& c, ObjectId id, std::string_view name) {
+std::optional<double> NumericAttribute(const Store& c, ObjectId id, std::string_view name) {
   auto a = c.GetAttribute(id, name);
   if (!a || a->kind != Attribute::Kind::kNumeric || a->count() == 0) return std::nullopt;
   std::vector<double> v;
@@ -31,7 +31,7 @@ std::optional<double> NumericAttribute(const Container& c, ObjectId id, std::str
 
 // Reads the rows [r0, r0 + nrows) and every `cstride`-th pixel of the
 // columns from c0 on (ncols of them), all channels, as a dense array.
-Status ReadBlock(const Dataset& ds, const ViewLayout& v, const PictureShape& p, uint64_t r0, uint64_t nrows,
+Status ReadBlock(const FileData& ds, const ViewLayout& v, const PictureShape& p, uint64_t r0, uint64_t nrows,
                  uint64_t c0, uint64_t ncols, uint64_t cstride, char* out) {
   Slab sub = v.sel;
   DimSlab& r = sub.dims[p.row_dim];
@@ -49,7 +49,7 @@ Status ReadBlock(const Dataset& ds, const ViewLayout& v, const PictureShape& p, 
 
 // The range from the plan's sample (or the whole picture, which is then
 // kept in `whole` for the encoder).
-Result<PngScale> Scale(const Dataset& ds, const ViewLayout& v, const PictureShape& p, const PictureOptions& o,
+Result<PngScale> Scale(const FileData& ds, const ViewLayout& v, const PictureShape& p, const PictureOptions& o,
                        const SamplePlan& plan, std::vector<char>& whole, uint64_t& sampled) {
   const uint64_t isz = ItemSize(v.dtype);
   const uint64_t row_values = p.width * p.channels;
@@ -131,7 +131,7 @@ Result<PictureShape> PictureOf(const Dims& shape) {
   return p;
 }
 
-Result<PictureOptions> PictureOptionsOf(const Container& c, ObjectId dataset) {
+Result<PictureOptions> PictureOptionsOf(const Store& c, ObjectId dataset) {
   PictureOptions o;
   auto cmap = c.GetAttribute(dataset, kColormapAttribute);
   if (cmap) {
@@ -147,7 +147,7 @@ Result<PictureOptions> PictureOptionsOf(const Container& c, ObjectId dataset) {
   return o;
 }
 
-Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const Dataset& ds, const ViewLayout& v, const PictureShape& p,
+Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const FileData& ds, const ViewLayout& v, const PictureShape& p,
                                                          const PictureOptions& o) {
   const uint64_t isz = ItemSize(v.dtype);
   const uint64_t row_values = p.width * p.channels;
@@ -240,7 +240,7 @@ size_t PngCache::size() {
   return slots_.size();
 }
 
-Status AttachPicture(PngCache& cache, const Container& c, const Dataset& ds, timespec mtime, ViewLayout& v) {
+Status AttachPicture(PngCache& cache, const Store& c, const FileData& ds, timespec mtime, ViewLayout& v) {
   SLABFS_ASSIGN_OR_RETURN(PictureShape p, PictureOf(v.shape));
   SLABFS_ASSIGN_OR_RETURN(PictureOptions o, PictureOptionsOf(c, ds.id()));
   const DatasetInfo info = ds.info();

@@ -37,11 +37,13 @@
 #include <utility>
 #include <vector>
 
+#include "fusefs/file_data.h"
 #include "fusefs/views/png_encoder.h"
 #include "fusefs/views/png_scale.h"
 #include "fusefs/views/spill_buffer.h"
 #include "fusefs/views/view_layout.h"
 #include "slabfs/container.h"
+#include "slabfs/store.h"
 
 namespace slabfs::fusefs::views {
 
@@ -65,12 +67,12 @@ struct PictureOptions {
 
 // The options the dataset's attributes give. InvalidArgument for a
 // colormap that is not one of KnownColormaps().
-Result<PictureOptions> PictureOptionsOf(const Container& c, ObjectId dataset);
+Result<PictureOptions> PictureOptionsOf(const Store& c, ObjectId dataset);
 
 // Encodes the picture of view `v` (kind kPng) of `ds`. Errors of the
 // dataset's reads, of the temporary file, and InvalidArgument for a bad
 // colormap.
-Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const Dataset& ds, const ViewLayout& v,
+Result<std::shared_ptr<const SpillBuffer>> EncodePicture(const FileData& ds, const ViewLayout& v,
                                                          const PictureShape& shape, const PictureOptions& options);
 
 // Encoded pictures by dataset and selection, each valid for one stamp (the
@@ -110,7 +112,7 @@ class PngCache {
 // For view_ops: resolves the picture of `v` (kind kPng) at the dataset's
 // state now (mtime as the mount reports it) and sets v.png and
 // v.size_bytes.
-Status AttachPicture(PngCache& cache, const Container& c, const Dataset& ds, timespec mtime, ViewLayout& v);
+Status AttachPicture(PngCache& cache, const Store& c, const FileData& ds, timespec mtime, ViewLayout& v);
 
 }  // namespace slabfs::fusefs::views
 

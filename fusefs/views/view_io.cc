@@ -10,7 +10,7 @@
 namespace slabfs::fusefs::views {
 namespace {
 
-Status ReadElements(const Dataset& ds, const ViewLayout& v, uint64_t first, uint64_t count, char* out) {
+Status ReadElements(const FileData& ds, const ViewLayout& v, uint64_t first, uint64_t count, char* out) {
   const uint64_t isz = ItemSize(v.dtype);
   return ForEachElementBox(v, first, count,
                            [&](const Slab& sub, uint64_t offset) { return ds.Read(sub, out + offset * isz); });
@@ -23,7 +23,7 @@ Status WriteElements(Dataset& ds, const ViewLayout& v, uint64_t first, uint64_t 
 }
 
 // Raw bytes [off, end) of the elements, into out.
-Status ReadRaw(const Dataset& ds, const ViewLayout& v, uint64_t off, uint64_t end, char* out) {
+Status ReadRaw(const FileData& ds, const ViewLayout& v, uint64_t off, uint64_t end, char* out) {
   if (off >= end) return Status::OK();
   const uint64_t isz = ItemSize(v.dtype);
   const uint64_t e0 = off / isz, e1 = (end + isz - 1) / isz;
@@ -34,7 +34,7 @@ Status ReadRaw(const Dataset& ds, const ViewLayout& v, uint64_t off, uint64_t en
   return Status::OK();
 }
 
-Status ReadText(const Dataset& ds, const ViewLayout& v, uint64_t off, uint64_t end, char* out) {
+Status ReadText(const FileData& ds, const ViewLayout& v, uint64_t off, uint64_t end, char* out) {
   const uint64_t isz = ItemSize(v.dtype);
   const uint64_t w = FieldWidth(v.dtype) + 1;
   const uint64_t e0 = off / w, e1 = (end + w - 1) / w;
@@ -52,7 +52,7 @@ Status ReadText(const Dataset& ds, const ViewLayout& v, uint64_t off, uint64_t e
 
 }  // namespace
 
-Result<size_t> ReadView(const Dataset& ds, const ViewLayout& v, uint64_t off, size_t len, char* buf) {
+Result<size_t> ReadView(const FileData& ds, const ViewLayout& v, uint64_t off, size_t len, char* buf) {
   if (off >= v.size_bytes || len == 0) return size_t{0};
   const uint64_t end = off + std::min<uint64_t>(len, v.size_bytes - off);
   switch (v.kind) {
@@ -88,7 +88,7 @@ Status WriteView(Dataset& ds, const ViewLayout& v, uint64_t off, size_t len, con
   const uint64_t e0 = off / isz, e1 = (end + isz - 1) / isz;
   if (off % isz == 0 && end % isz == 0) return WriteElements(ds, v, e0, e1 - e0, buf);
   std::vector<char> tmp((e1 - e0) * isz);
-  SLABFS_RETURN_IF_ERROR(ReadElements(ds, v, e0, e1 - e0, tmp.data()));
+  SLABFS_RETURN_IF_ERROR(ReadElements(FileData(ds), v, e0, e1 - e0, tmp.data()));
   std::memcpy(tmp.data() + (off - e0 * isz), buf, len);
   return WriteElements(ds, v, e0, e1 - e0, tmp.data());
 }

@@ -7,13 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fusefs/file_data.h"
 #include "fusefs/views/view_layout.h"
 #include "slabfs/container.h"
 
 namespace slabfs::fusefs::views {
 
 // Bytes [off, off + len) of the view, clipped at its end; the count read.
-Result<size_t> ReadView(const Dataset& ds, const ViewLayout& v, uint64_t off, size_t len, char* buf);
+Result<size_t> ReadView(const FileData& ds, const ViewLayout& v, uint64_t off, size_t len, char* buf);
 
 // Writes bytes [off, off + len) of a raw view: the elements they cover (a
 // partial element at either end is read, patched and written back).

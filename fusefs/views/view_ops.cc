@@ -19,8 +19,8 @@ namespace slabfs::fusefs::views {
 namespace {
 
 struct ViewHandle : Handle {
-  ViewHandle(Dataset d, ViewLayout l) : Handle(HandleKind::kView), dataset(std::move(d)), layout(std::move(l)) {}
-  Dataset dataset;
+  ViewHandle(FileData d, ViewLayout l) : Handle(HandleKind::kView), dataset(std::move(d)), layout(std::move(l)) {}
+  FileData dataset;
   ViewLayout layout;  // as resolved at open: reads and writes keep to it
   std::atomic<bool> written{false};
 };
@@ -50,21 +50,21 @@ std::string DescribeView(Filesystem& fs, const ViewRef& ref) {
 
 struct Resolved {
   ViewRef ref;
-  Dataset dataset;
+  FileData dataset;
   ViewLayout layout;
 };
 
 // A picture's bytes and size come from encoding it (png_view.h).
-Status AttachIfPicture(Filesystem& fs, const Dataset& ds, ViewLayout& layout) {
+Status AttachIfPicture(Filesystem& fs, const FileData& ds, ViewLayout& layout) {
   if (layout.kind != ViewKind::kPng) return Status::OK();
-  return AttachPicture(fs.pictures, fs.container, ds, fs.inodes.MTime(ds.id()), layout);
+  return AttachPicture(fs.pictures, fs.store, ds, fs.inodes.MTime(ds.id()), layout);
 }
 
 // The view behind `ino`, resolved against its dataset now.
 Result<Resolved> ResolveIno(Filesystem& fs, fuse_ino_t ino) {
   std::optional<ViewRef> ref = fs.views.Find(ino);
   if (!ref) return Err(Status::NotFound(fmt::format("no view with inode {}", ino)));
-  SLABFS_ASSIGN_OR_RETURN(Dataset ds, fs.container.OpenDataset(ref->dataset));
+  SLABFS_ASSIGN_OR_RETURN(FileData ds, OpenFileData(fs, ref->dataset));
   SLABFS_ASSIGN_OR_RETURN(ViewLayout layout, ResolveView(ref->kind, ref->slice, ds.info()));
   SLABFS_RETURN_IF_ERROR_R(AttachIfPicture(fs, ds, layout));
   return Resolved{*ref, std::move(ds), std::move(layout)};
@@ -92,9 +92,9 @@ bool LookupView(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem& fs = Fs(req);
   std::optional<ViewName> vn = ParseViewName(name);
   if (!vn) return false;
-  auto id = fs.container.Lookup(parent, vn->dataset);
+  auto id = fs.store.Lookup(parent, vn->dataset);
   if (!id) return false;
-  auto ds = fs.container.OpenDataset(*id);
+  auto ds = OpenFileData(fs, *id);
   if (!ds) return false;  // a group: "g.npy" is just a missing name
   Guard(req, "lookup", [&] {
     auto layout = ResolveView(vn->kind, vn->slice, ds->info());
@@ -166,7 +166,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (writing && r->layout.kind != ViewKind::kRaw) {
       return RefuseErrno("open", DescribeView(fs, r->ref), EACCES, "the .npy, .txt and .png views are read-only");
     }
-    if (writing && fs.options.read_only) {
+    if (writing && (fs.options.read_only || r->dataset.slab() == nullptr)) {
       return Refuse("open", DescribeView(fs, r->ref), Status::ReadOnly("a read-only mount"));
     }
     if ((fi->flags & O_TRUNC) && r->layout.size_bytes != 0) {
@@ -203,7 +203,9 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     Filesystem& fs = Fs(req);
     ViewHandle* h = AsView(fi);
     if (h == nullptr) return RefuseErrno("write", fmt::format("view inode {}", ino), EBADF, "no view handle");
-    Status s = WriteView(h->dataset, h->layout, static_cast<uint64_t>(off), size, buf);
+    Dataset* ds = h->dataset.slab();  // views of a foreign store's datasets open read-only
+    if (ds == nullptr) return RefuseErrno("write", fmt::format("view inode {}", ino), EBADF, "a read-only view");
+    Status s = WriteView(*ds, h->layout, static_cast<uint64_t>(off), size, buf);
     if (!s.ok()) {
       auto ref = fs.views.Find(ino);
       return Refuse("write", fmt::format("{} [{}, +{})", ref ? DescribeView(fs, *ref) : "a view", off, size), s);
@@ -224,7 +226,7 @@ namespace {
 int CommitIfWritten(fuse_req_t req, std::string_view op, fuse_ino_t ino, ViewHandle* h) {
   if (h == nullptr || !h->written.exchange(false, std::memory_order_relaxed)) return 0;
   Filesystem& fs = Fs(req);
-  Status s = fs.container.Commit();
+  Status s = Commit(fs);
   if (!s.ok()) {
     auto ref = fs.views.Find(ino);
     return Refuse(op, ref ? DescribeView(fs, *ref) : "a view", s.WithContext("commit"));
@@ -254,7 +256,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void FSync(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
   Guard(req, "fsync", [&] {
     Filesystem& fs = Fs(req);
-    Status s = fs.container.Commit();
+    Status s = Commit(fs);
     if (!s.ok()) return Refuse("fsync", fmt::format("view inode {}", ino), s.WithContext("commit"));
     fuse_reply_err(req, 0);
     return 0;

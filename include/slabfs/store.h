@@ -101,6 +101,10 @@ class StoreDataset {
   // Elements [first, first + count) in C order into a dense buffer
   // (InvalidArgument past the end).
   Status ReadElements(uint64_t first, uint64_t count, void* buf) const;
+  // Bytes [offset, offset + length) of the dataset's byte view (its
+  // elements in C order), shortened at the end as read(2) is; 0 at or past
+  // the end. Any byte offset, whole elements or not (Dataset::ReadBytes).
+  Result<size_t> ReadBytes(uint64_t offset, size_t length, void* buf) const;
 
   // Every stored chunk, in C order of the chunk grid (a contiguous dataset
   // is one chunk at {0, ...} once allocated). `addr` and `bytes` are where
@@ -111,6 +115,10 @@ class StoreDataset {
   // where they line up: SEEK_DATA / SEEK_HOLE and `cp --sparse` of a
   // foreign dataset. Its cost follows the stored chunks, not the box.
   virtual Result<std::vector<Box>> Defined(const Slab& sel) const = 0;
+  // The same for elements [first, first + count) in C order, as sorted,
+  // merged runs (Dataset::DefinedRuns). Its cost follows the stored chunks
+  // and the rows of the range.
+  Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count) const;
 };
 
 // A tree of groups, datasets and attributes, read-only.

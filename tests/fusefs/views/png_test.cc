@@ -370,6 +370,8 @@ class PictureTest : public ::testing::Test {
     auto c = testutil::OpenOnDisk(testutil::NewDisk());
     ASSERT_TRUE(c.has_value()) << c.error().ToString();
     container_ = std::move(*c);
+    // The store view the mount reads through; the fixture owns the container.
+    store_ = ContainerStore(std::shared_ptr<Container>(container_.get(), [](Container*) {}));
   }
 
   Dataset Make(const std::string& path, DType t, Dims shape, const void* data) {
@@ -388,7 +390,7 @@ class PictureTest : public ::testing::Test {
                   std::string* png_out = nullptr) {
     auto v = ResolveView(ViewKind::kPng, slice, ds.info());
     EXPECT_TRUE(v.has_value());
-    Status s = AttachPicture(cache_, *container_, ds, timespec{1, 0}, *v);
+    Status s = AttachPicture(cache_, *store_, FileData(ds), timespec{1, 0}, *v);
     EXPECT_OK(s);
     if (!s.ok()) return {};
     std::string png(v->size_bytes, '\0');
@@ -399,6 +401,7 @@ class PictureTest : public ::testing::Test {
   }
 
   std::unique_ptr<Container> container_;
+  std::unique_ptr<Store> store_;
   PngCache cache_;
 };
 
@@ -436,7 +439,7 @@ TEST_F(PictureTest, SliceOfAStackIsOneFrame) {
   Dataset ds = Make("/frames", DType::kI2, {3, 20, 24}, v.data());
   auto whole = ResolveView(ViewKind::kPng, std::nullopt, ds.info());
   ASSERT_TRUE(whole.has_value());
-  EXPECT_CODE(AttachPicture(cache_, *container_, ds, timespec{1, 0}, *whole), Code::kNotFound);
+  EXPECT_CODE(AttachPicture(cache_, *store_, FileData(ds), timespec{1, 0}, *whole), Code::kNotFound);
   Decoded d = Picture(ds, std::string("2"), 1);
   ASSERT_EQ(d.width, 24u);
   ASSERT_EQ(d.height, 20u);
@@ -465,7 +468,7 @@ TEST_F(PictureTest, ColormapAttributeMakesAPalettePicture) {
   }
   ASSERT_OK(container_->SetAttribute(ds.id(), "colormap", Attribute::String("rainbow")));
   auto bad = ResolveView(ViewKind::kPng, std::nullopt, ds.info());
-  EXPECT_CODE(AttachPicture(cache_, *container_, ds, timespec{2, 0}, *bad), Code::kInvalidArgument);
+  EXPECT_CODE(AttachPicture(cache_, *store_, FileData(ds), timespec{2, 0}, *bad), Code::kInvalidArgument);
 }
 
 TEST_F(PictureTest, RgbOfBytesIsAsStored) {
@@ -526,17 +529,17 @@ TEST_F(PictureTest, CacheKeepsAPictureUntilItsStampChanges) {
   v[0] = 0;
   Dataset ds = Make("/c", DType::kF4, {20, 20}, v.data());
   auto a = ResolveView(ViewKind::kPng, std::nullopt, ds.info());
-  ASSERT_OK(AttachPicture(cache_, *container_, ds, timespec{1, 0}, *a));
+  ASSERT_OK(AttachPicture(cache_, *store_, FileData(ds), timespec{1, 0}, *a));
   auto b = ResolveView(ViewKind::kPng, std::nullopt, ds.info());
-  ASSERT_OK(AttachPicture(cache_, *container_, ds, timespec{1, 0}, *b));
+  ASSERT_OK(AttachPicture(cache_, *store_, FileData(ds), timespec{1, 0}, *b));
   EXPECT_EQ(a->png, b->png);  // the same encoding
   auto c = ResolveView(ViewKind::kPng, std::nullopt, ds.info());
-  ASSERT_OK(AttachPicture(cache_, *container_, ds, timespec{2, 0}, *c));
+  ASSERT_OK(AttachPicture(cache_, *store_, FileData(ds), timespec{2, 0}, *c));
   EXPECT_NE(a->png, c->png);  // the dataset changed since
   EXPECT_EQ(cache_.size(), 1u);
   for (int i = 0; i < 20; ++i) {
     auto s = ResolveView(ViewKind::kPng, std::to_string(i) + ":" + std::to_string(i + 1), ds.info());
-    ASSERT_OK(AttachPicture(cache_, *container_, ds, timespec{2, 0}, *s));
+    ASSERT_OK(AttachPicture(cache_, *store_, FileData(ds), timespec{2, 0}, *s));
   }
   EXPECT_EQ(cache_.size(), PngCache::kMaxEntries);
 }

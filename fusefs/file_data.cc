@@ -1,0 +1,62 @@
+#include "fusefs/file_data.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace slabfs::fusefs {
+namespace {
+
+// The most elements a foreign store's walk asks about at once.
+constexpr uint64_t kForeignWalkWindow = uint64_t{1} << 22;
+
+}  // namespace
+
+FileData::FileData(Dataset ds) : id_(ds.id()), slab_(std::move(ds)) {}
+
+FileData::FileData(ObjectId id, std::shared_ptr<const StoreDataset> ds) : id_(id), foreign_(std::move(ds)) {}
+
+DatasetInfo FileData::info() const { return slab_ ? slab_->info() : foreign_->info().dataset; }
+
+Status FileData::Read(const Slab& sel, void* buf, const MemSpace* mem) const {
+  return slab_ ? slab_->Read(sel, buf, mem) : foreign_->Read(sel, buf, mem);
+}
+
+Result<size_t> FileData::ReadBytes(uint64_t offset, size_t length, void* buf) const {
+  return slab_ ? slab_->ReadBytes(offset, length, buf) : foreign_->ReadBytes(offset, length, buf);
+}
+
+Status FileData::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
+                                   const Dataset::WalkCheck& check) const {
+  if (slab_) return slab_->ForEachDefinedRun(first, count, fn, check);
+  const DatasetInfo& d = foreign_->info().dataset;
+  if (first > d.num_elements || count > d.num_elements - first) {
+    return Status::InvalidArgument("elements outside the dataset");
+  }
+  for (uint64_t at = first, end = first + count; at < end;) {
+    if (check) SLABFS_RETURN_IF_ERROR(check());
+    const uint64_t n = std::min(kForeignWalkWindow, end - at);
+    SLABFS_ASSIGN_OR_RETURN(std::vector<ElementRun> runs, foreign_->DefinedRuns(at, n));
+    for (const ElementRun& r : runs)
+      if (!fn(r)) return Status::OK();
+    at += n;
+  }
+  return Status::OK();
+}
+
+Result<uint64_t> FileData::CountDefined(const Dataset::WalkCheck& check) const {
+  if (slab_) return slab_->CountDefined(check);
+  const DatasetInfo& d = foreign_->info().dataset;
+  uint64_t total = 0;
+  if (d.num_elements == 0) return total;
+  Dims start(d.shape.size(), 0);
+  SLABFS_ASSIGN_OR_RETURN(std::vector<Box> boxes, foreign_->Defined(Slab::Box(start, d.shape)));
+  for (const Box& b : boxes) {
+    uint64_t n = 1;
+    for (uint64_t c : b.count) n *= c;
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace slabfs::fusefs

@@ -1,0 +1,53 @@
+#include "stores/open_store.h"
+
+#include <fmt/format.h>
+
+#if SLABFS_HAVE_HDF5_STORE
+#include "stores/hdf5/hdf5_store.h"
+#endif
+
+namespace slabfs::stores {
+
+bool StoreFormatBuilt(StoreFormat format) {
+  switch (format) {
+    case StoreFormat::kSlab: return true;
+    case StoreFormat::kHdf5: return SLABFS_HAVE_HDF5_STORE != 0;
+    case StoreFormat::kZarr:
+    case StoreFormat::kNetcdf3: return false;
+  }
+  return false;
+}
+
+Result<std::unique_ptr<Store>> OpenForeignStore(const std::string& path, StoreFormat format,
+                                                const ForeignStoreOptions& options) {
+  switch (format) {
+    case StoreFormat::kSlab:
+      return Err(Status::InvalidArgument(fmt::format("{}: a slab container is opened by the engine", path)));
+    case StoreFormat::kHdf5: {
+#if SLABFS_HAVE_HDF5_STORE
+      Hdf5StoreOptions o;
+      o.cache_bytes = options.cache_bytes;
+      return OpenHdf5Store(path, o);
+#else
+      (void)options;
+      return Err(Status::NotSupported(
+          fmt::format("{} is an HDF5 or netCDF-4 file, and this slabfs was built without libhdf5 (libhdf5-dev): "
+                      "rebuild with it, or `slab import` the file on a machine that has it",
+                      path)));
+#endif
+    }
+    case StoreFormat::kZarr:
+      return Err(Status::NotSupported(fmt::format(
+          "{} is a Zarr store: slabfs does not mount Zarr stores in place yet; `slab import` copies one into a "
+          "container",
+          path)));
+    case StoreFormat::kNetcdf3:
+      return Err(Status::NotSupported(
+          fmt::format("{} is a classic netCDF file (netCDF-3), which slabfs does not read: convert it to netCDF-4 "
+                      "with `nccopy -k nc4 {} out.nc`",
+                      path, path)));
+  }
+  return Err(Status::InvalidArgument("unknown store format"));
+}
+
+}  // namespace slabfs::stores
