@@ -16,6 +16,7 @@
 
 #include "engine/cache/chunk_cache.h"
 #include "stores/hdf5/hdf5_dataset.h"
+#include "tests/stores/store_fixtures.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace slabfs::stores {
@@ -23,28 +24,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> SplitTabs(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  for (std::string f; std::getline(ss, f, '\t');) out.push_back(f);
-  return out;
-}
-
-std::string ReadWhole(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testutil::BoxOf;
+using testutil::ReadWhole;
 
 class Hdf5StoreTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/slabfs-h5store-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = new fs::path(tmpl);
-    const std::string cmd =
-        std::string(SLABFS_PYTHON3) + " " + SLABFS_SOURCE_DIR + "/tests/stores/hdf5/make_fixtures.py " + dir_->string();
-    const int rc = std::system(cmd.c_str());
-    status_ = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    dir_ = new fs::path;
+    status_ = testutil::MakeStoreFixtures(dir_);
   }
   static void TearDownTestSuite() {
     std::error_code ec;
@@ -57,13 +44,7 @@ class Hdf5StoreTest : public ::testing::Test {
   }
 
   static std::vector<std::vector<std::string>> Manifest(const std::string& kind) {
-    std::vector<std::vector<std::string>> out;
-    std::ifstream in(*dir_ / "manifest.txt");
-    for (std::string line; std::getline(in, line);) {
-      auto f = SplitTabs(line);
-      if (!f.empty() && f[0] == kind) out.push_back(f);
-    }
-    return out;
+    return testutil::StoreManifest(*dir_, kind);
   }
   static std::string File(const std::string& name) { return (*dir_ / name).string(); }
 
@@ -73,26 +54,6 @@ class Hdf5StoreTest : public ::testing::Test {
 
 fs::path* Hdf5StoreTest::dir_ = nullptr;
 int Hdf5StoreTest::status_ = -1;
-
-// What a box of an array of `shape` holds, from the whole array's bytes.
-std::string BoxOf(const std::string& whole, const Dims& shape, const Dims& start, const Dims& count, size_t item) {
-  const size_t rank = shape.size();
-  uint64_t n = 1;
-  for (uint64_t c : count) n *= c;
-  std::string out;
-  out.reserve(n * item);
-  Dims idx(rank, 0);
-  for (uint64_t e = 0; e < n; ++e) {
-    uint64_t lin = 0;
-    for (size_t d = 0; d < rank; ++d) lin = lin * shape[d] + start[d] + idx[d];
-    out.append(whole, lin * item, item);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < count[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
-}
 
 TEST_F(Hdf5StoreTest, ReadsEveryDatasetAsH5pyDoes) {
   std::mt19937_64 rng(42);
