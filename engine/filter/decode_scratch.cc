@@ -1,5 +1,6 @@
 #include "engine/filter/decode_scratch.h"
 
+#include <cassert>
 #include <memory>
 
 namespace slabfs::engine {
@@ -11,15 +12,16 @@ struct Scratch {
 };
 
 Scratch* Buffers() {
-  thread_local Scratch buffers[2];
+  thread_local Scratch buffers[kDecodeScratchSlots];
   return buffers;
 }
 
 }  // namespace
 
 char* DecodeScratch(int k, size_t n) {
-  Scratch& b = Buffers()[k & 1];
-  if (b.size < n) {
+  assert(k >= 0 && k < kDecodeScratchSlots);
+  Scratch& b = Buffers()[k];
+  if (b.size < n || (b.size > kKeepDecodeScratchBytes && n < b.size / 4)) {
     b.p.reset();  // the old one goes first: at most one large buffer at a time
     b.p.reset(new char[n]);
     b.size = n;
@@ -28,7 +30,7 @@ char* DecodeScratch(int k, size_t n) {
 }
 
 TrimDecodeScratch::~TrimDecodeScratch() {
-  for (int k = 0; k < 2; ++k) {
+  for (int k : {kScratchStepA, kScratchStepB}) {
     Scratch& b = Buffers()[k];
     if (b.size > kKeepDecodeScratchBytes) {
       b.p.reset();
@@ -37,6 +39,10 @@ TrimDecodeScratch::~TrimDecodeScratch() {
   }
 }
 
-size_t DecodeScratchBytes() { return Buffers()[0].size + Buffers()[1].size; }
+size_t DecodeScratchBytes() {
+  size_t total = 0;
+  for (int k = 0; k < kDecodeScratchSlots; ++k) total += Buffers()[k].size;
+  return total;
+}
 
 }  // namespace slabfs::engine

@@ -163,17 +163,8 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
     if (mask >> i & 1) return false;
     return filters_[i].id == FilterId::kDeflate || (filters_[i].id == FilterId::kShuffle && item_size > 1);
   };
-  size_t last_step = filters_.size();
-  for (size_t i = 0; i < filters_.size() && last_step == filters_.size(); ++i)
-    if (transforms(i)) last_step = i;
-  TrimDecodeScratch trim;
+  DecodeDestinations dest(out, expected, LastTransformingStep(filters_.size(), transforms));
   std::string_view cur = stored;
-  int scratch = 0;
-  auto dest = [&](size_t i, size_t n) {
-    if (i == last_step && n == expected) return out;
-    scratch ^= 1;
-    return DecodeScratch(scratch, n);
-  };
   for (size_t i = filters_.size(); i-- > 0;) {
     if (mask >> i & 1) continue;
     switch (filters_[i].id) {

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/cache/chunk_cache.h"
+#include "engine/filter/decode_scratch.h"
 #include "engine/io/os_error.h"
 #include "engine/selection/boxes.h"
 #include "engine/selection/hyperslab.h"
@@ -30,31 +31,6 @@ void FillRun(char* dst, uint64_t n, const std::string& fill, bool zero) {
     return;
   }
   for (uint64_t i = 0; i < n; ++i) std::memcpy(dst + i * fill.size(), fill.data(), fill.size());
-}
-
-// The raw bytes of a chunk: one buffer per thread, kept between chunks.
-char* RawBuffer(size_t n) {
-  thread_local std::unique_ptr<char[]> buf;
-  thread_local size_t size = 0;
-  if (size < n || (size > (16u << 20) && n < size / 4)) {
-    buf.reset();
-    buf.reset(new char[n]);
-    size = n;
-  }
-  return buf.get();
-}
-
-// A decoded chunk read whole and copied out in runs: one buffer per
-// thread, kept between chunks (up to 16 MiB).
-char* ChunkBuffer(size_t n) {
-  thread_local std::unique_ptr<char[]> buf;
-  thread_local size_t size = 0;
-  if (size < n || (size > (16u << 20) && n < size / 4)) {
-    buf.reset();
-    buf.reset(new char[n]);
-    size = n;
-  }
-  return buf.get();
 }
 
 }  // namespace
@@ -165,7 +141,7 @@ Status Hdf5Dataset::LoadChunk(const ChunkRecord& rec, std::span<const uint64_t> 
       return Status::Corruption(fmt::format("{}: stored as {} bytes, which cannot hold a chunk of {} bytes",
                                             ChunkName(coords), rec.bytes, bytes));
     }
-    char* raw = RawBuffer(rec.bytes);
+    char* raw = engine::DecodeScratch(engine::kScratchStored, rec.bytes);
     const std::string what = ChunkName(coords);
     SLABFS_RETURN_IF_ERROR(file_->ReadAt(rec.addr, rec.bytes, raw, what));
     SLABFS_RETURN_IF_ERROR(l.pipeline.Decode(std::string_view(raw, rec.bytes), rec.filter_mask, out, bytes, what));
@@ -254,7 +230,7 @@ Status Hdf5Dataset::ReadStripe(const engine::TransferPlan& plan, char* out, size
       // Read whole but in several runs (a chunk narrower than the
       // selection): decode into a per-thread buffer and copy out; nothing
       // is cached, as above.
-      char* chunk = ChunkBuffer(chunk_bytes);
+      char* chunk = engine::DecodeScratch(engine::kScratchChunk, chunk_bytes);
       SLABFS_RETURN_IF_ERROR(LoadChunk(*rec, cur.coords(), chunk));
       cur.ForEachRun([&](uint64_t coff, uint64_t moff, uint64_t n) {
         std::memcpy(out + moff * item, chunk + coff * item, n * item);

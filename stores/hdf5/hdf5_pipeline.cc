@@ -92,16 +92,7 @@ Status Hdf5Pipeline::Decode(std::string_view stored, uint32_t mask, char* out, s
   };
   // The first filter that transforms is the last step of decoding: it
   // writes straight into `out` when it yields the chunk's size.
-  size_t last_step = n;
-  for (size_t i = 0; i < n && last_step == n; ++i)
-    if (transforms(i)) last_step = i;
-  engine::TrimDecodeScratch trim;
-  int scratch = 0;
-  auto dest = [&](size_t i, size_t bytes) {
-    if (i == last_step && bytes == expected) return out;
-    scratch ^= 1;
-    return engine::DecodeScratch(scratch, bytes);
-  };
+  engine::DecodeDestinations dest(out, expected, engine::LastTransformingStep(n, transforms));
   std::string_view cur = stored;
   for (size_t i = n; i-- > 0;) {
     if (mask >> i & 1) continue;

@@ -41,6 +41,40 @@ TEST(DecodeScratchTest, ABufferGrownPastTheLimitIsFreedWhenTheDecodeEnds) {
   EXPECT_GE(DecodeScratchBytes(), size_t{1} << 20) << "a buffer within the limit is kept";
 }
 
+TEST(DecodeScratchTest, StoredAndChunkBuffersOutliveADecode) {
+  char* chunk = nullptr;
+  {
+    TrimDecodeScratch trim;
+    chunk = DecodeScratch(kScratchChunk, kKeepDecodeScratchBytes + 10);
+    chunk[kKeepDecodeScratchBytes + 9] = 7;
+    DecodeScratch(kScratchStored, 100);
+  }
+  // The caller copies runs out of the decoded chunk after the decode ended.
+  EXPECT_EQ(DecodeScratch(kScratchChunk, kKeepDecodeScratchBytes + 10), chunk);
+  EXPECT_EQ(chunk[kKeepDecodeScratchBytes + 9], 7);
+  // A much smaller request lets a buffer past the keep limit go.
+  DecodeScratch(kScratchChunk, 100);
+  EXPECT_LT(DecodeScratchBytes(), kKeepDecodeScratchBytes);
+}
+
+TEST(DecodeScratchTest, DestinationsAlternateAndTheLastStepWritesOut) {
+  // Three steps run 2, 1, 0; the last that transforms is step 1.
+  auto transforms = [](size_t i) { return i >= 1; };
+  EXPECT_EQ(LastTransformingStep(3, transforms), 1u);
+  EXPECT_EQ(LastTransformingStep(3, [](size_t) { return false; }), 3u);
+  char out[64];
+  DecodeDestinations dest(out, sizeof out, 1);
+  char* first = dest(2, 128);
+  char* second = dest(1, sizeof out);
+  EXPECT_NE(first, out);
+  EXPECT_EQ(second, out) << "the last transforming step writes into the caller's buffer";
+  char* third = dest(0, 128);
+  EXPECT_NE(third, first) << "a step never writes where its input lies";
+  // Wrong size: a scratch buffer, not the caller's.
+  DecodeDestinations odd(out, sizeof out, 0);
+  EXPECT_NE(odd(0, 63), out);
+}
+
 TEST(DecodeScratchTest, EachThreadHasItsOwn) {
   char* mine = DecodeScratch(0, 64);
   char* theirs = nullptr;
