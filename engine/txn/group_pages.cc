@@ -79,6 +79,12 @@ void GroupPages::TouchTable(std::string_view key) {
   it->second.dirty = true;
 }
 
+size_t GroupPages::CountPages(std::string_view lo, const std::string* hi) const {
+  size_t n = 0;
+  for (auto it = pages_.lower_bound(lo); it != pages_.end() && (!hi || it->first < *hi); ++it) ++n;
+  return n;
+}
+
 std::vector<ChildPageRef> GroupPages::PageRefs(std::string_view lo, const std::string* hi) const {
   std::vector<ChildPageRef> out;
   for (auto it = pages_.lower_bound(lo); it != pages_.end() && (!hi || it->first < *hi); ++it)
@@ -228,12 +234,12 @@ Status GroupPages::WriteTables(BlockStore& store, ObjectId group, ObjectRecord* 
       auto it = tables_.find(key);
       if (it == tables_.end() || !it->second.dirty) continue;  // taken in by an earlier table
       auto next = std::next(it);
-      size_t count = PageRefs(key, next == tables_.end() ? nullptr : &next->first).size();
+      size_t count = CountPages(key, next == tables_.end() ? nullptr : &next->first);
       // A small table takes in the tables after it while they fit.
       std::vector<std::map<std::string, Table>::iterator> absorbed;
       while (next != tables_.end() && count < kMaxTablePages / 4) {
         auto after = std::next(next);
-        const size_t more = PageRefs(next->first, after == tables_.end() ? nullptr : &after->first).size();
+        const size_t more = CountPages(next->first, after == tables_.end() ? nullptr : &after->first);
         if (count + more > kMaxTablePages * 3 / 4) break;
         count += more;
         absorbed.push_back(next);
@@ -250,9 +256,14 @@ Status GroupPages::WriteTables(BlockStore& store, ObjectId group, ObjectRecord* 
       for (auto& [k, t] : pieces) tables_.emplace(std::move(k), t);
     }
   }
+  // Each table's pages, counted in one pass over the pages (the first
+  // table's key is "", every page's table is the last one keyed at or
+  // before it), without copying their references.
+  auto page = pages_.begin();
   for (auto it = tables_.begin(); it != tables_.end(); ++it) {
     auto next = std::next(it);
-    const size_t count = PageRefs(it->first, next == tables_.end() ? nullptr : &next->first).size();
+    size_t count = 0;
+    for (; page != pages_.end() && (next == tables_.end() || page->first < next->first); ++page) ++count;
     rec->child_tables.push_back({it->first, it->second.block, static_cast<uint32_t>(count)});
   }
   return Status::OK();

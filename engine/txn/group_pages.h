@@ -105,6 +105,8 @@ class GroupPages {
   // The page references from `lo` up to (not including) `hi` (no hi: to
   // the end), in order.
   std::vector<ChildPageRef> PageRefs(std::string_view lo, const std::string* hi) const;
+  // How many pages PageRefs(lo, hi) would list, without listing them.
+  size_t CountPages(std::string_view lo, const std::string* hi) const;
 
   std::map<std::string, Page, std::less<>> pages_;  // by key; the first key is ""
   // By the key of its first page; the first key is "". Empty while the
