@@ -4,6 +4,7 @@ same file, in one run with rounds interleaved: issue 23 item 4.
 
     bench/bench_mount_h5.py [--n 16384] [--chunk 256] [--windows 1000] [--rounds 3]
                             [--dir DIR] [--bin build/bin] [--cache 64M]
+                            [--datasets deflate,plain] [--reads whole,windows,views]
 
 Makes an n x n f4 field (smooth, so deflate finds something to do; n =
 16384 is 1 GiB) twice in one file made by h5py: shuffle + deflate level 4,
@@ -154,6 +155,8 @@ def main():
     ap.add_argument("--windows", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cache", default="64M")
+    ap.add_argument("--datasets", default="deflate,plain", help="which of deflate,plain to read")
+    ap.add_argument("--reads", default="whole,windows,views", help="which of whole,windows,views to time")
     ap.add_argument("--dir", default=None)
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin"))
     args = ap.parse_args()
@@ -174,8 +177,8 @@ def main():
             print(f"# mount started in {m.start_s:.3f} s")
             print(f"{'dataset':<8} {'read':<8} {'stored MiB':>10}  {'h5py s (min/med/max)':>24}  "
                   f"{'mount s (min/med/max)':>24}  {'ratio':>6}")
-            for name in ("deflate", "plain"):
-                for kind in ("whole", "windows", "views"):
+            for name in args.datasets.split(","):
+                for kind in args.reads.split(","):
                     h, s = [], []
                     for _ in range(args.rounds):
                         corners = [(int(y), int(x)) for y, x in rng.integers(0, n - WINDOW, size=(args.windows, 2))]
