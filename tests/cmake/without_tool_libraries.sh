@@ -5,8 +5,8 @@
 # CLI11 and nlohmann_json is disabled) and checks that it configures, that
 # it has the engine's and the daemon's targets and not the tool's, that no
 # source of the engine, the daemon or the public headers includes those
-# libraries, and that the daemon's link line in the regular build names
-# none of them. Configure only (a few seconds): building the engine again
+# libraries, and that the daemon's link line in that build names none of
+# them. Configure only (a few seconds): building the engine again
 # would take minutes.
 #
 #   without_tool_libraries.sh SOURCE_DIR BUILD_DIR WORK_DIR GENERATOR
@@ -42,14 +42,18 @@ for t in slabfs_engine slabfs_fuse slabfs; do
 done
 if grep -qE "(^|[ .])slab(:| |$)" <<<"$targets"; then fail "target slab exists without its libraries"; fi
 
-# 3. The regular build's daemon links none of them.
-link=$build/CMakeFiles/slabfs.dir/link.txt
+# 3. That build's daemon links none of them. (The regular build's daemon
+# links the HDF5 and Zarr stores when their libraries are there: it mounts
+# HDF5 files and Zarr stores in place, docs/mount.md.)
+link=$work/build/CMakeFiles/slabfs.dir/link.txt
 if [ -f "$link" ]; then
   if grep -qE 'hdf5|blosc' "$link"; then fail "the daemon's link line names HDF5 or blosc: $(cat "$link")"; fi
-elif [ -f "$build/build.ninja" ]; then
-  if sed -n '/^build bin\/slabfs:/,/^$/p' "$build/build.ninja" | grep -qE 'hdf5|blosc'; then
+elif [ -f "$work/build/build.ninja" ]; then
+  if sed -n '/^build bin\/slabfs:/,/^$/p' "$work/build/build.ninja" | grep -qE 'hdf5|blosc'; then
     fail "the daemon's link line names HDF5 or blosc"
   fi
+else
+  fail "no link line for the daemon in $work/build"
 fi
 rm -rf "$work"
 echo "without_tool_libraries: the engine and the daemon configure without HDF5, blosc, CLI11 and nlohmann_json"
