@@ -28,7 +28,11 @@ Status ForeignFileStatus(const std::string& path, bool changes) {
 }
 
 Result<std::unique_ptr<Store>> OpenStoreForReading(const std::string& path) {
-  if (IsHdf5File(path)) return stores::OpenForeignStore(path, stores::StoreFormat::kHdf5);
+  // A foreign store this build reads opens; the others (Zarr, netCDF-3)
+  // say what they are. Anything else, a container whose first superblock
+  // slot is still empty included, is the container's to judge.
+  auto format = stores::DetectStoreFormat(path);
+  if (format && *format != stores::StoreFormat::kSlab) return stores::OpenForeignStore(path, *format);
   return OpenContainerStore(path);
 }
 

@@ -30,9 +30,10 @@ namespace slabfs::tools {
 bool IsHdf5File(const std::string& path);
 
 // Opens `path` read-only as a store: a container, or an HDF5 / netCDF-4
-// file. Anything else is opened as a container, whose error says what the
-// file is not (or that it is missing). A build without libhdf5 answers
-// NotSupported for an HDF5 file, saying so.
+// file. A Zarr store or a netCDF-3 file is NotSupported saying what it is
+// (stores/open_store.h); anything else is opened as a container, whose
+// error says what the file is not (or that it is missing). A build without
+// libhdf5 answers NotSupported for an HDF5 file, saying so.
 Result<std::unique_ptr<Store>> OpenStoreForReading(const std::string& path);
 
 // Opens the container `path` read-only, for the commands that need the

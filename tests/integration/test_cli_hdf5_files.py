@@ -198,6 +198,13 @@ def test_bad_input(fx, tmp_path):
     fails("info", d / "basic.h5", "/nope")
     fails("export", d / "basic.h5", "/g", tmp_path / "g.npy")  # a group
     fails("export", d / "basic.h5", "/strings", tmp_path / "s.npy")  # skipped: not there
+    zarr = tmp_path / "s.zarr"
+    zarr.mkdir()
+    (zarr / ".zgroup").write_text('{"zarr_format": 2}')
+    assert "Zarr store" in fails("ls", zarr).stderr  # named, not "not a container"
+    nc3 = tmp_path / "classic.nc"
+    nc3.write_bytes(b"CDF\x01" + bytes(60))
+    assert "netCDF" in fails("info", nc3, "/").stderr
     cp = fails("export", d / "basic.h5", tmp_path / "tree.zarr")  # a tree export reads containers only
     assert "is an HDF5 file: this command works on slab containers only" in cp.stderr
 
