@@ -9,12 +9,13 @@
 #include <boost/algorithm/string/trim.hpp>
 
 #include "slabfs/container.h"
+#include "slabfs/store.h"
 #include "tools/session.h"
 
 namespace slabfs::tools {
 namespace {
 
-Status ListAttributes(const Container& c, ObjectId id, std::string_view path, std::ostream& out) {
+Status ListAttributes(const Store& c, ObjectId id, std::string_view path, std::ostream& out) {
   auto names = c.ListAttributes(id);
   if (!names) return AddContext(names.error(), path);
   for (const std::string& name : *names) {
@@ -69,7 +70,7 @@ Status RunAttr(const AttrOptions& o, std::ostream& out) {
   }
 
   if (!o.remove && !o.value) {
-    SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+    SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> c, OpenStoreForReading(o.file));
     auto id = c->Resolve(o.path);
     if (!id) return AddContext(id.error(), o.path);
     if (!o.name) return ListAttributes(*c, *id, o.path, out);
@@ -106,7 +107,7 @@ void AddAttrCommand(CLI::App& app, CommandTable& table) {
       app.add_subcommand("attr",
                          "List attributes (FILE PATH), print one (FILE PATH NAME), set one (FILE PATH NAME VALUE) "
                          "or delete one (FILE PATH NAME --delete)");
-  sub->add_option("FILE", o->file, "container file")->required();
+  sub->add_option("FILE", o->file, "container file (or an HDF5 / netCDF-4 file, to list and print)")->required();
   sub->add_option("PATH", o->path, "absolute path of a group or dataset")->required();
   CLI::Option* name_opt = sub->add_option("NAME", *name, "attribute name");
   CLI::Option* value_opt =

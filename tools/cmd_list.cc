@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "slabfs/container.h"
+#include "slabfs/store.h"
 #include "tools/describe.h"
 #include "tools/session.h"
 
@@ -21,11 +22,11 @@ namespace {
 using Row = std::array<std::string, 8>;
 constexpr size_t kNameColumn = 7;
 
-Result<Row> MakeRow(const Container& c, ObjectId id, ObjectKind kind, std::string name, std::string_view path) {
+Result<Row> MakeRow(const Store& c, ObjectId id, ObjectKind kind, std::string name, std::string_view path) {
   if (kind == ObjectKind::kGroup) return Row{"group", "-", "-", "-", "-", "-", "-", name + "/"};
   auto ds = c.OpenDataset(id);
   if (!ds) return Err(AddContext(ds.error(), path));
-  DatasetInfo i = ds->info();
+  const DatasetInfo& i = (*ds)->info().dataset;
   return Row{"dataset",
              std::string(DTypeName(i.dtype)),
              FormatDims(i.shape),
@@ -38,8 +39,7 @@ Result<Row> MakeRow(const Container& c, ObjectId id, ObjectKind kind, std::strin
 
 class Lister {
  public:
-  Lister(const Container& c, bool long_format, bool recursive)
-      : c_(c), long_format_(long_format), recursive_(recursive) {}
+  Lister(const Store& c, bool long_format, bool recursive) : c_(c), long_format_(long_format), recursive_(recursive) {}
 
   // Adds the children of group `id` (at `path`), names prefixed by `prefix`.
   Status AddGroup(ObjectId id, std::string_view path, std::string_view prefix) {
@@ -94,36 +94,53 @@ class Lister {
   }
 
  private:
-  const Container& c_;
+  const Store& c_;
   bool long_format_;
   bool recursive_;
   std::vector<Row> rows_;
   std::unordered_set<ObjectId> seen_;
 };
 
+// Whether a skipped object (or an attribute of one) belongs in the listing
+// of `path`: a child of it, or with `recursive` anything under it.
+bool ListsSkipped(const SkippedObject& s, std::string_view path, ObjectKind kind, bool recursive) {
+  std::string_view owner = SkippedOwner(s);
+  if (kind == ObjectKind::kDataset) return owner == path;
+  if (owner == "/") return false;
+  if (recursive)
+    return path == "/" || (owner.starts_with(path) && owner.size() > path.size() && owner[path.size()] == '/');
+  return ParentPath(owner) == path;
+}
+
 }  // namespace
 
 Status RunLs(const LsOptions& o, std::ostream& out) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> c, OpenStoreForReading(o.file));
   auto id = c->Resolve(o.path);
   if (!id) return AddContext(id.error(), o.path);
   auto info = c->Stat(*id);
   if (!info) return AddContext(info.error(), o.path);
+  auto canonical = c->PathOf(*id);
+  if (!canonical) return AddContext(canonical.error(), o.path);
 
   Lister lister(*c, o.long_format, o.recursive);
   if (info->kind == ObjectKind::kDataset) {
     SLABFS_RETURN_IF_ERROR(lister.Add(*id, info->kind, o.path, o.path));
   } else {
-    SLABFS_RETURN_IF_ERROR(lister.AddGroup(*id, o.path, ""));
+    SLABFS_RETURN_IF_ERROR(lister.AddGroup(*id, *canonical, ""));
   }
   lister.Print(out);
+  // What a foreign store leaves out there (a container leaves out nothing).
+  for (const SkippedObject& s : c->Skipped()) {
+    if (ListsSkipped(s, *canonical, info->kind, o.recursive)) out << SkippedLine(s) << '\n';
+  }
   return Status::OK();
 }
 
 Status RunInfo(const InfoOptions& o, std::ostream& out) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> c, OpenStoreForReading(o.file));
   SLABFS_ASSIGN_OR_RETURN(Description d, Describe(*c, o.path));
   if (o.json) {
     // Names and strings are bytes, not necessarily UTF-8: replace what JSON
@@ -137,13 +154,12 @@ Status RunInfo(const InfoOptions& o, std::ostream& out) {
 
 Status RunChunks(const ChunksOptions& o, std::ostream& out) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> c, OpenStoreForReading(o.file));
   auto ds = c->OpenDataset(o.path);
   if (!ds) return AddContext(ds.error(), o.path);
-  auto chunks = ds->StoredChunks();
+  // Sorted by grid coordinates (Store::StoredChunks).
+  auto chunks = (*ds)->StoredChunks();
   if (!chunks) return AddContext(chunks.error(), o.path);
-  std::sort(chunks->begin(), chunks->end(),
-            [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; });
   if (o.json) {
     Json a = Json::array();
     for (const StoredChunk& ch : *chunks) {
@@ -182,7 +198,7 @@ void AddListCommands(CLI::App& app, CommandTable& table) {
                   "long format under a header line: kind, dtype, shape, chunks, size, stored "
                   "bytes and the compression ratio (size / stored; - when nothing is stored)");
     sub->add_flag("-r,--recursive", o->recursive, "list the whole subtree");
-    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("FILE", o->file, "container, HDF5 or netCDF-4 file")->required();
     sub->add_option("PATH", o->path, "absolute path of a group or dataset")->capture_default_str();
     table.Add(sub, [o](std::ostream& out) { return RunLs(*o, out); });
   }
@@ -190,7 +206,7 @@ void AddListCommands(CLI::App& app, CommandTable& table) {
     auto o = std::make_shared<InfoOptions>();
     CLI::App* sub = app.add_subcommand("info", "Describe a group or dataset and its attributes");
     sub->add_flag("--json", o->json, "print one JSON object");
-    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("FILE", o->file, "container, HDF5 or netCDF-4 file")->required();
     sub->add_option("PATH", o->path, "absolute path of a group or dataset")->required();
     table.Add(sub, [o](std::ostream& out) { return RunInfo(*o, out); });
   }
@@ -202,7 +218,7 @@ void AddListCommands(CLI::App& app, CommandTable& table) {
     sub->add_flag("--json", o->json,
                   "print a JSON array of {\"coords\":[...],\"offset\":N,\"bytes\":N,"
                   "\"filter_mask\":N}");
-    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("FILE", o->file, "container, HDF5 or netCDF-4 file")->required();
     sub->add_option("PATH", o->path, "absolute path of a dataset")->required();
     table.Add(sub, [o](std::ostream& out) { return RunChunks(*o, out); });
   }

@@ -1,5 +1,7 @@
 // Subcommands that look at a container without changing it: ls, info and
-// chunks. All open the container read-only.
+// chunks. All open the file read-only as a store (OpenStoreForReading), so
+// they read an HDF5 or netCDF-4 file the same way; for such a file, ls and
+// info add what the store skips ("skipped: PATH: REASON", describe.h).
 #ifndef SLABFS_TOOLS_CMD_LIST_H_
 #define SLABFS_TOOLS_CMD_LIST_H_
 

@@ -266,6 +266,8 @@ Result<CopyCounts> CopyContainer(const Container& from, Container& to, const std
 }
 
 Status RunRepack(const RepackOptions& o, std::ostream& out) {
+  // Repacking makes a container of a container; `slab import` makes one of an HDF5 file.
+  SLABFS_RETURN_IF_ERROR(ForeignFileStatus(o.file, /*changes=*/true));
   std::optional<Dims> chunks;
   if (!o.chunks.empty()) {
     SLABFS_ASSIGN_OR_RETURN(chunks, ParseDimsOption("--chunks", o.chunks));

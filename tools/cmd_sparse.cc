@@ -9,6 +9,7 @@
 
 #include "slabfs/container.h"
 #include "slabfs/slice.h"
+#include "slabfs/store.h"
 #include "tools/describe.h"
 #include "tools/session.h"
 
@@ -24,7 +25,7 @@ std::vector<uint64_t> Starts(const Slab& s) {
 // The defined elements of `ds` inside `sel`, in C order of their first
 // element. Defined takes boxes only: a selection with steps asks for its
 // bounding box and cuts each answer down to the selected indices.
-Result<std::vector<Slab>> DefinedIn(const Dataset& ds, const Slab& sel, std::string_view path) {
+Result<std::vector<Slab>> DefinedIn(const StoreDataset& ds, const Slab& sel, std::string_view path) {
   std::vector<Slab> out;
   if (sel.num_elements() == 0) return out;
   const bool box = IsBox(sel);
@@ -48,6 +49,7 @@ Result<std::vector<Slab>> DefinedIn(const Dataset& ds, const Slab& sel, std::str
 Status RunErase(const EraseOptions& o, std::ostream& /*out*/) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.path));
   SLABFS_ASSIGN_OR_RETURN(std::vector<SliceItem> items, ParseSliceItems(o.slice));
+  SLABFS_RETURN_IF_ERROR(ForeignFileStatus(o.file, /*changes=*/true));
   {
     // The dataset and the slice are checked read-only first: taking the
     // writer lock rewrites the lock record in the file, and a refused or
@@ -73,15 +75,15 @@ Status RunDefined(const DefinedOptions& o, std::ostream& out) {
   if (o.slice) {
     SLABFS_ASSIGN_OR_RETURN(items, ParseSliceItems(*o.slice));
   }
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> c, OpenStoreForReading(o.file));
   auto ds = c->OpenDataset(o.path);
   if (!ds) return AddContext(ds.error(), o.path);
-  const Dims shape = ds->info().shape;
+  const Dims shape = (*ds)->info().dataset.shape;
   Slab sel = Slab::All(shape);
   if (o.slice) {
     SLABFS_ASSIGN_OR_RETURN(sel, ResolveSlice(*o.slice, items, shape));
   }
-  SLABFS_ASSIGN_OR_RETURN(std::vector<Slab> parts, DefinedIn(*ds, sel, o.path));
+  SLABFS_ASSIGN_OR_RETURN(std::vector<Slab> parts, DefinedIn(**ds, sel, o.path));
 
   uint64_t elements = 0;
   for (const Slab& p : parts) elements += p.num_elements();
@@ -128,7 +130,7 @@ void AddSparseCommands(CLI::App& app, CommandTable& table) {
     CLI::App* sub =
         app.add_subcommand("defined", "List the defined elements of a dataset (or of a slice of it) as boxes");
     sub->add_flag("--json", o->json, "print {\"boxes\":[{\"start\":[...],\"count\":[...]},...],\"elements\":N}");
-    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("FILE", o->file, "container, HDF5 or netCDF-4 file")->required();
     sub->add_option("PATH", o->path, "absolute path of the dataset")->required();
     // CLI11 2.1 binds no std::optional: the callback fills it when given.
     sub->add_option_function<std::string>(

@@ -13,6 +13,7 @@
 
 #include "slabfs/container.h"
 #include "slabfs/npy.h"
+#include "slabfs/store.h"
 #include "tools/byte_stream.h"
 #include "tools/convert/convert.h"
 #include "tools/session.h"
@@ -278,6 +279,38 @@ Status RunImport(const ImportOptions& o, std::ostream& out) {
   return AddContext(session.Finish(), o.file);
 }
 
+namespace {
+
+// One dataset of a foreign store (an HDF5 or netCDF-4 file) as raw bytes or
+// .npy, a block at a time. The store reads chunks it never stored as its
+// fill value; the hole skipping of a container's export (below) needs the
+// engine's walk of defined runs, which stores do not have.
+Status ExportStoreDataset(const ExportOptions& o, bool npy) {
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreForReading(o.file));
+  auto opened = store->OpenDataset(o.path);
+  if (!opened) return AddContext(opened.error(), o.path);
+  const StoreDataset& ds = **opened;
+  const DatasetInfo& info = ds.info().dataset;
+  SLABFS_ASSIGN_OR_RETURN(OutputFile out, OutputFile::Create(o.output));
+  if (npy) {
+    std::string header = EncodeNpyHeader(info.dtype, info.shape);
+    SLABFS_RETURN_IF_ERROR(out.Write(header.data(), header.size()));
+  }
+  const uint64_t total = info.num_elements;
+  const size_t item = ItemSize(info.dtype);
+  const uint64_t block = std::max<uint64_t>(1, kTransferBlockBytes / item);
+  std::vector<char> buf(static_cast<size_t>(std::min(block, total)) * item);
+  for (uint64_t first = 0; first < total;) {
+    uint64_t n = std::min(block, total - first);
+    SLABFS_RETURN_IF_ERROR(AddContext(ds.ReadElements(first, n, buf.data()), o.path));
+    SLABFS_RETURN_IF_ERROR(out.Write(buf.data(), static_cast<size_t>(n) * item));
+    first += n;
+  }
+  return out.Finish();
+}
+
+}  // namespace
+
 Status RunExport(const ExportOptions& o, std::ostream& report) {
   if (auto tree = TreeExportFor(o)) return convert::RunExportTree(*tree, report);
   if (o.output.empty()) {
@@ -292,6 +325,7 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
   if (o.output != kStdStreamName && IsSameFile(o.output, o.file)) {
     return Status::InvalidArgument(fmt::format("{}: the output is the container itself", o.output));
   }
+  if (IsHdf5File(o.file)) return ExportStoreDataset(o, npy);
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
   auto opened = c->OpenDataset(o.path);
   if (!opened) return AddContext(opened.error(), o.path);
@@ -389,7 +423,7 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
         app.add_subcommand("export",
                            "Export a tree as an HDF5 / netCDF-4 file or a Zarr v2/v3 store, or one dataset as a "
                            ".npy file or raw bytes (by extension or --format)");
-    sub->add_option("FILE", o->file, "container file")->required();
+    sub->add_option("FILE", o->file, "container file (or an HDF5 / netCDF-4 file, to export one dataset)")->required();
     sub->add_option("PATH", o->path,
                     "absolute path of the dataset; or, alone, the HDF5 file or Zarr store to "
                     "write the whole tree to")

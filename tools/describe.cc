@@ -68,7 +68,15 @@ Json AttributeToJson(const Attribute& a) {
   return arr;
 }
 
-Result<Description> Describe(const Container& c, std::string_view path) {
+std::string_view SkippedOwner(const SkippedObject& s) {
+  std::string_view p = s.path;
+  size_t at = p.find(" attribute '");
+  return at == std::string_view::npos ? p : p.substr(0, at);
+}
+
+std::string SkippedLine(const SkippedObject& s) { return fmt::format("skipped: {}: {}", s.path, s.reason); }
+
+Result<Description> Describe(const Store& c, std::string_view path) {
   Description d;
   auto id = c.Resolve(path);
   if (!id) return Err(AddContext(id.error(), path));
@@ -80,13 +88,32 @@ Result<Description> Describe(const Container& c, std::string_view path) {
   if (d.object.kind == ObjectKind::kDataset) {
     auto ds = c.OpenDataset(*id);
     if (!ds) return Err(AddContext(ds.error(), d.path));
-    d.dataset = ds->info();
+    d.dataset = (*ds)->info().dataset;
     if (!d.dataset->sparse) {
       // DatasetInfo counts defined elements for sparse datasets only; for a
       // dense one they are those of its stored chunks.
-      auto defined = ds->CountDefined();
-      if (!defined) return Err(AddContext(defined.error(), d.path));
-      d.dataset->defined_elements = *defined;
+      uint64_t defined = 0;
+      if (d.dataset->num_elements > 0) {
+        auto boxes = (*ds)->Defined(Slab::All(d.dataset->shape));
+        if (!boxes) return Err(AddContext(boxes.error(), d.path));
+        for (const Box& b : *boxes) {
+          uint64_t n = 1;
+          for (uint64_t e : b.count) n *= e;
+          defined += n;
+        }
+      }
+      d.dataset->defined_elements = defined;
+    }
+  }
+  d.foreign = c.format() != "slab";
+  if (d.foreign) {
+    // The object's own skipped attributes, and a group's skipped children.
+    const bool group = d.object.kind == ObjectKind::kGroup;
+    for (SkippedObject& s : c.Skipped()) {
+      std::string_view owner = SkippedOwner(s);
+      if (owner == d.path || (group && owner == s.path && owner != "/" && ParentPath(owner) == d.path)) {
+        d.skipped.push_back(std::move(s));
+      }
     }
   }
   auto names = c.ListAttributes(*id);
@@ -135,6 +162,11 @@ Json DescriptionToJson(const Description& d) {
   Json attrs = Json::object();
   for (const auto& [name, value] : d.attributes) attrs[name] = AttributeToJson(value);
   j["attributes"] = std::move(attrs);
+  if (d.foreign) {
+    Json skipped = Json::array();
+    for (const SkippedObject& s : d.skipped) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
+    j["skipped"] = std::move(skipped);
+  }
   return j;
 }
 
@@ -168,6 +200,7 @@ std::string DescriptionToText(const Description& d) {
   }
   line("attributes", d.attributes.size());
   for (const auto& [name, value] : d.attributes) out += fmt::format("  {} = {}\n", name, value.ToText());
+  for (const SkippedObject& s : d.skipped) out += SkippedLine(s) + "\n";
   return out;
 }
 

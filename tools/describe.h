@@ -7,6 +7,11 @@
 // sparse is true or false ("yes" or "no" in text); defined_elements counts
 // for dense datasets too: the elements of their stored chunks
 // (Dataset::CountDefined).
+// For a foreign store (an HDF5 or netCDF-4 file), what the store leaves
+// out about the object -- its skipped attributes and, for a group, its
+// skipped children -- follows: "skipped" in JSON, a list of
+// {"path","reason"}, and "skipped: PATH: REASON" lines in text. A
+// container's description has no such key.
 // Numbers stay numbers where JSON can hold them: an unlimited max_shape
 // dimension is null, and a non-finite float (nan, inf, -inf) is a string.
 #ifndef SLABFS_TOOLS_DESCRIBE_H_
@@ -21,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slabfs/container.h"
+#include "slabfs/store.h"
 #include "slabfs/types.h"
 
 namespace slabfs::tools {
@@ -32,10 +38,17 @@ struct Description {
   ObjectInfo object;
   std::optional<DatasetInfo> dataset;  // for datasets
   std::vector<std::pair<std::string, Attribute>> attributes;
+  bool foreign = false;                // the store is not a container
+  std::vector<SkippedObject> skipped;  // for a foreign store (see above)
 };
 
-// Gathers everything about the object at `path`.
-Result<Description> Describe(const Container& c, std::string_view path);
+// Gathers everything about the object at `path` of a store.
+Result<Description> Describe(const Store& store, std::string_view path);
+
+// The object a skipped entry is about: "/a/b" of "/a/b attribute 'c'".
+std::string_view SkippedOwner(const SkippedObject& s);
+// "skipped: /a/b: variable-length string data".
+std::string SkippedLine(const SkippedObject& s);
 
 // One JSON object (see the file comment).
 Json DescriptionToJson(const Description& d);

@@ -4,16 +4,47 @@
 
 #include <fmt/format.h>
 
+#include "stores/open_store.h"
+#include "stores/store_format.h"
 #include "tools/commands.h"
 
 namespace slabfs::tools {
+
+bool IsHdf5File(const std::string& path) {
+  auto format = stores::DetectStoreFormat(path);
+  return format && *format == stores::StoreFormat::kHdf5;
+}
+
+Status ForeignFileStatus(const std::string& path, bool changes) {
+  if (!IsHdf5File(path)) return Status::OK();
+  if (changes) {
+    return Status::NotSupported(fmt::format(
+        "{} is an HDF5 file: slab changes only slab containers; use `slab import` to copy it into one", path));
+  }
+  return Status::NotSupported(
+      fmt::format("{} is an HDF5 file: this command works on slab containers only (ls, info, chunks, attr, defined, "
+                  "fsck and the export of one dataset read it in place); use `slab import` to copy it into one",
+                  path));
+}
+
+Result<std::unique_ptr<Store>> OpenStoreForReading(const std::string& path) {
+  // A foreign store this build reads opens; the others (Zarr, netCDF-3)
+  // say what they are. Anything else, a container whose first superblock
+  // slot is still empty included, is the container's to judge.
+  auto format = stores::DetectStoreFormat(path);
+  if (format && *format != stores::StoreFormat::kSlab) return stores::OpenForeignStore(path, *format);
+  return OpenContainerStore(path);
+}
+
 Result<std::unique_ptr<Container>> OpenForReading(const std::string& path) {
+  SLABFS_RETURN_IF_ERROR_R(ForeignFileStatus(path, /*changes=*/false));
   OpenOptions options;
   options.read_only = true;
   return Container::Open(path, options);
 }
 
 Result<WriteSession> WriteSession::Open(const std::string& path, std::string_view command, bool create, bool pack) {
+  SLABFS_RETURN_IF_ERROR_R(ForeignFileStatus(path, /*changes=*/true));
   OpenOptions options;
   options.create = create;
   options.pack = pack;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include "slabfs/container.h"
@@ -52,6 +53,13 @@ size_t EditDistance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// The HDF5 store (stores/hdf5) logs through spdlog's default logger, which
+// writes to stdout at level info: its lines would land in `slab ls`'s
+// output. They go where the engine's go instead (stderr, --log-level).
+void RouteDefaultLogger() {
+  if (auto engine_log = spdlog::get("slabfs")) spdlog::set_default_logger(engine_log);
 }
 
 }  // namespace
@@ -128,6 +136,7 @@ int RunSlab(int argc, char** argv) {
   Status s;
   try {
     (void)SetLogLevel(log_level);
+    RouteDefaultLogger();
     s = entry->action(std::cout);
   } catch (const std::bad_alloc&) {
     s = Status::IOError("out of memory");

@@ -27,7 +27,7 @@ class AttributeOwner(Protocol):
     def name(self) -> str: ...
 
     @property
-    def _c(self) -> _slabfs.Container: ...
+    def _c(self) -> _slabfs.AnyContainer: ...
 
     @property
     def _scalar(self) -> bool: ...
@@ -90,7 +90,7 @@ class AttributeManager(MutableMapping[str, Any]):
         self._parent = parent
 
     @property
-    def _c(self) -> _slabfs.Container:
+    def _c(self) -> _slabfs.AnyContainer:
         return self._parent._c
 
     def _hidden(self, name: str) -> bool:

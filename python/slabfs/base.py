@@ -37,8 +37,8 @@ class Node:
         self._id = oid
 
     @property
-    def _c(self) -> _slabfs.Container:
-        """The File's open container."""
+    def _c(self) -> _slabfs.AnyContainer:
+        """The File's open container (or foreign file, read-only)."""
         return self._file._container
 
     @property

@@ -3,6 +3,7 @@ written with numpy indexing."""
 from __future__ import annotations
 
 import itertools
+import os
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -57,7 +58,7 @@ class Dataset(Node):
     its last commit -- what Dask's process schedulers need.
     """
 
-    def __init__(self, file: File, handle: _slabfs.DatasetHandle) -> None:
+    def __init__(self, file: File, handle: _slabfs.AnyDatasetHandle) -> None:
         super().__init__(file, handle.id)
         self._h = handle
         self._scalar_known: bool | None = None
@@ -66,6 +67,9 @@ class Dataset(Node):
     def _scalar(self) -> bool:
         """Whether this is a scalar: a fixed shape (1) with SCALAR_ATTR."""
         if self._scalar_known is None:
+            if isinstance(self._h, _slabfs.StoreDatasetHandle):  # an HDF5 scalar
+                self._scalar_known = self._h.info()["scalar"]
+                return self._scalar_known
             i = self._info()
             self._scalar_known = (tuple(i["shape"]) == (1,) and tuple(i["maxshape"]) == (1,)
                                   and SCALAR_ATTR in self._c.attr_names(self._id))
@@ -438,7 +442,10 @@ class Dataset(Node):
             # Its contents change under the same name: never reuse a result.
             return uuid.uuid4().hex
         i = self._info()
-        return ("slabfs.Dataset", f._realpath, self._id, self._c.space()["generation"], i["shape"], i["dtype"])
+        # A foreign file is read as it was when opened: its size and mtime then say which state it is.
+        c = self._c
+        gen = c.space()["generation"] if isinstance(c, _slabfs.Container) else _stat_signature(f._realpath)
+        return ("slabfs.Dataset", f._realpath, self._id, gen, i["shape"], i["dtype"])
 
     def __repr__(self) -> str:
         if self._c.closed:
@@ -489,6 +496,11 @@ def _convert(values: Any, dt: np.dtype[Any]) -> Any:
     out = values.astype(dt)
     # np.clip makes a numpy scalar of a 0-d array: ds[...] stays an array.
     return out if isinstance(was, np.generic) else np.asarray(out)
+
+
+def _stat_signature(path: str) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _scalar_key(key: Any) -> str:

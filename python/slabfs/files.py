@@ -47,8 +47,20 @@ class File(Group):
                        h5py's HDF5 tuning, accepted and ignored (the chunk
                        cache is cache_bytes; writers always take the lock)
 
+    HDF5 and netCDF-4 files (found by their signature, whatever their name)
+    open read-only, mode 'r' only: groups, datasets, attrs and slicing work
+    as for a container, read through slabfs's HDF5 store (its chunk cache is
+    cache_bytes). What the store cannot show (variable-length strings,
+    compound types, filters other than deflate, shuffle and fletcher32, ...)
+    is absent and listed by skipped(). Any change is OSError(EROFS); another
+    mode is OSError(EROFS) before anything is touched; refresh() and space()
+    are OSError(ENOTSUP). ``slab import`` copies such a file into a
+    container.
+
     Errors: FileNotFoundError, FileExistsError, OSError(EBUSY),
-    OSError(EIO) for a damaged or foreign file.
+    OSError(EIO) for a damaged file, OSError(ENOTSUP) for a file that is
+    neither a container nor HDF5 (or for HDF5 when this module was built
+    without libhdf5).
     """
 
     def __init__(self, name: str | bytes | os.PathLike[str] | os.PathLike[bytes], mode: str = "r",
@@ -73,7 +85,13 @@ class File(Group):
             return _slabfs.Container.open(path, read_only, create, int(cache_bytes), int(cache_max_bytes),
                                           holder)
 
-        if mode == "r":
+        c: _slabfs.AnyContainer
+        if _slabfs.file_format(path) == "hdf5":
+            if mode != "r":
+                raise OSError(errno.EROFS, f"an HDF5 file: slabfs opens HDF5 and netCDF-4 files read-only (mode "
+                              f"'r', not {mode!r}); `slab import` copies one into a container", path)
+            c = _slabfs.Store.open(path, int(cache_bytes))
+        elif mode == "r":
             c = open_(True, False)
         elif mode == "r+":
             c = open_(False, False)
@@ -109,6 +127,20 @@ class File(Group):
     @property
     def closed(self) -> bool:
         return self._container.closed
+
+    @property
+    def format(self) -> str:
+        """What the file is: "slab" (a container) or "hdf5" (an HDF5 or
+        netCDF-4 file, read-only)."""
+        return self._container.format if isinstance(self._container, _slabfs.Store) else "slab"
+
+    def skipped(self) -> list[tuple[str, str]]:
+        """What an HDF5 or netCDF-4 file holds that slabfs does not show, as
+        (path, reason) pairs ("/a/b attribute 'c'" for an attribute); empty
+        for a container, which holds nothing it cannot show."""
+        if isinstance(self._container, _slabfs.Store):
+            return list(self._container.skipped())
+        return []
 
     def flush(self) -> None:
         """Commits: every change so far becomes durable and visible to

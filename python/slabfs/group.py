@@ -405,7 +405,7 @@ class _Items(ItemsView[str, Union[Group, Dataset]]):
 _COPY_BLOCK_BYTES = 64 << 20
 
 
-def _copy_dataset(src: Dataset, dest_c: _slabfs.Container, parent: int, name: str) -> int:
+def _copy_dataset(src: Dataset, dest_c: _slabfs.AnyContainer, parent: int, name: str) -> int:
     """Creates a copy of Dataset `src` as `name` in group `parent` of
     container `dest_c`; returns its id. The stored chunks (the defined
     elements of a sparse dataset) are copied a block at a time."""
@@ -428,10 +428,13 @@ def _copy_dataset(src: Dataset, dest_c: _slabfs.Container, parent: int, name: st
     return handle.id
 
 
-def _copy_attrs(src: Node, dest_c: _slabfs.Container, oid: int, without_attrs: bool) -> None:
+def _copy_attrs(src: Node, dest_c: _slabfs.AnyContainer, oid: int, without_attrs: bool) -> None:
     """Copies the attributes of `src` to object `oid` of `dest_c`: all of
     them, or with without_attrs only the marker that makes a scalar."""
     c = src._c
+    if src._scalar and SCALAR_ATTR not in c.attr_names(src.id):
+        # A scalar of an HDF5 file (StoreDatasetInfo.scalar) has no marker of its own.
+        dest_c.set_attr(oid, SCALAR_ATTR, *encode(np.int64(1)))
     for n in c.attr_names(src.id):
         if without_attrs and n != SCALAR_ATTR:
             continue

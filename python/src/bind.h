@@ -17,6 +17,7 @@ namespace py = pybind11;
 
 void BindContainer(py::module_& m);
 void BindDataset(py::module_& m);
+void BindStore(py::module_& m);
 
 // Whether the thread held the GIL during the last engine call made through
 // WithoutGil: -1 before any, 0 no, 1 yes. For the test that proves the GIL

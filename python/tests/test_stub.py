@@ -19,7 +19,12 @@ def stub_tree():
 
 
 def _is_typeddict(cls):
-    return any(isinstance(b, ast.Name) and b.id == "TypedDict" for b in cls.bases)
+    """A TypedDict, or a class derived from one of the stub's TypedDicts."""
+    typeddicts = {"TypedDict"}
+    for node in stub_tree().body:  # in order: a base comes before the classes derived from it
+        if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in typeddicts for b in node.bases):
+            typeddicts.add(node.name)
+    return any(isinstance(b, ast.Name) and b.id in typeddicts for b in cls.bases)
 
 
 def stub_api():
