@@ -10,12 +10,13 @@
 
 #include <fmt/format.h>
 
+#include "engine/format/layout.h"
+#include "engine/format/superblock.h"
 #include "engine/io/os_error.h"
 
 namespace slabfs::stores {
 namespace {
 
-constexpr std::string_view kSlabMagic("\x89SLABFS\n", 8);
 constexpr std::string_view kHdf5Magic("\x89HDF\r\n\x1a\n", 8);
 
 bool Exists(const std::string& path) {
@@ -69,7 +70,11 @@ Result<StoreFormat> DetectStoreFormat(const std::string& path) {
     int fd;
   } closer{fd};
   SLABFS_ASSIGN_OR_RETURN(std::string head, ReadAt(fd, path, 0));
-  if (head == kSlabMagic) return StoreFormat::kSlab;
+  if (engine::HasSuperblockMagic(head)) return StoreFormat::kSlab;
+  // A container has two superblock slots; a young one may have written
+  // only the second (engine/format/layout.h).
+  SLABFS_ASSIGN_OR_RETURN(std::string slot1, ReadAt(fd, path, engine::kSuperblockSlot1));
+  if (engine::HasSuperblockMagic(slot1)) return StoreFormat::kSlab;
   if (head == kHdf5Magic) return StoreFormat::kHdf5;
   // An HDF5 superblock after a user block: at 512, 1024, 2048, ...
   for (uint64_t at = 512; at + 8 <= static_cast<uint64_t>(st.st_size); at *= 2) {

@@ -2,7 +2,8 @@
 // (the mount, `slab`, the Python binding) open any store by its path and
 // let -o format= / --format force one.
 //
-//   slab   a slab container: the superblock magic "\x89SLABFS\n" at 0
+//   slab   a slab container: the superblock magic "\x89SLABFS\n" at 0 or
+//          4096 (its two superblock slots; a young one may have only the second)
 //   hdf5   an HDF5 file (netCDF-4 is HDF5): "\x89HDF\r\n\x1a\n" at 0, 512,
 //          1024, 2048, ... (a user block before it is a power of two of at
 //          least 512 bytes, as the HDF5 format specification allows)

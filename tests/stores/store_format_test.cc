@@ -38,6 +38,11 @@ const std::string kHdf5Magic("\x89HDF\r\n\x1a\n", 8);
 TEST_F(StoreFormatTest, SignaturesName) {
   EXPECT_EQ(DetectStoreFormat(Write("c.slab", std::string("\x89SLABFS\n", 8) + std::string(8192, '\0'))).value(),
             StoreFormat::kSlab);
+  // A young container: only the second superblock slot written.
+  EXPECT_EQ(DetectStoreFormat(
+                Write("young.slab", std::string(4096, '\0') + std::string("\x89SLABFS\n", 8) + std::string(4096, '\0')))
+                .value(),
+            StoreFormat::kSlab);
   EXPECT_EQ(DetectStoreFormat(Write("a.h5", kHdf5Magic + std::string(100, '\0'))).value(), StoreFormat::kHdf5);
   // After a user block of 512 and of 4096 bytes.
   EXPECT_EQ(DetectStoreFormat(Write("u1.h5", std::string(512, 'u') + kHdf5Magic)).value(), StoreFormat::kHdf5);
