@@ -492,6 +492,7 @@ class Walker {
     SLABFS_ASSIGN_OR_RETURN(std::optional<Hdf5Pipeline> pipeline, LearnFilters(dcpl.get(), src, l->item_size));
     if (!pipeline) return Out();
     l->pipeline = std::move(*pipeline);
+    l->decodes = l->pipeline.compresses();
     l->info.source_filters = l->pipeline.ToString();
     info.filters = l->pipeline.SlabFilters();
     SLABFS_RETURN_IF_ERROR_R(LearnChunks(d, space.get(), l.get()));
