@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <set>
 #include <utility>
 
@@ -16,6 +15,7 @@
 
 #include "engine/cache/chunk_cache.h"
 #include "engine/io/os_error.h"
+#include "stores/store_tree.h"
 #include "stores/zarr/zarr_dataset.h"
 #include "tools/convert/zarr_listing.h"
 #include "tools/convert/zarr_metadata.h"
@@ -33,16 +33,6 @@ constexpr int kMaxDepth = 256;
 std::string JoinPath(std::string_view parent, std::string_view name) {
   return parent == "/" || parent.empty() ? fmt::format("/{}", name) : fmt::format("{}/{}", parent, name);
 }
-
-struct Node {
-  std::string name;
-  std::string path;
-  ObjectId parent = 0;
-  ObjectKind kind = ObjectKind::kGroup;
-  std::map<std::string, ObjectId, std::less<>> children;
-  std::map<std::string, Attribute, std::less<>> attrs;
-  std::shared_ptr<const ZarrLayout> layout;  // arrays
-};
 
 // How the codecs encode a chunk, in the store's own terms
 // ("blosc(lz4,5,shuffle)", "zlib=4", "crc32c"; "transpose" first).
@@ -66,78 +56,16 @@ std::string CodecsText(const convert::ZarrArray& a) {
   return s;
 }
 
-class ZarrStore final : public Store {
+class ZarrStore final : public TreeStore {
  public:
-  ZarrStore(std::string path, std::shared_ptr<engine::ChunkCache> cache)
-      : path_(std::move(path)), cache_(std::move(cache)) {}
+  using TreeStore::TreeStore;
 
   std::string_view format() const override { return "zarr"; }
-  const std::string& path() const override { return path_; }
-
-  Result<ObjectId> Lookup(ObjectId parent, std::string_view name) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* p, Get(parent));
-    if (p->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(p->path + ": not a group"));
-    auto it = p->children.find(name);
-    if (it == p->children.end()) return Err(Status::NotFound(fmt::format("{}: no {} in {}", path_, name, p->path)));
-    return it->second;
-  }
-  Result<ObjectInfo> Stat(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    ObjectInfo info;
-    info.id = id;
-    info.kind = n->kind;
-    info.num_children = n->children.size();
-    if (n->layout) {
-      info.size_bytes = n->layout->info.dataset.size_bytes;
-      info.stored_bytes = n->layout->info.dataset.stored_bytes;
-    }
-    return info;
-  }
-  Result<std::vector<Entry>> List(ObjectId group) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* g, Get(group));
-    if (g->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(g->path + ": not a group"));
-    std::vector<Entry> out;
-    out.reserve(g->children.size());
-    for (const auto& [name, id] : g->children) out.push_back({name, id, nodes_[id - 1].kind});
-    return out;
-  }
-  Result<std::string> PathOf(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    return n->path;
-  }
-  Result<std::vector<std::string>> ListAttributes(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    std::vector<std::string> names;
-    for (const auto& [name, _] : n->attrs) names.push_back(name);
-    return names;
-  }
-  Result<Attribute> GetAttribute(ObjectId id, std::string_view name) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    auto it = n->attrs.find(name);
-    if (it == n->attrs.end())
-      return Err(Status::NotFound(fmt::format("{}: no attribute '{}' on {}", path_, name, n->path)));
-    return it->second;
-  }
-  Result<std::shared_ptr<const StoreDataset>> OpenDataset(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    if (!n->layout) return Err(Status::NotADataset(n->path + ": not a dataset"));
-    return std::shared_ptr<const StoreDataset>(std::make_shared<ZarrDataset>(n->layout, cache_, id));
-  }
-  std::vector<SkippedObject> Skipped() const override { return skipped_; }
-  CacheStats cache_stats() const override { return cache_->stats(); }
-
-  // Filled by the walk, then never changed.
-  std::vector<Node> nodes_;  // id - 1
-  std::vector<SkippedObject> skipped_;
 
  private:
-  Result<const Node*> Get(ObjectId id) const {
-    if (id < 1 || id > nodes_.size()) return Err(Status::NotFound(fmt::format("{}: no object {}", path_, id)));
-    return &nodes_[id - 1];
+  std::shared_ptr<const StoreDataset> MakeDataset(const StoreNode& n, ObjectId id) const override {
+    return std::make_shared<ZarrDataset>(std::static_pointer_cast<const ZarrLayout>(n.layout), cache(), id);
   }
-
-  std::string path_;
-  std::shared_ptr<engine::ChunkCache> cache_;
 };
 
 // The one walk of the directory.
@@ -148,10 +76,7 @@ class Walker {
   Status WalkRoot() {
     v3_ = convert::IsZarrV3Store(root_);
     SLABFS_ASSIGN_OR_RETURN(ZarrNodeKind kind, convert::ZarrNodeKindOf(root_, v3_, "/"));
-    Node n;
-    n.name = "/";
-    n.path = "/";
-    store_->nodes_.push_back(std::move(n));
+    store_->AddRoot();
     if (kind == ZarrNodeKind::kNone) {
       return Status::NotSupported(fmt::format("{}: neither a Zarr group nor a Zarr array", root_));
     }
@@ -176,10 +101,7 @@ class Walker {
   }
 
  private:
-  void Skip(std::string path, std::string reason) {
-    spdlog::info("zarr store {}: skipped {}: {}", store_->path(), path, reason);
-    store_->skipped_.push_back({std::move(path), std::move(reason)});
-  }
+  void Skip(std::string path, std::string reason) { store_->Skip(std::move(path), std::move(reason)); }
 
   // False for a directory met before (a symlink loop).
   bool Visit(const std::string& dir) {
@@ -189,29 +111,21 @@ class Walker {
   }
 
   ObjectId AddNode(ObjectId parent, const std::string& name, ObjectKind kind) {
-    Node n;
-    n.name = name;
-    n.path = JoinPath(store_->nodes_[parent - 1].path, name);
-    n.parent = parent;
-    n.kind = kind;
-    store_->nodes_.push_back(std::move(n));
-    const ObjectId id = store_->nodes_.size();
-    store_->nodes_[parent - 1].children.emplace(name, id);
-    return id;
+    return store_->AddNode(parent, name, JoinPath(store_->node(parent).path, name), kind);
   }
 
   void SetAttributes(ObjectId id, const Json& attrs, const convert::ZarrArray* array) {
     for (convert::ZarrAttribute& a : convert::ZarrAttributes(attrs, array)) {
       if (!a.value) {
-        Skip(fmt::format("{} attribute '{}'", store_->nodes_[id - 1].path, a.name), a.why_not);
+        Skip(fmt::format("{} attribute '{}'", store_->node(id).path, a.name), a.why_not);
         continue;
       }
-      store_->nodes_[id - 1].attrs.insert_or_assign(a.name, std::move(*a.value));
+      store_->node(id).attrs.insert_or_assign(a.name, std::move(*a.value));
     }
   }
 
   Status WalkGroup(const std::string& dir, ObjectId id, int depth) {
-    const std::string shown = store_->nodes_[id - 1].path;
+    const std::string shown = store_->node(id).path;
     auto names = convert::ListZarrDir(dir);
     if (!names) {
       Skip(shown + " (its members)", names.error().message());
@@ -265,7 +179,7 @@ class Walker {
   }
 
   void AddArray(ObjectId parent, const std::string& name, const std::string& dir, convert::ParsedArray p) {
-    const std::string shown = JoinPath(store_->nodes_[parent - 1].path, name);
+    const std::string shown = JoinPath(store_->node(parent).path, name);
     if (!p.unsupported.empty()) {
       Skip(shown, p.unsupported);
       return;
@@ -277,7 +191,7 @@ class Walker {
     }
     if (*l == nullptr) return;
     const ObjectId id = AddNode(parent, name, ObjectKind::kDataset);
-    store_->nodes_[id - 1].layout = *l;
+    store_->node(id).layout = *l;
     SetAttributes(id, (*l)->array.attributes, &(*l)->array);
   }
 
