@@ -81,7 +81,8 @@ constexpr OptionSpec kOptions[] = {
      "docs/mount.md, \"Commits and durability\")"},
     {"format=", kKeyFormat, "-o format=F",
      "what CONTAINER is: slab, hdf5 (also netCDF-4) or zarr (default: found from the file's signature); "
-     "HDF5 and netCDF-4 files mount read-only (docs/mount.md, \"Mounting HDF5, netCDF and Zarr in place\")"},
+     "HDF5 and netCDF-4 files and Zarr stores mount read-only (docs/mount.md, \"Mounting HDF5, netCDF and Zarr "
+     "in place\")"},
     {"nonempty", kKeyNonEmpty, "-o nonempty",
      "mount over a directory that holds files (they are hidden while mounted); by default slabfs refuses"},
     {"fsname=", kKeyFsName, nullptr, nullptr},

@@ -5,6 +5,9 @@
 #if SLABFS_HAVE_HDF5_STORE
 #include "stores/hdf5/hdf5_store.h"
 #endif
+#if SLABFS_HAVE_ZARR_STORE
+#include "stores/zarr/zarr_store.h"
+#endif
 
 namespace slabfs::stores {
 
@@ -12,7 +15,7 @@ bool StoreFormatBuilt(StoreFormat format) {
   switch (format) {
     case StoreFormat::kSlab: return true;
     case StoreFormat::kHdf5: return SLABFS_HAVE_HDF5_STORE != 0;
-    case StoreFormat::kZarr:
+    case StoreFormat::kZarr: return SLABFS_HAVE_ZARR_STORE != 0;
     case StoreFormat::kNetcdf3: return false;
   }
   return false;
@@ -20,6 +23,7 @@ bool StoreFormatBuilt(StoreFormat format) {
 
 Result<std::unique_ptr<Store>> OpenForeignStore(const std::string& path, StoreFormat format,
                                                 const ForeignStoreOptions& options) {
+  (void)options;  // unused in a build without foreign stores
   switch (format) {
     case StoreFormat::kSlab:
       return Err(Status::InvalidArgument(fmt::format("{}: a slab container is opened by the engine", path)));
@@ -29,18 +33,25 @@ Result<std::unique_ptr<Store>> OpenForeignStore(const std::string& path, StoreFo
       o.cache_bytes = options.cache_bytes;
       return OpenHdf5Store(path, o);
 #else
-      (void)options;
       return Err(Status::NotSupported(
           fmt::format("{} is an HDF5 or netCDF-4 file, and this slabfs was built without libhdf5 (libhdf5-dev): "
                       "rebuild with it, or `slab import` the file on a machine that has it",
                       path)));
 #endif
     }
-    case StoreFormat::kZarr:
-      return Err(Status::NotSupported(fmt::format(
-          "{} is a Zarr store: slabfs does not mount Zarr stores in place yet; `slab import` copies one into a "
-          "container",
-          path)));
+    case StoreFormat::kZarr: {
+#if SLABFS_HAVE_ZARR_STORE
+      ZarrStoreOptions o;
+      o.cache_bytes = options.cache_bytes;
+      return OpenZarrStore(path, o);
+#else
+      return Err(Status::NotSupported(
+          fmt::format("{} is a Zarr store, and this slabfs was built without the Zarr store (it needs the slab "
+                      "tool's libraries: blosc, nlohmann-json): rebuild with them, or `slab import` the store on a "
+                      "machine that has them",
+                      path)));
+#endif
+    }
     case StoreFormat::kNetcdf3:
       return Err(Status::NotSupported(
           fmt::format("{} is a classic netCDF file (netCDF-3), which slabfs does not read: convert it to netCDF-4 "

@@ -21,7 +21,8 @@ struct ForeignStoreOptions {
 };
 
 // Whether this build reads `format` (slab always; hdf5 when libhdf5 was
-// found at build time; zarr not yet).
+// found at build time; zarr when the Zarr store was built, with the slab
+// tool's libraries).
 bool StoreFormatBuilt(StoreFormat format);
 
 // Opens `path` as a foreign store of `format`, read-only. InvalidArgument

@@ -12,12 +12,8 @@
 #include <vector>
 
 #include "slabfs/store.h"
+#include "stores/chunked_dataset.h"
 #include "stores/hdf5/hdf5_pipeline.h"
-
-namespace slabfs::engine {
-class ChunkCache;
-class TransferPlan;
-}  // namespace slabfs::engine
 
 namespace slabfs::stores {
 
@@ -58,52 +54,36 @@ class SourceFile {
   uint64_t dev_ = 0, ino_ = 0;
 };
 
-// What a read needs of one dataset, learned once when the store opened.
-struct DatasetLayout {
-  std::string path;  // in the store ("/a/b")
-  StoreDatasetInfo info;
-  size_t item_size = 1;
+// What a read needs of one dataset, learned once when the store opened:
+// the chunked layout and, for each stored chunk, where it is (records[i]
+// for keys[i]) and how it is filtered.
+struct DatasetLayout : ChunkedLayout {
   bool swap_bytes = false;  // the source is big-endian
-  Dims chunk;               // the chunk shape; the shape (at least 1) for a contiguous dataset
   Hdf5Pipeline pipeline;
-  // The stored chunks: linear positions in the chunk grid (C order),
-  // sorted, and their records. A contiguous dataset has one, at 0, once
-  // allocated.
-  std::vector<uint64_t> keys;
   std::vector<ChunkRecord> records;
-
-  const ChunkRecord* Find(uint64_t linear) const;
-  uint64_t chunk_elements() const;
-  bool contiguous() const { return info.layout == StoreLayout::kContiguous; }
 };
 
-class Hdf5Dataset final : public StoreDataset {
+// Reads through the shared chunk walk (ChunkedDataset); a contiguous
+// dataset's runs are pread in place.
+class Hdf5Dataset final : public ChunkedDataset {
  public:
   Hdf5Dataset(std::shared_ptr<const DatasetLayout> layout, std::shared_ptr<const SourceFile> file,
               std::shared_ptr<engine::ChunkCache> cache, uint64_t cache_id);
-
-  const StoreDatasetInfo& info() const override { return layout_->info; }
-  const std::string& path() const override { return layout_->path; }
-  Status Read(const Slab& sel, void* buf, const MemSpace* mem = nullptr) const override;
-  Result<std::vector<StoredChunk>> StoredChunks() const override;
-  Result<std::vector<Box>> Defined(const Slab& sel) const override;
 
   // Reads one stored chunk and decodes it into out (the whole chunk, in
   // little-endian elements). Corruption naming the file, dataset and chunk
   // for an extent past the end of the file, a size that cannot be the
   // chunk's, or bytes that do not decode.
-  Status LoadChunk(const ChunkRecord& rec, std::span<const uint64_t> coords, char* out) const;
+  Status LoadChunk(size_t index, std::span<const uint64_t> coords, char* out) const override;
 
  private:
-  Status ReadContiguous(const engine::TransferPlan& plan, char* out) const;
-  Status ReadStripe(const engine::TransferPlan& plan, char* out, size_t stripe, size_t stripes) const;
+  uint64_t StoredBytes(size_t index) const override { return layout_->records[index].bytes; }
+  void DescribeChunk(size_t index, StoredChunk* c) const override;
+  Status ReadContiguous(const engine::TransferPlan& plan, char* out) const override;
   std::string ChunkName(std::span<const uint64_t> coords) const;
 
   std::shared_ptr<const DatasetLayout> layout_;
   std::shared_ptr<const SourceFile> file_;
-  std::shared_ptr<engine::ChunkCache> cache_;
-  uint64_t cache_id_;
-  bool fill_is_zero_ = true;
 };
 
 // Converts n elements of item_size bytes from the other byte order, in place.

@@ -15,6 +15,7 @@
 
 #include "engine/cache/chunk_cache.h"
 #include "stores/hdf5/hdf5_dataset.h"
+#include "stores/store_tree.h"
 #include "tools/convert/hdf5_attrs.h"
 #include "tools/convert/hdf5_netcdf.h"
 #include "tools/convert/hdf5_util.h"
@@ -36,16 +37,6 @@ std::mutex& Hdf5Mutex() {
   static std::mutex mu;
   return mu;
 }
-
-struct Node {
-  std::string name;
-  std::string path;
-  ObjectId parent = 0;
-  ObjectKind kind = ObjectKind::kGroup;
-  std::map<std::string, ObjectId, std::less<>> children;
-  std::map<std::string, Attribute, std::less<>> attrs;
-  std::shared_ptr<const DatasetLayout> layout;  // datasets
-};
 
 struct Link {
   std::string name;
@@ -102,79 +93,19 @@ TypeInfo ReadType(hid_t type) {
   return t;
 }
 
-class Hdf5Store final : public Store {
+class Hdf5Store final : public TreeStore {
  public:
   Hdf5Store(std::string path, std::shared_ptr<SourceFile> file, std::shared_ptr<engine::ChunkCache> cache)
-      : path_(std::move(path)), file_(std::move(file)), cache_(std::move(cache)) {}
+      : TreeStore(std::move(path), std::move(cache)), file_(std::move(file)) {}
 
   std::string_view format() const override { return "hdf5"; }
-  const std::string& path() const override { return path_; }
-
-  Result<ObjectId> Lookup(ObjectId parent, std::string_view name) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* p, Get(parent));
-    if (p->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(p->path + ": not a group"));
-    auto it = p->children.find(name);
-    if (it == p->children.end()) return Err(Status::NotFound(fmt::format("{}: no {} in {}", path_, name, p->path)));
-    return it->second;
-  }
-  Result<ObjectInfo> Stat(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    ObjectInfo info;
-    info.id = id;
-    info.kind = n->kind;
-    info.num_children = n->children.size();
-    if (n->layout) {
-      info.size_bytes = n->layout->info.dataset.size_bytes;
-      info.stored_bytes = n->layout->info.dataset.stored_bytes;
-    }
-    return info;
-  }
-  Result<std::vector<Entry>> List(ObjectId group) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* g, Get(group));
-    if (g->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(g->path + ": not a group"));
-    std::vector<Entry> out;
-    out.reserve(g->children.size());
-    for (const auto& [name, id] : g->children) out.push_back({name, id, nodes_[id - 1].kind});
-    return out;
-  }
-  Result<std::string> PathOf(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    return n->path;
-  }
-  Result<std::vector<std::string>> ListAttributes(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    std::vector<std::string> names;
-    for (const auto& [name, _] : n->attrs) names.push_back(name);
-    return names;
-  }
-  Result<Attribute> GetAttribute(ObjectId id, std::string_view name) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    auto it = n->attrs.find(name);
-    if (it == n->attrs.end())
-      return Err(Status::NotFound(fmt::format("{}: no attribute '{}' on {}", path_, name, n->path)));
-    return it->second;
-  }
-  Result<std::shared_ptr<const StoreDataset>> OpenDataset(ObjectId id) const override {
-    SLABFS_ASSIGN_OR_RETURN(const Node* n, Get(id));
-    if (!n->layout) return Err(Status::NotADataset(n->path + ": not a dataset"));
-    return std::shared_ptr<const StoreDataset>(std::make_shared<Hdf5Dataset>(n->layout, file_, cache_, id));
-  }
-  std::vector<SkippedObject> Skipped() const override { return skipped_; }
-  CacheStats cache_stats() const override { return cache_->stats(); }
-
-  // Filled by the walk, then never changed.
-  std::vector<Node> nodes_;  // id - 1
-  std::vector<SkippedObject> skipped_;
 
  private:
-  Result<const Node*> Get(ObjectId id) const {
-    if (id < 1 || id > nodes_.size()) return Err(Status::NotFound(fmt::format("{}: no object {}", path_, id)));
-    return &nodes_[id - 1];
+  std::shared_ptr<const StoreDataset> MakeDataset(const StoreNode& n, ObjectId id) const override {
+    return std::make_shared<Hdf5Dataset>(std::static_pointer_cast<const DatasetLayout>(n.layout), file_, cache(), id);
   }
 
-  std::string path_;
   std::shared_ptr<SourceFile> file_;
-  std::shared_ptr<engine::ChunkCache> cache_;
 };
 
 // The one walk of the file with libhdf5.
@@ -192,10 +123,7 @@ class Walker {
     base_ = userblock;
     SLABFS_ASSIGN_OR_RETURN(H5Handle root,
                             Checked(H5Gopen2(file_, "/", H5P_DEFAULT), Code::kCorruption, "opening the root group"));
-    Node n;
-    n.name = "/";
-    n.path = "/";
-    store_->nodes_.push_back(std::move(n));
+    store_->AddRoot();
     H5O_info_t info;
     SLABFS_RETURN_IF_ERROR(Checked(H5Oget_info2(root.get(), &info, H5O_INFO_BASIC), Code::kCorruption, "/"));
     seen_.emplace(info.addr, "/");
@@ -203,21 +131,10 @@ class Walker {
   }
 
  private:
-  void Skip(std::string path, std::string reason) {
-    spdlog::info("hdf5 store {}: skipped {}: {}", store_->path(), path, reason);
-    store_->skipped_.push_back({std::move(path), std::move(reason)});
-  }
+  void Skip(std::string path, std::string reason) { store_->Skip(std::move(path), std::move(reason)); }
 
   ObjectId AddNode(ObjectId parent, const std::string& name, const std::string& path, ObjectKind kind) {
-    Node n;
-    n.name = name;
-    n.path = path;
-    n.parent = parent;
-    n.kind = kind;
-    store_->nodes_.push_back(std::move(n));
-    const ObjectId id = store_->nodes_.size();
-    store_->nodes_[parent - 1].children.emplace(name, id);
-    return id;
+    return store_->AddNode(parent, name, path, kind);
   }
 
   // Attributes of obj (the source path `src`, shown as `shown`) onto node id.
@@ -225,7 +142,7 @@ class Walker {
     SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> names, tools::convert::Hdf5AttributeNames(obj, src));
     for (const std::string& name : names) {
       if (tools::convert::IsDimensionBookkeeping(name, is_scale)) continue;
-      const std::string& shown = store_->nodes_[id - 1].path;
+      const std::string& shown = store_->node(id).path;
       if (Status v = ValidateName(name); !v.ok()) {
         Skip(fmt::format("{} attribute '{}'", shown, name), "the name is not valid in slabfs: " + v.message());
         continue;
@@ -239,13 +156,13 @@ class Walker {
         Skip(fmt::format("{} attribute '{}'", shown, name), a->why_not);
         continue;
       }
-      store_->nodes_[id - 1].attrs.insert_or_assign(name, std::move(*a->value));
+      store_->node(id).attrs.insert_or_assign(name, std::move(*a->value));
     }
     return Status::OK();
   }
 
   Status WalkGroup(hid_t g, ObjectId id, const std::string& src, int depth) {
-    const std::string shown = store_->nodes_[id - 1].path;
+    const std::string shown = store_->node(id).path;
     if (Status s = ReadAttributes(g, src, id, false); !s.ok()) Skip(shown + " (its attributes)", s.message());
     std::vector<Link> links;
     if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectLink, &links) < 0) {
@@ -281,7 +198,7 @@ class Walker {
         continue;
       }
       auto taken = [&] {
-        if (!store_->nodes_[id - 1].children.contains(name)) return false;
+        if (!store_->node(id).children.contains(name)) return false;
         Skip(child_src, fmt::format("{} is taken by another member of the group", child));
         return true;
       };
@@ -320,7 +237,7 @@ class Walker {
         if (Status s = ReadAttributes(opened->get(), child_src, cid, is_scale); !s.ok())
           Skip(child + " (its attributes)", s.message());
         AddDimensionNames(opened->get(), child_src, cid, **layout);
-        store_->nodes_[cid - 1].layout = std::move(*layout);
+        store_->node(cid).layout = std::move(*layout);
       } else {
         Skip(child_src, "a named datatype, not data");
       }
@@ -332,12 +249,12 @@ class Walker {
     if (l.info.scalar) return;
     auto names = namer_.Names(d, src, static_cast<int>(l.info.dataset.shape.size()));
     if (!names) {
-      Skip(store_->nodes_[id - 1].path + " (its dimension names)", names.error().message());
+      Skip(store_->node(id).path + " (its dimension names)", names.error().message());
       return;
     }
     if (*names) {
-      store_->nodes_[id - 1].attrs.insert_or_assign(std::string(tools::convert::kArrayDimensions),
-                                                    Attribute::String(tools::convert::DimensionsJson(**names)));
+      store_->node(id).attrs.insert_or_assign(std::string(tools::convert::kArrayDimensions),
+                                              Attribute::String(tools::convert::DimensionsJson(**names)));
     }
   }
 
@@ -492,6 +409,7 @@ class Walker {
     SLABFS_ASSIGN_OR_RETURN(std::optional<Hdf5Pipeline> pipeline, LearnFilters(dcpl.get(), src, l->item_size));
     if (!pipeline) return Out();
     l->pipeline = std::move(*pipeline);
+    l->decodes = l->pipeline.compresses();
     l->info.source_filters = l->pipeline.ToString();
     info.filters = l->pipeline.SlabFilters();
     SLABFS_RETURN_IF_ERROR_R(LearnChunks(d, space.get(), l.get()));

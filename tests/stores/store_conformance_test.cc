@@ -6,22 +6,31 @@
 // chunks the HDF5 file stores written). Every store must read what h5py
 // reads, byte range by byte range, say which elements are stored the same
 // way through Defined, DefinedRuns and StoredChunks, and refuse bad
-// requests with the documented codes. A new store (Zarr) joins by adding
-// its factory to kStoreKinds.
+// requests with the documented codes. The Zarr store runs them on Zarr v2
+// stores zarr-python makes from the same files (tests/stores/zarr/
+// mirror_hdf5.py: the same dtypes, shapes, chunks, fills and exactly the
+// chunks the HDF5 file stores, under a different codec for many arrays):
+// made by the native library rather than by `slab export`, so that the
+// Zarr store is checked against Zarr as others write it, not against
+// slabfs's own writer. A new store joins by adding its factory to
+// kStoreKinds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "slabfs/container.h"
 #include "slabfs/store.h"
 #include "stores/hdf5/hdf5_store.h"
+#include "stores/zarr/zarr_store.h"
 #include "tests/stores/store_fixtures.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -105,7 +114,27 @@ const StoreKind kStoreKinds[] = {
        }
        return OpenContainerStore(path);
      }},
+    {"zarr",
+     [](const std::string& h5, const fs::path& dir) -> Result<std::unique_ptr<Store>> {
+       // Made once per file: the store is only read.
+       const fs::path path = dir / (fs::path(h5).filename().string() + ".zarr");
+       if (!fs::exists(path)) {
+         const std::string cmd = std::string(SLABFS_PYTHON3) + " " + SLABFS_SOURCE_DIR +
+                                 "/tests/stores/zarr/mirror_hdf5.py " + h5 + " " + path.string();
+         if (std::system(cmd.c_str()) != 0) return Err(Status::IOError("mirror_hdf5.py failed for " + h5));
+       }
+       return stores::OpenZarrStore(path.string());
+     }},
 };
+
+// Whether zarr-python can be imported (the Zarr kind's stores are made with it).
+bool HaveZarrPython() {
+  static const bool have = [] {
+    const std::string cmd = std::string(SLABFS_PYTHON3) + " -c 'import zarr, numcodecs' 2>/dev/null";
+    return std::system(cmd.c_str()) == 0;
+  }();
+  return have;
+}
 
 class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
  protected:
@@ -121,6 +150,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
   void SetUp() override {
     if (status_ == 77) GTEST_SKIP() << "h5py, netCDF4 or numpy is missing";
     ASSERT_EQ(status_, 0) << "make_fixtures.py failed";
+    if (std::string_view(GetParam().name) == "zarr" && !HaveZarrPython()) GTEST_SKIP() << "zarr is missing";
   }
 
   // The store of each fixture file, opened once per test.

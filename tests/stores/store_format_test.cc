@@ -85,9 +85,10 @@ TEST(StoreFormatNamesTest, ParseAndName) {
 TEST_F(StoreFormatTest, ForeignStoresOpenByFormatOrSayWhyNot) {
   EXPECT_TRUE(StoreFormatBuilt(StoreFormat::kSlab));
   EXPECT_TRUE(StoreFormatBuilt(StoreFormat::kHdf5));  // this binary links the HDF5 store
+  EXPECT_TRUE(StoreFormatBuilt(StoreFormat::kZarr));  // and the Zarr store
   EXPECT_FALSE(StoreFormatBuilt(StoreFormat::kNetcdf3));
   EXPECT_CODE(OpenForeignStore(dir_ + "/c.slab", StoreFormat::kSlab), Code::kInvalidArgument);
-  auto zarr = OpenForeignStore(dir_, StoreFormat::kZarr);
+  auto zarr = OpenForeignStore(dir_, StoreFormat::kZarr);  // a directory that is no Zarr store
   EXPECT_CODE(zarr, Code::kNotSupported);
   auto classic = OpenForeignStore(Write("c.nc", "CDF\x01"), StoreFormat::kNetcdf3);
   EXPECT_CODE(classic, Code::kNotSupported);

@@ -1,0 +1,55 @@
+#include "stores/zarr/zarr_dataset.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tools/convert/zarr_codecs.h"
+#include "tools/convert/zarr_listing.h"
+
+namespace slabfs::stores {
+
+namespace convert = tools::convert;
+
+ZarrDataset::ZarrDataset(std::shared_ptr<const ZarrLayout> layout, std::shared_ptr<engine::ChunkCache> cache,
+                         uint64_t cache_id)
+    : ChunkedDataset(layout, std::move(cache), cache_id), layout_(std::move(layout)) {}
+
+Status ZarrDataset::LoadChunk(size_t, std::span<const uint64_t> coords, char* out) const {
+  const ZarrLayout& l = *layout_;
+  const convert::ZarrArray& a = l.array;
+  const uint64_t n = l.chunk_elements();
+  const uint64_t expected = n * l.item_size;
+  const std::string key = convert::ChunkKey(a, Dims(coords.begin(), coords.end()));
+  const std::string what = fmt::format("{}: array {} chunk {}", l.store, l.path, key);
+  // Per thread: chunk reads run on the pool, each thread one chunk at once.
+  thread_local std::string stored, raw;
+  Status s = convert::ReadZarrChunkFile(l.dir + "/" + key, convert::ZarrChunkFileLimit(expected), &stored);
+  if (s.code() == Code::kNotFound) {
+    Fill(out, n);
+    return Status::OK();
+  }
+  if (!s.ok()) return s.WithContext(what);
+  if (a.codecs.empty() && a.transpose.empty()) {
+    if (stored.size() != expected) {
+      return Status::Corruption(
+          fmt::format("{}: {} bytes, but an uncompressed chunk takes {}", what, stored.size(), expected));
+    }
+    std::memcpy(out, stored.data(), expected);
+    if (a.big_endian) convert::SwapBytes(out, expected, l.item_size);
+    return Status::OK();
+  }
+  SLABFS_RETURN_IF_ERROR(convert::DecodeChunk(a.codecs, stored, expected, what, &raw));
+  if (raw.size() != expected) {
+    return Status::Corruption(fmt::format("{}: decodes to {} bytes, not the chunk's {}", what, raw.size(), expected));
+  }
+  if (a.big_endian) convert::SwapBytes(raw.data(), raw.size(), l.item_size);
+  if (a.transpose.empty()) {
+    std::memcpy(out, raw.data(), expected);
+  } else {
+    convert::Untranspose(raw.data(), a.chunks, a.transpose, l.item_size, out);
+  }
+  return Status::OK();
+}
+
+}  // namespace slabfs::stores

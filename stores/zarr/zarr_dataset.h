@@ -1,0 +1,48 @@
+// The read side of the Zarr store: what it learned of each array when it
+// opened (ZarrLayout) and the StoreDataset that reads its chunk files
+// through the shared chunk walk (ZarrDataset).
+#ifndef SLABFS_STORES_ZARR_ZARR_DATASET_H_
+#define SLABFS_STORES_ZARR_ZARR_DATASET_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stores/chunked_dataset.h"
+#include "tools/convert/zarr_metadata.h"
+
+namespace slabfs::stores {
+
+// One array of the store: its chunk grid, the chunk keys that were present
+// when the store opened (keys, with each chunk file's size then), and how
+// its chunks are encoded.
+struct ZarrLayout : ChunkedLayout {
+  std::string store;  // the store's path, for messages
+  std::string dir;    // the array's directory
+  tools::convert::ZarrArray array;
+  std::vector<uint64_t> file_bytes;  // for keys[i]
+};
+
+class ZarrDataset final : public ChunkedDataset {
+ public:
+  ZarrDataset(std::shared_ptr<const ZarrLayout> layout, std::shared_ptr<engine::ChunkCache> cache, uint64_t cache_id);
+
+  // Reads the chunk file of stored chunk `index` and decodes it with the
+  // array's codecs (then big-endian elements swapped, a transposed chunk
+  // put in C order). A chunk file removed since the store opened reads as
+  // the fill value, as Zarr reads a missing chunk. Corruption naming the
+  // store, array and chunk key for a file that is not a regular file, is
+  // far larger than the chunk, or does not decode to exactly the chunk.
+  Status LoadChunk(size_t index, std::span<const uint64_t> coords, char* out) const override;
+
+ private:
+  uint64_t StoredBytes(size_t index) const override { return layout_->file_bytes[index]; }
+
+  std::shared_ptr<const ZarrLayout> layout_;
+};
+
+}  // namespace slabfs::stores
+
+#endif  // SLABFS_STORES_ZARR_ZARR_DATASET_H_
