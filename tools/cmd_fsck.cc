@@ -257,7 +257,7 @@ Status FsckStore(FsckCommandOptions& o, std::ostream& out) {
 }  // namespace
 
 Status RunFsck(FsckCommandOptions& o, std::ostream& out) {
-  if (IsHdf5File(o.file)) return FsckStore(o, out);
+  if (IsForeignStore(o.file)) return FsckStore(o, out);
   auto report = Check(o);
   if (!report) return report.error();
   if (o.repair && !report->clean()) {

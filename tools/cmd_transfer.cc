@@ -325,7 +325,7 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
   if (o.output != kStdStreamName && IsSameFile(o.output, o.file)) {
     return Status::InvalidArgument(fmt::format("{}: the output is the container itself", o.output));
   }
-  if (IsHdf5File(o.file)) return ExportStoreDataset(o, npy);
+  if (IsForeignStore(o.file)) return ExportStoreDataset(o, npy);
   SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
   auto opened = c->OpenDataset(o.path);
   if (!opened) return AddContext(opened.error(), o.path);

@@ -10,21 +10,23 @@
 
 namespace slabfs::tools {
 
-bool IsHdf5File(const std::string& path) {
+bool IsForeignStore(const std::string& path) {
   auto format = stores::DetectStoreFormat(path);
-  return format && *format == stores::StoreFormat::kHdf5;
+  return format && (*format == stores::StoreFormat::kHdf5 || *format == stores::StoreFormat::kZarr);
 }
 
 Status ForeignFileStatus(const std::string& path, bool changes) {
-  if (!IsHdf5File(path)) return Status::OK();
+  if (!IsForeignStore(path)) return Status::OK();
+  auto format = stores::DetectStoreFormat(path);
+  const std::string what = *format == stores::StoreFormat::kHdf5 ? "an HDF5 file" : "a Zarr store";
   if (changes) {
-    return Status::NotSupported(fmt::format(
-        "{} is an HDF5 file: slab changes only slab containers; use `slab import` to copy it into one", path));
+    return Status::NotSupported(
+        fmt::format("{} is {}: slab changes only slab containers; use `slab import` to copy it into one", path, what));
   }
   return Status::NotSupported(
-      fmt::format("{} is an HDF5 file: this command works on slab containers only (ls, info, chunks, attr, defined, "
+      fmt::format("{} is {}: this command works on slab containers only (ls, info, chunks, attr, defined, "
                   "fsck and the export of one dataset read it in place); use `slab import` to copy it into one",
-                  path));
+                  path, what));
 }
 
 Result<std::unique_ptr<Store>> OpenStoreForReading(const std::string& path) {

@@ -26,24 +26,25 @@
 
 namespace slabfs::tools {
 
-// Whether `path` is an HDF5 (or netCDF-4) file, by its signature.
-bool IsHdf5File(const std::string& path);
+// Whether `path` is an HDF5 (or netCDF-4) file or a Zarr store, by its
+// signature (stores/store_format.h).
+bool IsForeignStore(const std::string& path);
 
-// Opens `path` read-only as a store: a container, or an HDF5 / netCDF-4
-// file. A Zarr store or a netCDF-3 file is NotSupported saying what it is
+// Opens `path` read-only as a store: a container, an HDF5 / netCDF-4 file
+// or a Zarr store. A netCDF-3 file is NotSupported saying what it is
 // (stores/open_store.h); anything else is opened as a container, whose
 // error says what the file is not (or that it is missing). A build without
-// libhdf5 answers NotSupported for an HDF5 file, saying so.
+// libhdf5 (or blosc, for Zarr) answers NotSupported for such a store, saying so.
 Result<std::unique_ptr<Store>> OpenStoreForReading(const std::string& path);
 
 // Opens the container `path` read-only, for the commands that need the
 // container itself (repack, erase's look before it writes, tree export).
-// An HDF5 file is NotSupported (ForeignFileStatus).
+// An HDF5 file or Zarr store is NotSupported (ForeignFileStatus).
 Result<std::unique_ptr<Container>> OpenForReading(const std::string& path);
 
 // OK for a container (or a file of no known format: opening it says why);
-// NotSupported for an HDF5 file, for a command that `changes` it: "x.h5 is
-// an HDF5 file: slab changes only slab containers; use `slab import` to
+// NotSupported for an HDF5 file or Zarr store, for a command that `changes`
+// it: "x.h5 is an HDF5 file: slab changes only slab containers; use `slab import` to
 // copy it into one" (else "... this command works on slab containers
 // only ...", naming the commands that read it in place).
 Status ForeignFileStatus(const std::string& path, bool changes);
