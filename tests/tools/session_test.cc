@@ -39,14 +39,18 @@ class SessionTest : public ::testing::Test {
 };
 
 TEST_F(SessionTest, FindsHdf5AtZeroAndAfterAUserBlock) {
-  EXPECT_TRUE(IsHdf5File(Make("a.h5", 4096, 0, kHdf5Signature)));
+  EXPECT_TRUE(IsForeignStore(Make("a.h5", 4096, 0, kHdf5Signature)));
   for (size_t at : {512, 1024, 2048, 4096}) {
-    EXPECT_TRUE(IsHdf5File(Make("u" + std::to_string(at) + ".h5", 8192, at, kHdf5Signature))) << at;
+    EXPECT_TRUE(IsForeignStore(Make("u" + std::to_string(at) + ".h5", 8192, at, kHdf5Signature))) << at;
   }
-  EXPECT_FALSE(IsHdf5File(Make("off.h5", 8192, 100, kHdf5Signature)));
-  EXPECT_FALSE(IsHdf5File(Make("empty.h5", 0)));
-  EXPECT_FALSE(IsHdf5File((dir_ / "missing.h5").string()));
-  EXPECT_FALSE(IsHdf5File(dir_.string()));
+  EXPECT_FALSE(IsForeignStore(Make("off.h5", 8192, 100, kHdf5Signature)));
+  EXPECT_FALSE(IsForeignStore(Make("empty.h5", 0)));
+  EXPECT_FALSE(IsForeignStore((dir_ / "missing.h5").string()));
+  EXPECT_FALSE(IsForeignStore(dir_.string()));
+  // A Zarr store is foreign too (a directory with its metadata).
+  fs::create_directory(dir_ / "s.zarr");
+  std::ofstream(dir_ / "s.zarr" / ".zgroup") << "{\"zarr_format\": 2}";
+  EXPECT_TRUE(IsForeignStore((dir_ / "s.zarr").string()));
 }
 
 TEST_F(SessionTest, ReadsAContainerThroughTheContainerStore) {
@@ -56,7 +60,7 @@ TEST_F(SessionTest, ReadsAContainerThroughTheContainerStore) {
   auto c = Container::Open(p, o);
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
   ASSERT_OK((*c)->Close());
-  EXPECT_FALSE(IsHdf5File(p));
+  EXPECT_FALSE(IsForeignStore(p));
   auto store = OpenStoreForReading(p);
   ASSERT_TRUE(store.has_value()) << store.error().ToString();
   EXPECT_EQ((*store)->format(), "slab");
