@@ -16,8 +16,10 @@ bool IsForeignStore(const std::string& path) {
 }
 
 Status ForeignFileStatus(const std::string& path, bool changes) {
-  if (!IsForeignStore(path)) return Status::OK();
   auto format = stores::DetectStoreFormat(path);
+  if (!format || (*format != stores::StoreFormat::kHdf5 && *format != stores::StoreFormat::kZarr)) {
+    return Status::OK();
+  }
   const std::string what = *format == stores::StoreFormat::kHdf5 ? "an HDF5 file" : "a Zarr store";
   if (changes) {
     return Status::NotSupported(

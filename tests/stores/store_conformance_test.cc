@@ -136,20 +136,11 @@ bool HaveZarrPython() {
   return have;
 }
 
-class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
+class StoreConformanceTest : public testutil::StoreFixtureSuite<::testing::TestWithParam<StoreKind>> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path;
-    status_ = testutil::MakeStoreFixtures(dir_);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
-    delete dir_;
-  }
   void SetUp() override {
-    if (status_ == 77) GTEST_SKIP() << "h5py, netCDF4 or numpy is missing";
-    ASSERT_EQ(status_, 0) << "make_fixtures.py failed";
+    StoreFixtureSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     if (std::string_view(GetParam().name) == "zarr" && !HaveZarrPython()) GTEST_SKIP() << "zarr is missing";
   }
 
@@ -165,13 +156,8 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
     return *it->second;
   }
 
-  static fs::path* dir_;
-  static int status_;
   std::map<std::string, std::unique_ptr<Store>> stores_;
 };
-
-fs::path* StoreConformanceTest::dir_ = nullptr;
-int StoreConformanceTest::status_ = -1;
 
 // Which elements the boxes cover, as a mask over the dataset.
 std::vector<bool> MaskOf(const std::vector<Box>& boxes, const Dims& shape, uint64_t n) {

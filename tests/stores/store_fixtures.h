@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "slabfs/selection.h"
 
 namespace slabfs::testutil {
@@ -74,6 +76,35 @@ inline std::string BoxOf(const std::string& whole, const Dims& shape, const Dims
   }
   return out;
 }
+
+// A gtest fixture base (over ::testing::Test or TestWithParam<T>) that
+// makes the fixture files once per suite and removes them after it; every
+// test of the suite skips when h5py, netCDF4 or numpy is missing and fails
+// when make_fixtures.py does.
+template <class Base>
+class StoreFixtureSuite : public Base {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::filesystem::path;
+    status_ = MakeStoreFixtures(dir_);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(*dir_, ec);
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (status_ == 77) GTEST_SKIP() << "h5py, netCDF4 or numpy is missing";
+    ASSERT_EQ(status_, 0) << "make_fixtures.py failed";
+  }
+
+  static std::vector<std::vector<std::string>> Manifest(const std::string& kind) { return StoreManifest(*dir_, kind); }
+  static std::string File(const std::string& name) { return (*dir_ / name).string(); }
+
+  inline static std::filesystem::path* dir_ = nullptr;
+  inline static int status_ = -1;
+};
 
 }  // namespace slabfs::testutil
 

@@ -27,33 +27,7 @@ namespace fs = std::filesystem;
 using testutil::BoxOf;
 using testutil::ReadWhole;
 
-class Hdf5StoreTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path;
-    status_ = testutil::MakeStoreFixtures(dir_);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
-    delete dir_;
-  }
-  void SetUp() override {
-    if (status_ == 77) GTEST_SKIP() << "h5py, netCDF4 or numpy is missing";
-    ASSERT_EQ(status_, 0) << "make_fixtures.py failed";
-  }
-
-  static std::vector<std::vector<std::string>> Manifest(const std::string& kind) {
-    return testutil::StoreManifest(*dir_, kind);
-  }
-  static std::string File(const std::string& name) { return (*dir_ / name).string(); }
-
-  static fs::path* dir_;
-  static int status_;
-};
-
-fs::path* Hdf5StoreTest::dir_ = nullptr;
-int Hdf5StoreTest::status_ = -1;
+using Hdf5StoreTest = testutil::StoreFixtureSuite<::testing::Test>;
 
 TEST_F(Hdf5StoreTest, ReadsEveryDatasetAsH5pyDoes) {
   std::mt19937_64 rng(42);
