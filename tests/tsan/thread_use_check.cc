@@ -25,7 +25,7 @@
 
 // slabfs::engine::ParallelFor, as the linker names what it wraps.
 extern "C" void __real__ZN6slabfs6engine11ParallelForEmRKSt8functionIFvmEE(size_t n,
-                                                                          const std::function<void(size_t)>& fn);
+                                                                           const std::function<void(size_t)>& fn);
 
 namespace {
 
@@ -85,7 +85,7 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
 }
 
 extern "C" void __wrap__ZN6slabfs6engine11ParallelForEmRKSt8functionIFvmEE(size_t n,
-                                                                          const std::function<void(size_t)>& fn) {
+                                                                           const std::function<void(size_t)>& fn) {
   if (n >= 2) g_parallel_calls.fetch_add(1);
   __real__ZN6slabfs6engine11ParallelForEmRKSt8functionIFvmEE(n, fn);
 }
