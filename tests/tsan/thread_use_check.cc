@@ -1,10 +1,9 @@
 // Checks the rule by which tests/run.sh's tsan stage picks the engine test
 // files it builds and runs under ThreadSanitizer (SLABFS_TSAN_TEST_FILES in
 // tests/CMakeLists.txt): every test that starts a thread (pthread_create:
-// std::thread, std::jthread, std::async, the engine's pool starting) or hands
-// work to the engine's pool (ParallelFor over two items or more, which the
-// pool's workers share on a machine of two cores or more) is in a file on
-// that list. Linked into engine_tests (not into the TSan binary), which
+// std::thread, std::jthread, std::async) or hands work to the engine's pool
+// (ParallelFor over two items or more, which the pool's workers share on a
+// machine of two cores or more) is in a file on that list. Linked into engine_tests (not into the TSan binary), which
 // ctest runs one test per process: a test that used a second thread from a
 // file not on the list fails, naming the file to add.
 //
@@ -22,6 +21,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+
+#include "engine/util/thread_pool.h"
 
 // slabfs::engine::ParallelFor, as the linker names what it wraps.
 extern "C" void __real__ZN6slabfs6engine11ParallelForEmRKSt8functionIFvmEE(size_t n,
@@ -46,6 +47,11 @@ bool OnTheList(std::string_view file) {
 
 class ThreadUseCheck : public testing::EmptyTestEventListener {
  public:
+  // The engine's pool starts its workers the first time anything asks for
+  // them (ParallelWidth too, which hands them no work): started here, before
+  // any test, a thread a test starts is its own, and work it hands the pool
+  // is a ParallelFor call.
+  void OnTestProgramStart(const testing::UnitTest&) override { slabfs::engine::ParallelWidth(); }
   void OnTestStart(const testing::TestInfo&) override {
     g_threads_started = 0;
     g_parallel_calls = 0;
