@@ -21,7 +21,12 @@ cd "$ROOT"
 bash mount_scripts/install_deps.sh
 
 BUILD_DIR=${SLABFS_BUILD_DIR:-build}
-CMAKE_ARGS=(-DSLABFS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLABFS_BUILD_TOOLS=ON)
+# The expensive checks (SLABFS_EXPENSIVE_CHECKS: the lock order at run time,
+# ContainerImpl::NoteDirty's promise, no block I/O under a lock that
+# forbids it, the daemon's inode table) in the build that ctest runs: every
+# unit and mount test runs with them (the tsan stage runs only the engine
+# tests of files that use threads).
+CMAKE_ARGS=(-DSLABFS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLABFS_BUILD_TOOLS=ON -DSLABFS_EXPENSIVE_CHECKS=ON)
 if [ -n "${SLABFS_SANITIZE:-}" ]; then
   BUILD_DIR=${SLABFS_BUILD_DIR:-build-$SLABFS_SANITIZE}
   CMAKE_ARGS+=(-DSLABFS_SANITIZE="$SLABFS_SANITIZE")
@@ -123,13 +128,21 @@ stage_fuzz() {
 
 # The engine and the daemon under ThreadSanitizer (their own build in
 # build-thread/, which also checks the engine's expensive invariants,
-# SLABFS_EXPENSIVE_CHECKS): every engine test but the single-threaded sweeps
-# that damage every byte of every index block one at a time or crash a
-# commit after each of its writes (TSAN_SKIP below; ctest runs them; a race
-# needs threads, and under TSan they take most of the stage), split into
-# one shard per core run side by side, then the many-clients, follow and spliced-read mount
-# tests against the instrumented daemon (with the build stage's slab, so
-# this build compiles neither the tool nor the HDF5 and Zarr stores). The
+# SLABFS_EXPENSIVE_CHECKS). A race needs two threads, so it builds and runs
+# the engine tests that use them, not all: engine_tsan_tests, the files of
+# SLABFS_TSAN_TEST_FILES in tests/CMakeLists.txt, which are every file with
+# a test that starts a thread or hands work to the engine's pool
+# (ParallelFor over 2+ items). ctest checks that rule in the build stage's
+# engine_tests (tests/tsan/thread_use_check.cc: a test that used a second
+# thread fails if its file is not on the list). The single-threaded tests
+# of other files run in ctest only, with the same expensive checks (the
+# build stage's SLABFS_EXPENSIVE_CHECKS). Of the listed files' tests it
+# skips single-threaded sweeps that repeat one code path hundreds of times
+# (TSAN_SKIP below; ctest runs them). They run in one
+# shard per core side by side; then the many-clients, follow and
+# spliced-read mount tests against the instrumented daemon (with the build
+# stage's slab for making containers, so this build compiles neither the
+# tool nor the HDF5 and Zarr stores; without one, slab is built here). The
 # first race stops the program (exit 66), which fails the run.
 stage_tsan() {
   local dir=build-thread
@@ -137,7 +150,7 @@ stage_tsan() {
   # to the instrumented daemon; so this build leaves out the tool and its
   # libraries (the HDF5 and Zarr stores too: the instrumented daemon mounts
   # slab containers), unless there is no build stage's slab to use.
-  local tools=OFF targets=(engine_tests slabfs) bin="$ROOT/$dir/mount-bin"
+  local tools=OFF targets=(engine_tsan_tests slabfs) bin="$ROOT/$dir/mount-bin"
   if [ ! -x "$BUILD_DIR/bin/slab" ]; then
     tools=ON
     targets+=(slab)
@@ -153,25 +166,26 @@ stage_tsan() {
   fi
   export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
   # Single-threaded sweeps that repeat one code path hundreds of times
-  # (damage every index block byte; crash after every write of a commit, for
-  # every free-list chain but one, and of the group-page commits): ctest
-  # runs them all; under TSan they took most of the stage and add no race.
+  # (damage every index block byte; crash after every write of a commit,
+  # for the free-list chains whose commits encode on one thread): ctest
+  # runs them all, with the expensive checks; under TSan they took most of
+  # the stage and add no race (SLABFS_THREAD_USE_REPORT=1 build/bin/engine_tests
+  # names the tests that use threads).
   local TSAN_SKIP='*.DamagedBlocksAreCorruptionNeverOtherRecords/*:*.DamagedRootsAreCorruptionNeverOtherRecords/*'
   TSAN_SKIP+=':FreeListChains/CommitTest.CrashAfterEveryWriteLeavesOldOrNewState/5'
   TSAN_SKIP+=':FreeListChains/CommitTest.CrashAfterEveryWriteLeavesOldOrNewState/7'
   TSAN_SKIP+=':FreeListChains/CommitTest.CrashAfterEveryWriteLeavesOldOrNewState/63'
-  TSAN_SKIP+=':*/GroupPagesCrashTest.*'
   local pids=() logs=() i failed=0
   for ((i = 0; i < JOBS; i++)); do
-    logs+=("$dir/engine_tests.shard$i.log")
-    GTEST_TOTAL_SHARDS=$JOBS GTEST_SHARD_INDEX=$i "$dir/bin/engine_tests" --gtest_brief=1 \
+    logs+=("$dir/engine_tsan_tests.shard$i.log")
+    GTEST_TOTAL_SHARDS=$JOBS GTEST_SHARD_INDEX=$i "$dir/bin/engine_tsan_tests" --gtest_brief=1 \
       --gtest_filter="-$TSAN_SKIP" \
       >"${logs[$i]}" 2>&1 &
     pids+=($!)
   done
   for ((i = 0; i < JOBS; i++)); do
     if ! wait "${pids[$i]}"; then
-      echo "tests/run.sh: engine_tests shard $i of $JOBS failed under ThreadSanitizer:" >&2
+      echo "tests/run.sh: engine_tsan_tests shard $i of $JOBS failed under ThreadSanitizer:" >&2
       tail -n 200 "${logs[$i]}" >&2
       failed=1
     else
