@@ -19,7 +19,8 @@ std::string_view StoreLayoutName(StoreLayout layout) {
 }
 
 Status StoreDataset::ReadElements(uint64_t first, uint64_t count, void* buf) const {
-  const DatasetInfo& d = info().dataset;
+  const StoreDatasetInfo si = info();
+  const DatasetInfo& d = si.dataset;
   if (first > d.num_elements || count > d.num_elements - first) {
     return Status::InvalidArgument(path() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
                                    " outside " + std::to_string(d.num_elements));
@@ -34,7 +35,8 @@ Status StoreDataset::ReadElements(uint64_t first, uint64_t count, void* buf) con
 }
 
 Result<size_t> StoreDataset::ReadBytes(uint64_t offset, size_t length, void* buf) const {
-  const DatasetInfo& d = info().dataset;
+  const StoreDatasetInfo si = info();
+  const DatasetInfo& d = si.dataset;
   const uint64_t item = ItemSize(d.dtype);
   const uint64_t size = d.num_elements * item;
   if (offset >= size || length == 0) return size_t{0};
@@ -100,7 +102,8 @@ void AppendRunsOf(const Dims& shape, const Box& b, std::vector<ElementRun>* runs
 }  // namespace
 
 Result<std::vector<ElementRun>> StoreDataset::DefinedRuns(uint64_t first, uint64_t count) const {
-  const DatasetInfo& d = info().dataset;
+  const StoreDatasetInfo si = info();
+  const DatasetInfo& d = si.dataset;
   if (first > d.num_elements || count > d.num_elements - first) {
     return Err(Status::InvalidArgument(path() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
                                        " outside " + std::to_string(d.num_elements)));
@@ -153,7 +156,7 @@ class ContainerDataset final : public StoreDataset {
     if (ItemSize(info_.dataset.dtype) == 1) info_.source_dtype[0] = '|';
   }
 
-  const StoreDatasetInfo& info() const override { return info_; }
+  StoreDatasetInfo info() const override { return info_; }
   const std::string& path() const override { return path_; }
   Status Read(const Slab& sel, void* buf, const MemSpace* mem) const override { return ds_.Read(sel, buf, mem); }
   Result<std::vector<StoredChunk>> StoredChunks() const override {

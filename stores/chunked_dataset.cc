@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <shared_mutex>
 
 #include <fmt/format.h>
 
@@ -57,9 +59,15 @@ Status ChunkedDataset::ReadContiguous(const engine::TransferPlan&, char*) const 
   return Status::NotSupported(layout_->path + ": this store reads no contiguous datasets");
 }
 
+StoreDatasetInfo ChunkedDataset::info() const {
+  std::shared_lock lock(layout_->mu);
+  return layout_->info;
+}
+
 Status ChunkedDataset::Read(const Slab& sel, void* buf, const MemSpace* mem) const {
   try {
     const ChunkedLayout& l = *layout_;
+    std::shared_lock lock(l.mu);
     engine::TransferPlan plan;
     const Dims limit(l.chunk.size(), kUnlimited);  // edge chunks are stored whole
     Status s = plan.Build(l.info.dataset.shape, l.chunk, sel, mem, &limit);
@@ -138,6 +146,11 @@ Status ChunkedDataset::ReadStripe(const engine::TransferPlan& plan, char* out, s
 }
 
 Result<std::vector<StoredChunk>> ChunkedDataset::StoredChunks() const {
+  std::shared_lock lock(layout_->mu);
+  return StoredChunksLocked();
+}
+
+std::vector<StoredChunk> ChunkedDataset::StoredChunksLocked() const {
   const ChunkedLayout& l = *layout_;
   const Dims& shape = l.info.dataset.shape;
   const size_t rank = shape.size();
@@ -161,6 +174,7 @@ Result<std::vector<StoredChunk>> ChunkedDataset::StoredChunks() const {
 
 Result<std::vector<Box>> ChunkedDataset::Defined(const Slab& sel) const {
   const ChunkedLayout& l = *layout_;
+  std::shared_lock lock(l.mu);
   const Dims& shape = l.info.dataset.shape;
   SLABFS_RETURN_IF_ERROR_R(engine::ValidateSlab(sel, shape, "dataset").WithContext(l.path));
   const size_t rank = shape.size();
@@ -172,7 +186,7 @@ Result<std::vector<Box>> ChunkedDataset::Defined(const Slab& sel) const {
     hi[d] = n.start + n.extent();
     if (lo[d] == hi[d]) return std::vector<Box>{};
   }
-  SLABFS_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks, StoredChunks());
+  const std::vector<StoredChunk> chunks = StoredChunksLocked();
   std::vector<Box> boxes;
   for (const StoredChunk& c : chunks) {
     Box b{Dims(rank), Dims(rank)};

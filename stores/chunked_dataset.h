@@ -13,13 +13,19 @@
 //
 // Thread safety: as StoreDataset (every method from any number of threads;
 // LoadChunk must allow that too). The chunk cache is shared by the store's
-// datasets; `cache_id` tells them apart in its keys.
+// datasets; `cache_id` tells them apart in its keys. A store that changes
+// a dataset in place (the Zarr store opened for writing) changes its
+// layout (shape, keys, sizes) and its chunks only while it holds the
+// layout's `mu` exclusively; every read here holds it shared, so a read
+// sees each chunk and the shape before or after a change, and no chunk a
+// change replaced is left in the cache (the changer drops it under `mu`).
 #ifndef SLABFS_STORES_CHUNKED_DATASET_H_
 #define SLABFS_STORES_CHUNKED_DATASET_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,8 +39,14 @@ class TransferPlan;
 
 namespace slabfs::stores {
 
-// What a read needs of one dataset, learned once when the store opened.
+// What a read needs of one dataset, learned when the store opened.
 struct ChunkedLayout {
+  // Held shared by every read of the fields below, exclusively by a store
+  // that changes them. A plain std::shared_mutex, outside the engine's
+  // lock order: nothing holds an engine lock when taking it (the chunk
+  // cache's and the thread pool's are taken under it).
+  mutable std::shared_mutex mu;
+
   std::string path;  // in the store ("/a/b")
   StoreDatasetInfo info;
   size_t item_size = 1;
@@ -59,7 +71,7 @@ class ChunkedDataset : public StoreDataset {
   ChunkedDataset(std::shared_ptr<const ChunkedLayout> layout, std::shared_ptr<engine::ChunkCache> cache,
                  uint64_t cache_id);
 
-  const StoreDatasetInfo& info() const final { return layout_->info; }
+  StoreDatasetInfo info() const final;
   const std::string& path() const final { return layout_->path; }
   Status Read(const Slab& sel, void* buf, const MemSpace* mem = nullptr) const final;
   Result<std::vector<StoredChunk>> StoredChunks() const final;
@@ -86,6 +98,9 @@ class ChunkedDataset : public StoreDataset {
 
   const ChunkedLayout& layout() const { return *layout_; }
   engine::ChunkCache& cache() const { return *cache_; }
+  uint64_t cache_id() const { return cache_id_; }
+  // StoredChunks with layout().mu held.
+  std::vector<StoredChunk> StoredChunksLocked() const;
   // The dataset's fill value in n elements at dst.
   void Fill(char* dst, uint64_t n) const;
 

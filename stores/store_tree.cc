@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <mutex>
+#include <shared_mutex>
+
 #include "engine/cache/chunk_cache.h"
 
 namespace slabfs::stores {
@@ -18,6 +21,7 @@ Result<const StoreNode*> TreeStore::Get(ObjectId id) const {
 }
 
 Result<ObjectId> TreeStore::Lookup(ObjectId parent, std::string_view name) const {
+  std::shared_lock lock(mu_);
   SLABFS_ASSIGN_OR_RETURN(const StoreNode* p, Get(parent));
   if (p->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(p->path + ": not a group"));
   auto it = p->children.find(name);
@@ -26,19 +30,26 @@ Result<ObjectId> TreeStore::Lookup(ObjectId parent, std::string_view name) const
 }
 
 Result<ObjectInfo> TreeStore::Stat(ObjectId id) const {
-  SLABFS_ASSIGN_OR_RETURN(const StoreNode* n, Get(id));
   ObjectInfo info;
-  info.id = id;
-  info.kind = n->kind;
-  info.num_children = n->children.size();
-  if (n->layout) {
-    info.size_bytes = n->layout->info.dataset.size_bytes;
-    info.stored_bytes = n->layout->info.dataset.stored_bytes;
+  std::shared_ptr<const ChunkedLayout> layout;
+  {
+    std::shared_lock lock(mu_);
+    SLABFS_ASSIGN_OR_RETURN(const StoreNode* n, Get(id));
+    info.id = id;
+    info.kind = n->kind;
+    info.num_children = n->children.size();
+    layout = n->layout;
+  }
+  if (layout) {
+    std::shared_lock lock(layout->mu);
+    info.size_bytes = layout->info.dataset.size_bytes;
+    info.stored_bytes = layout->info.dataset.stored_bytes;
   }
   return info;
 }
 
 Result<std::vector<Entry>> TreeStore::List(ObjectId group) const {
+  std::shared_lock lock(mu_);
   SLABFS_ASSIGN_OR_RETURN(const StoreNode* g, Get(group));
   if (g->kind != ObjectKind::kGroup) return Err(Status::NotAGroup(g->path + ": not a group"));
   std::vector<Entry> out;
@@ -48,11 +59,13 @@ Result<std::vector<Entry>> TreeStore::List(ObjectId group) const {
 }
 
 Result<std::string> TreeStore::PathOf(ObjectId id) const {
+  std::shared_lock lock(mu_);
   SLABFS_ASSIGN_OR_RETURN(const StoreNode* n, Get(id));
   return n->path;
 }
 
 Result<std::vector<std::string>> TreeStore::ListAttributes(ObjectId id) const {
+  std::shared_lock lock(mu_);
   SLABFS_ASSIGN_OR_RETURN(const StoreNode* n, Get(id));
   std::vector<std::string> names;
   for (const auto& [name, _] : n->attrs) names.push_back(name);
@@ -60,6 +73,7 @@ Result<std::vector<std::string>> TreeStore::ListAttributes(ObjectId id) const {
 }
 
 Result<Attribute> TreeStore::GetAttribute(ObjectId id, std::string_view name) const {
+  std::shared_lock lock(mu_);
   SLABFS_ASSIGN_OR_RETURN(const StoreNode* n, Get(id));
   auto it = n->attrs.find(name);
   if (it == n->attrs.end())
@@ -68,6 +82,7 @@ Result<Attribute> TreeStore::GetAttribute(ObjectId id, std::string_view name) co
 }
 
 Result<std::shared_ptr<const StoreDataset>> TreeStore::OpenDataset(ObjectId id) const {
+  std::shared_lock lock(mu_);
   SLABFS_ASSIGN_OR_RETURN(const StoreNode* n, Get(id));
   if (!n->layout) return Err(Status::NotADataset(n->path + ": not a dataset"));
   return MakeDataset(*n, id);

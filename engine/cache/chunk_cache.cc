@@ -243,6 +243,15 @@ void ChunkCache::EraseDataset(uint64_t dataset) {
   for (Entry* e : victims) RemoveLocked(e);
 }
 
+bool ChunkCache::Erase(const CacheKey& key) {
+  MutexLock lock(mu_);
+  auto it = map_.find(key);
+  if (it == map_.end()) return true;
+  if (it->second->pins > 0) return false;
+  RemoveLocked(it->second.get());
+  return true;
+}
+
 CacheStats ChunkCache::stats() const {
   CacheStats s;
   s.hits = hits_;

@@ -127,6 +127,9 @@ class ChunkCache {
   uint64_t dirty_bytes() const { return dirty_bytes_.load(std::memory_order_relaxed); }
   // Drops every unpinned entry of the dataset, dirty or not.
   void EraseDataset(uint64_t dataset);
+  // Drops the entry of `key`, dirty or not (its owner replaced the chunk
+  // where it is stored). False, and nothing dropped, when it is pinned.
+  bool Erase(const CacheKey& key);
 
   // A buffer for a chunk image of `bytes`: a recycled one when an evicted
   // chunk of that size (in this cache or a closed one) left one behind

@@ -5,6 +5,7 @@
 #include "slabfs/container.h"
 #include "slabfs/status.h"
 #include "slabfs/store.h"
+#include "slabfs/store_writer.h"
 #include "slabfs/types.h"
 
 #endif  // SLABFS_SLABFS_H_

@@ -19,7 +19,9 @@
 // there. Elements read always come out as the dtype says (little-endian,
 // native here), whatever the source's byte order.
 //
-// Read side only for now: nothing here changes a store.
+// This header is the read side. A store that can be changed in place (a
+// Zarr directory store opened for writing) also hands out a StoreWriter
+// (writer(), include/slabfs/store_writer.h); the others answer null.
 //
 // Ids: an object's id is stable for as long as the store is open (a store
 // made of a container uses the container's ids; other stores number the
@@ -47,6 +49,8 @@
 #include "slabfs/types.h"
 
 namespace slabfs {
+
+class StoreWriter;
 
 // How a store keeps a dataset's elements.
 enum class StoreLayout : unsigned char {
@@ -86,7 +90,9 @@ class StoreDataset {
  public:
   virtual ~StoreDataset() = default;
 
-  virtual const StoreDatasetInfo& info() const = 0;
+  // What the dataset is now (a writable store's dataset can change shape
+  // and stored chunks while open; the others' are fixed).
+  virtual StoreDatasetInfo info() const = 0;
   // The store-wide path ("/a/b"), for messages.
   virtual const std::string& path() const = 0;
 
@@ -146,6 +152,9 @@ class Store {
   virtual std::vector<SkippedObject> Skipped() const = 0;
   // The store's chunk cache, as Container::cache_stats counts it.
   virtual CacheStats cache_stats() const = 0;
+  // The change side (store_writer.h), or null for a store that is not
+  // changed in place (the default).
+  virtual StoreWriter* writer() { return nullptr; }
 
   // An absolute path ("/a/b"; "/" is the root) to an id, by Lookup.
   Result<ObjectId> Resolve(std::string_view path) const;
