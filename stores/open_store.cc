@@ -43,6 +43,7 @@ Result<std::unique_ptr<Store>> OpenForeignStore(const std::string& path, StoreFo
 #if SLABFS_HAVE_ZARR_STORE
       ZarrStoreOptions o;
       o.cache_bytes = options.cache_bytes;
+      o.writable = options.writable;
       return OpenZarrStore(path, o);
 #else
       return Err(Status::NotSupported(

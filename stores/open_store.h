@@ -18,6 +18,10 @@ namespace slabfs::stores {
 
 struct ForeignStoreOptions {
   uint64_t cache_bytes = 64ull << 20;  // the store's chunk cache, a hard bound
+  // Open for changes where the format allows them (a Zarr store:
+  // Store::writer()); a format that does not (HDF5) opens read-only, and
+  // its writer() is null.
+  bool writable = false;
 };
 
 // Whether this build reads `format` (slab always; hdf5 when libhdf5 was
@@ -25,7 +29,8 @@ struct ForeignStoreOptions {
 // tool's libraries).
 bool StoreFormatBuilt(StoreFormat format);
 
-// Opens `path` as a foreign store of `format`, read-only. InvalidArgument
+// Opens `path` as a foreign store of `format`, read-only unless
+// options.writable asks for changes and the format makes them. InvalidArgument
 // for kSlab (the engine opens containers); NotSupported for a format this
 // build does not read; the store's own errors otherwise.
 Result<std::unique_ptr<Store>> OpenForeignStore(const std::string& path, StoreFormat format,

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,14 +16,27 @@
 
 namespace slabfs::stores {
 
-// One array of the store: its chunk grid, the chunk keys that were present
-// when the store opened (keys, with each chunk file's size then), and how
-// its chunks are encoded.
+// One array of the store: its chunk grid, the chunk keys present (learned
+// when the store opened; a writable store keeps them up to date as it
+// writes), with each chunk file's size, and how its chunks are encoded.
+// `mu` (ChunkedLayout) guards keys, file_bytes, info's shape and sizes and
+// array.shape; the rest is fixed once the store is open.
 struct ZarrLayout : ChunkedLayout {
   std::string store;  // the store's path, for messages
   std::string dir;    // the array's directory
+  bool v3 = false;    // metadata in zarr.json (else .zarray and .zattrs)
   tools::convert::ZarrArray array;
   std::vector<uint64_t> file_bytes;  // for keys[i]
+  // Writable store: why this array cannot be written ("" when it can).
+  std::string read_only_reason;
+  // Writable store: whether a chunk that holds only the fill value is
+  // removed rather than written (Zarr reads a missing chunk as the fill
+  // value; not for a v2 array whose fill_value is null, which zarr-python
+  // reads as uninitialised memory).
+  bool drop_fill_chunks = false;
+  // Writable store: held by one byte-view change at a time
+  // (WritableStoreDataset::Exclusively), before `mu`.
+  std::mutex change_mu;
 };
 
 class ZarrDataset final : public ChunkedDataset {
@@ -36,6 +50,9 @@ class ZarrDataset final : public ChunkedDataset {
   // store, array and chunk key for a file that is not a regular file, is
   // far larger than the chunk, or does not decode to exactly the chunk.
   Status LoadChunk(size_t index, std::span<const uint64_t> coords, char* out) const override;
+
+  using ChunkedDataset::Fill;
+  using ChunkedDataset::StoredChunksLocked;
 
  private:
   uint64_t StoredBytes(size_t index) const override { return layout_->file_bytes[index]; }

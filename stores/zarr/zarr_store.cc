@@ -17,6 +17,8 @@
 #include "engine/io/os_error.h"
 #include "stores/store_tree.h"
 #include "stores/zarr/zarr_dataset.h"
+#include "stores/zarr/zarr_tree.h"
+#include "stores/zarr/zarr_writer.h"
 #include "tools/convert/zarr_listing.h"
 #include "tools/convert/zarr_metadata.h"
 
@@ -56,25 +58,13 @@ std::string CodecsText(const convert::ZarrArray& a) {
   return s;
 }
 
-class ZarrStore final : public TreeStore {
- public:
-  using TreeStore::TreeStore;
-
-  std::string_view format() const override { return "zarr"; }
-
- private:
-  std::shared_ptr<const StoreDataset> MakeDataset(const StoreNode& n, ObjectId id) const override {
-    return std::make_shared<ZarrDataset>(std::static_pointer_cast<const ZarrLayout>(n.layout), cache(), id);
-  }
-};
-
 // The one walk of the directory.
 class Walker {
  public:
-  Walker(std::string root, ZarrStore* store) : root_(std::move(root)), store_(store) {}
+  Walker(std::string root, ZarrStore* store, bool writable)
+      : root_(std::move(root)), store_(store), v3_(store->v3()), writable_(writable) {}
 
   Status WalkRoot() {
-    v3_ = convert::IsZarrV3Store(root_);
     SLABFS_ASSIGN_OR_RETURN(ZarrNodeKind kind, convert::ZarrNodeKindOf(root_, v3_, "/"));
     store_->AddRoot();
     if (kind == ZarrNodeKind::kNone) {
@@ -83,6 +73,7 @@ class Walker {
     if (!Visit(root_)) return Status::Corruption(root_ + ": cannot be visited");
     if (kind == ZarrNodeKind::kGroup) {
       SLABFS_ASSIGN_OR_RETURN(Json attrs, convert::ReadZarrGroupAttributes(root_, v3_));
+      store_->node(kRootId).location = root_;
       SetAttributes(kRootId, attrs, nullptr);
       return WalkGroup(root_, kRootId, 0);
     }
@@ -164,6 +155,7 @@ class Walker {
           continue;
         }
         const ObjectId cid = AddNode(id, name, ObjectKind::kGroup);
+        store_->node(cid).location = child_dir;
         SetAttributes(cid, *attrs, nullptr);
         SLABFS_RETURN_IF_ERROR(WalkGroup(child_dir, cid, depth + 1));
         continue;
@@ -192,16 +184,17 @@ class Walker {
     if (*l == nullptr) return;
     const ObjectId id = AddNode(parent, name, ObjectKind::kDataset);
     store_->node(id).layout = *l;
+    store_->node(id).location = dir;
     SetAttributes(id, (*l)->array.attributes, &(*l)->array);
   }
 
   // Everything a read needs of one array, or null (skipped with its reason).
-  Result<std::shared_ptr<const ZarrLayout>> Learn(const std::string& shown, const std::string& dir,
-                                                  convert::ZarrArray a) {
+  Result<std::shared_ptr<ZarrLayout>> Learn(const std::string& shown, const std::string& dir, convert::ZarrArray a) {
     auto l = std::make_shared<ZarrLayout>();
     l->path = shown;
     l->store = store_->path();
     l->dir = dir;
+    l->v3 = v3_;
     l->item_size = ItemSize(a.dtype);
     l->chunk = a.chunks;
     l->decodes = !a.codecs.empty() || !a.transpose.empty();
@@ -214,6 +207,15 @@ class Walker {
     info.dtype = a.dtype;
     info.shape = a.shape;
     info.max_shape = convert::ZarrMaxShape(a, a.attributes);
+    if (writable_) {
+      // Any Zarr array can be resized: its first dimension can grow
+      // unless an export fixed a maximum shape.
+      if (!a.scalar && !a.max_shape && !a.attributes.contains(convert::kMaxShapeAttribute)) {
+        info.max_shape[0] = kUnlimited;
+      }
+      l->read_only_reason = ZarrReadOnlyReason(a);
+      l->drop_fill_chunks = a.zarr_format == 3 || a.fill_is_marker;
+    }
     info.chunks = a.chunks;
     info.fill = a.fill;
     info.filters = convert::FiltersFor(a);
@@ -228,7 +230,7 @@ class Walker {
     }
     if (bytes > static_cast<slabfs_u128>(INT64_MAX)) {
       Skip(shown, "larger than 2^63 bytes");
-      return std::shared_ptr<const ZarrLayout>();
+      return std::shared_ptr<ZarrLayout>();
     }
     info.size_bytes = info.num_elements * l->item_size;
     info.length_resizable = info.max_shape[0] != info.shape[0];
@@ -257,25 +259,36 @@ class Walker {
     // Listed in C order of the coordinates, which is the linear order.
     info.allocated_chunks = l->keys.size();
     l->array = std::move(a);
-    return std::shared_ptr<const ZarrLayout>(std::move(l));
+    return l;
   }
 
   std::string root_;
   ZarrStore* store_;
-  bool v3_ = false;
+  const bool v3_;
+  const bool writable_;
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
 
 }  // namespace
+
+ZarrStore::ZarrStore(std::string path, std::shared_ptr<engine::ChunkCache> cache, bool v3)
+    : TreeStore(std::move(path), std::move(cache)), v3_(v3) {}
+
+ZarrStore::~ZarrStore() = default;
+
+StoreWriter* ZarrStore::writer() { return writer_.get(); }
+
+void ZarrStore::MakeWritable() { writer_ = std::make_unique<ZarrWriter>(this); }
 
 Result<std::unique_ptr<Store>> OpenZarrStore(const std::string& path, const ZarrStoreOptions& options) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Err(engine::StatusFromErrno(errno, path));
   if (!S_ISDIR(st.st_mode)) return Err(Status::NotSupported(path + ": not a directory (a Zarr directory store)"));
   auto cache = std::make_shared<engine::ChunkCache>(options.cache_bytes, options.cache_bytes);
-  auto store = std::make_unique<ZarrStore>(path, std::move(cache));
-  Walker walker(path, store.get());
+  auto store = std::make_unique<ZarrStore>(path, std::move(cache), convert::IsZarrV3Store(path));
+  Walker walker(path, store.get(), options.writable);
   SLABFS_RETURN_IF_ERROR_R(walker.WalkRoot());
+  if (options.writable) store->MakeWritable();
   return std::unique_ptr<Store>(std::move(store));
 }
 

@@ -1,5 +1,7 @@
 // A Zarr v2 or v3 directory store as a store (include/slabfs/store.h),
-// read-only.
+// read-only, or read-write when opened with `writable` (its writer is
+// zarr_writer.h: chunks re-encoded and replaced by temporary file and
+// rename, attributes, groups, resizing along the first dimension).
 //
 // Opening walks the directory once, as `slab import` does
 // (tools/convert/zarr_listing.h): groups are directories holding .zgroup
@@ -23,9 +25,11 @@
 // directories that are neither group nor array, attributes slabfs cannot
 // hold.
 //
-// The store is never written. Chunk keys are learned once: chunks another
-// program writes later are not seen until the store is opened again (a
-// chunk removed since reads as the fill value).
+// Opened read-only, the store is never written. Chunk keys are learned
+// once: chunks another program writes later are not seen until the store
+// is opened again (a chunk removed since reads as the fill value); a
+// writable store keeps them up to date with its own writes only (two
+// writers of one store, this and another program, are not coordinated).
 //
 // Bytes of the store are untrusted: a chunk file that is not a regular
 // file, is far larger than its chunk, or does not decode to exactly the
@@ -45,6 +49,9 @@ namespace slabfs::stores {
 struct ZarrStoreOptions {
   // The chunk cache's budget (decoded chunks), a hard bound.
   uint64_t cache_bytes = 64ull << 20;
+  // Hand out a writer (Store::writer()). Every array's first dimension can
+  // then grow (max shape unlimited there unless an export fixed one).
+  bool writable = false;
 };
 
 // Errors: NotFound (no such path), NotSupported (a directory that is not a

@@ -265,7 +265,12 @@ void SwapBytes(char* data, size_t n, size_t item_size) {
   }
 }
 
-void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out) {
+namespace {
+
+// Walks A (C order over a_shape) row by row with the offset in B of each
+// element; copies B to A (untranspose) or A to B (transpose).
+void Permute(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out,
+             bool a_to_b) {
   const size_t rank = a_shape.size();
   if (rank == 0) return;
   // Element strides of B (C order over b_shape), then the stride in B of a
@@ -288,8 +293,15 @@ void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>&
   for (uint64_t done = 0; done < total; done += inner) {
     uint64_t from = q;
     char* dst = out + done * item_size;
-    for (uint64_t k = 0; k < inner; ++k, from += inner_step) {
-      std::memcpy(dst + k * item_size, in + from * item_size, item_size);
+    if (a_to_b) {
+      const char* src = in + done * item_size;
+      for (uint64_t k = 0; k < inner; ++k, from += inner_step) {
+        std::memcpy(out + from * item_size, src + k * item_size, item_size);
+      }
+    } else {
+      for (uint64_t k = 0; k < inner; ++k, from += inner_step) {
+        std::memcpy(dst + k * item_size, in + from * item_size, item_size);
+      }
     }
     // Next row of A: carry through the outer dimensions.
     for (size_t d = rank - 1; d-- > 0;) {
@@ -301,6 +313,16 @@ void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>&
       p[d] = 0;
     }
   }
+}
+
+}  // namespace
+
+void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out) {
+  Permute(in, a_shape, order, item_size, out, /*a_to_b=*/false);
+}
+
+void Transpose(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out) {
+  Permute(in, a_shape, order, item_size, out, /*a_to_b=*/true);
 }
 
 }  // namespace slabfs::tools::convert

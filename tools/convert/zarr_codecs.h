@@ -54,6 +54,9 @@ void SwapBytes(char* data, size_t n, size_t item_size);
 // with A[p] = B[q] where q[i] = p[order[i]]. v2's F order is the order
 // rank-1, ..., 0.
 void Untranspose(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out);
+// The inverse: the chunk array A (shape a_shape, C order) at `in` written
+// as B to `out`, as a writer stores a transposed chunk.
+void Transpose(const char* in, const Dims& a_shape, const std::vector<size_t>& order, size_t item_size, char* out);
 
 // Whether c-blosc was built with compressor `cname`.
 bool BloscHasCompressor(std::string_view cname);

@@ -1,0 +1,559 @@
+#include "stores/zarr/zarr_writer.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <new>
+#include <shared_mutex>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/cache/chunk_cache.h"
+#include "engine/io/os_error.h"
+#include "engine/selection/hyperslab.h"
+#include "stores/zarr/zarr_dataset.h"
+#include "stores/zarr/zarr_tree.h"
+#include "tools/convert/zarr_codecs.h"
+#include "tools/convert/zarr_json.h"
+
+namespace slabfs::stores {
+namespace {
+
+namespace convert = tools::convert;
+using convert::Json;
+
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// A name no other writer picks: 64 random bits and a process-wide count.
+std::string TempSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof r)) r = 0;
+  return fmt::format(".tmp.{:016x}{:x}.{}", r, counter.fetch_add(1, std::memory_order_relaxed), ::getpid());
+}
+
+// Makes the directories of a nested chunk key under `base` ("0/3" needs
+// base/0), noting each parent whose entries changed.
+Status MakeKeyDirs(const std::string& base, const std::string& key, DirtyDirs* dirty) {
+  for (size_t slash = key.find('/'); slash != std::string::npos; slash = key.find('/', slash + 1)) {
+    const std::string dir = base + "/" + key.substr(0, slash);
+    if (::mkdir(dir.c_str(), 0777) == 0) {
+      dirty->Add(ParentOf(dir));
+    } else if (errno != EEXIST) {
+      return engine::StatusFromErrno(errno, dir);
+    }
+  }
+  return Status::OK();
+}
+
+uint64_t GridAlong(const Dims& shape, const Dims& chunk, size_t d) {
+  return shape[d] / chunk[d] + (shape[d] % chunk[d] != 0);
+}
+
+}  // namespace
+
+std::string ZarrReadOnlyReason(const convert::ZarrArray& a) {
+  if (a.codecs.empty()) return "";
+  auto trial = convert::EncodeChunk(a.codecs, std::string(ItemSize(a.dtype), '\0'));
+  if (trial) return "";
+  std::string codecs;
+  for (const convert::ZarrCodec& c : a.codecs) {
+    if (!codecs.empty()) codecs += ",";
+    switch (c.kind) {
+      case convert::ZarrCodec::Kind::kZlib: codecs += "zlib"; break;
+      case convert::ZarrCodec::Kind::kGzip: codecs += "gzip"; break;
+      case convert::ZarrCodec::Kind::kBlosc: codecs += "blosc(" + c.cname + ")"; break;
+      case convert::ZarrCodec::Kind::kCrc32c: codecs += "crc32c"; break;
+      case convert::ZarrCodec::Kind::kShuffle: codecs += "shuffle"; break;
+    }
+  }
+  return fmt::format("its codecs ({}) decode but cannot be encoded by this build: {}", codecs, trial.error().message());
+}
+
+// ------------------------------------------------------------ files
+
+void DirtyDirs::Add(std::string dir) {
+  std::lock_guard lock(mu_);
+  dirs_.insert(std::move(dir));
+}
+
+Status DirtyDirs::SyncAll() {
+  std::set<std::string> todo;
+  {
+    std::lock_guard lock(mu_);
+    todo.swap(dirs_);
+  }
+  Status first;
+  for (auto it = todo.begin(); it != todo.end();) {
+    const int fd = engine::RetryOnEintr([&] { return ::open(it->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+    Status s;
+    if (fd < 0) {
+      s = engine::StatusFromErrno(errno, *it);
+    } else {
+      if (::fsync(fd) != 0) s = engine::StatusFromErrno(errno, "fsync " + *it);
+      ::close(fd);
+    }
+    if (s.ok() || s.code() == Code::kNotFound) {
+      it = todo.erase(it);
+      continue;
+    }
+    if (first.ok()) first = s;
+    ++it;
+  }
+  if (!todo.empty()) {
+    std::lock_guard lock(mu_);
+    dirs_.merge(todo);
+  }
+  return first;
+}
+
+Status ReplaceFileAtomically(const std::string& path, std::string_view bytes, DirtyDirs* dirty) {
+  const std::string tmp = path + TempSuffix();
+  const int fd =
+      engine::RetryOnEintr([&] { return ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); });
+  if (fd < 0) return engine::StatusFromErrno(errno, tmp);
+  Status s = engine::WriteFully(fd, bytes.data(), bytes.size(), tmp);
+  // The bytes are on disk before the name points at them: after a crash
+  // the key names the old chunk or the whole new one.
+  if (s.ok() && ::fsync(fd) != 0) s = engine::StatusFromErrno(errno, "fsync " + tmp);
+  if (::close(fd) != 0 && s.ok()) s = engine::StatusFromErrno(errno, "close " + tmp);
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = engine::StatusFromErrno(errno, "rename to " + path);
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  dirty->Add(ParentOf(path));
+  return Status::OK();
+}
+
+namespace {
+
+// ------------------------------------------------------------ one array
+
+class ZarrArrayWriter final : public WritableStoreDataset {
+ public:
+  ZarrArrayWriter(std::shared_ptr<ZarrLayout> layout, std::shared_ptr<ZarrDataset> reader,
+                  std::shared_ptr<engine::ChunkCache> cache, uint64_t cache_id, std::shared_ptr<ZarrWriteContext> ctx)
+      : layout_(std::move(layout)),
+        reader_(std::move(reader)),
+        cache_(std::move(cache)),
+        cache_id_(cache_id),
+        ctx_(std::move(ctx)) {}
+
+  StoreDatasetInfo info() const override { return reader_->info(); }
+  const std::string& path() const override { return layout_->path; }
+  Status Read(const Slab& sel, void* buf, const MemSpace* mem) const override { return reader_->Read(sel, buf, mem); }
+  Result<std::vector<StoredChunk>> StoredChunks() const override { return reader_->StoredChunks(); }
+  Result<std::vector<Box>> Defined(const Slab& sel) const override { return reader_->Defined(sel); }
+  std::string read_only_reason() const override { return layout_->read_only_reason; }
+
+  Status Write(const Slab& sel, const void* buf, const MemSpace* mem) override {
+    SLABFS_RETURN_IF_ERROR(CheckWritable("write"));
+    ZarrLayout& l = *layout_;
+    try {
+      std::unique_lock lock(l.mu);
+      engine::TransferPlan plan;
+      const Dims limit(l.chunk.size(), kUnlimited);  // edge chunks are stored whole
+      Status s = plan.Build(l.info.dataset.shape, l.chunk, sel, mem, &limit);
+      if (!s.ok()) return s.WithContext(l.path);
+      if (plan.num_elements() == 0) return Status::OK();
+      const size_t item = l.item_size;
+      const char* in = static_cast<const char*>(buf);
+      std::unique_ptr<char[]> image(new char[l.chunk_elements() * item]);
+      for (engine::ChunkCursor cur(plan); !cur.done(); cur.Next()) {
+        const ptrdiff_t index = l.Find(cur.linear());
+        if (!cur.covers_chunk()) {
+          if (index >= 0) {
+            SLABFS_RETURN_IF_ERROR(reader_->LoadChunk(static_cast<size_t>(index), cur.coords(), image.get()));
+          } else {
+            reader_->Fill(image.get(), l.chunk_elements());
+          }
+        }
+        cur.ForEachRun([&](uint64_t coff, uint64_t moff, uint64_t n) {
+          std::memcpy(image.get() + coff * item, in + moff * item, n * item);
+        });
+        SLABFS_RETURN_IF_ERROR(PutChunkLocked(cur.coords(), cur.linear(), image.get()));
+      }
+      return Status::OK();
+    } catch (const std::bad_alloc&) {
+      return Status::IOError(l.path + ": no memory for the write");
+    }
+  }
+
+  Status Resize(uint64_t rows) override {
+    SLABFS_RETURN_IF_ERROR(CheckWritable("resize"));
+    ZarrLayout& l = *layout_;
+    try {
+      std::unique_lock lock(l.mu);
+      const DatasetInfo& d = l.info.dataset;
+      if (d.shape.empty() || !d.length_resizable) {
+        return Status::InvalidArgument(l.path + ": its first dimension cannot change");
+      }
+      if (rows > d.max_shape[0]) {
+        return Status::OutOfRange(fmt::format("{}: {} rows is more than the maximum {}", l.path, rows, d.max_shape[0]));
+      }
+      const uint64_t old = d.shape[0];
+      if (rows == old) return Status::OK();
+      Dims shape = d.shape;
+      shape[0] = rows;
+      if (rows < old) {
+        // The shape first: a crash after it leaves chunks past the shape,
+        // which every reader ignores.
+        SLABFS_RETURN_IF_ERROR(WriteShapeLocked(shape));
+        SetShapeLocked(shape);
+        SLABFS_RETURN_IF_ERROR(RemoveChunksFromLocked((rows + l.chunk[0] - 1) / l.chunk[0]));
+        if (rows % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(rows));
+        return Status::OK();
+      }
+      if (old % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(old));
+      SLABFS_RETURN_IF_ERROR(WriteShapeLocked(shape));
+      SetShapeLocked(shape);
+      return Status::OK();
+    } catch (const std::bad_alloc&) {
+      return Status::IOError(l.path + ": no memory for the resize");
+    }
+  }
+
+ protected:
+  Status Exclusively(const std::function<Status()>& fn) override {
+    std::lock_guard lock(layout_->change_mu);
+    return fn();
+  }
+
+ private:
+  Status CheckWritable(std::string_view op) const {
+    if (layout_->read_only_reason.empty()) return Status::OK();
+    return Status::ReadOnly(fmt::format("{}: array {} cannot be changed ({}): {}", layout_->store, layout_->path, op,
+                                        layout_->read_only_reason));
+  }
+
+  // The grid coordinates of the chunk at linear position `linear`.
+  Dims CoordsOf(uint64_t linear) const {
+    const ZarrLayout& l = *layout_;
+    const size_t rank = l.chunk.size();
+    Dims c(rank, 0);
+    for (size_t d = rank; d-- > 1;) {
+      const uint64_t g = GridAlong(l.info.dataset.shape, l.chunk, d);
+      if (g == 0) return c;
+      c[d] = linear % g;
+      linear /= g;
+    }
+    c[0] = linear;
+    return c;
+  }
+
+  // Stores the chunk at `coords` (linear position `linear`) from `image`,
+  // the whole chunk in C order: encoded into its key by temporary file and
+  // rename, or removed when it holds only the fill value and the array
+  // allows it. Under mu, exclusively.
+  Status PutChunkLocked(std::span<const uint64_t> coords, uint64_t linear, const char* image) {
+    ZarrLayout& l = *layout_;
+    const convert::ZarrArray& a = l.array;
+    const size_t item = l.item_size;
+    const uint64_t n = l.chunk_elements();
+    const uint64_t bytes = n * item;
+    const std::string key = convert::ChunkKey(a, Dims(coords.begin(), coords.end()));
+    const std::string file = l.dir + "/" + key;
+    const ptrdiff_t index = l.Find(linear);
+    DatasetInfo& d = l.info.dataset;
+    if (l.drop_fill_chunks && HoldsOnlyFill(image, n)) {
+      if (index >= 0) {
+        if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
+          return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
+        }
+        ctx_->dirty.Add(ParentOf(file));
+        d.stored_bytes -= std::min(d.stored_bytes, l.file_bytes[index]);
+        l.keys.erase(l.keys.begin() + index);
+        l.file_bytes.erase(l.file_bytes.begin() + index);
+        d.allocated_chunks = l.keys.size();
+      }
+      (void)cache_->Erase(engine::CacheKey{cache_id_, linear});
+      return Status::OK();
+    }
+    std::string raw(image, bytes);
+    if (!a.transpose.empty()) {
+      std::string stored_order(bytes, '\0');
+      convert::Transpose(raw.data(), a.chunks, a.transpose, item, stored_order.data());
+      raw = std::move(stored_order);
+    }
+    if (a.big_endian) convert::SwapBytes(raw.data(), raw.size(), item);
+    std::string stored;
+    if (a.codecs.empty()) {
+      stored = std::move(raw);
+    } else {
+      auto encoded = convert::EncodeChunk(a.codecs, std::move(raw));
+      if (!encoded) return encoded.error().WithContext(fmt::format("{}: array {} chunk {}", l.store, l.path, key));
+      stored = std::move(*encoded);
+    }
+    const std::string what = fmt::format("{}: array {} chunk {}", l.store, l.path, key);
+    SLABFS_RETURN_IF_ERROR(MakeKeyDirs(l.dir, key, &ctx_->dirty).WithContext(what));
+    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, stored, &ctx_->dirty).WithContext(what));
+    // The cache held the old chunk: readers are shut out (mu) until it is
+    // gone, so none can see it or put it back.
+    (void)cache_->Erase(engine::CacheKey{cache_id_, linear});
+    cache_->CountBytesWritten(stored.size());
+    if (index >= 0) {
+      d.stored_bytes = d.stored_bytes - std::min(d.stored_bytes, l.file_bytes[index]) + stored.size();
+      l.file_bytes[index] = stored.size();
+    } else {
+      auto at = std::lower_bound(l.keys.begin(), l.keys.end(), linear);
+      const auto pos = at - l.keys.begin();
+      l.keys.insert(at, linear);
+      l.file_bytes.insert(l.file_bytes.begin() + pos, stored.size());
+      d.stored_bytes += stored.size();
+      d.allocated_chunks = l.keys.size();
+    }
+    return Status::OK();
+  }
+
+  bool HoldsOnlyFill(const char* image, uint64_t n) const {
+    const std::string& fill = layout_->info.dataset.fill;
+    const size_t item = fill.size();
+    for (uint64_t i = 0; i < n; ++i)
+      if (std::memcmp(image + i * item, fill.data(), item) != 0) return false;
+    return true;
+  }
+
+  // Removes every stored chunk whose first coordinate is `from` or more.
+  Status RemoveChunksFromLocked(uint64_t from) {
+    ZarrLayout& l = *layout_;
+    DatasetInfo& d = l.info.dataset;
+    for (size_t i = l.keys.size(); i-- > 0;) {
+      const Dims c = CoordsOf(l.keys[i]);
+      if (c[0] < from) continue;
+      const std::string file = l.dir + "/" + convert::ChunkKey(l.array, c);
+      if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
+        return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
+      }
+      ctx_->dirty.Add(ParentOf(file));
+      (void)cache_->Erase(engine::CacheKey{cache_id_, l.keys[i]});
+      d.stored_bytes -= std::min(d.stored_bytes, l.file_bytes[i]);
+      l.keys.erase(l.keys.begin() + static_cast<ptrdiff_t>(i));
+      l.file_bytes.erase(l.file_bytes.begin() + static_cast<ptrdiff_t>(i));
+    }
+    d.allocated_chunks = l.keys.size();
+    return Status::OK();
+  }
+
+  // Sets rows `row` onwards of the chunk row holding `row` to the fill
+  // value, in every stored chunk of that chunk row (those that change).
+  Status ClearRowsFromLocked(uint64_t row) {
+    ZarrLayout& l = *layout_;
+    const uint64_t c0 = row / l.chunk[0], r = row % l.chunk[0];
+    const uint64_t per_row = l.chunk_elements() / l.chunk[0];
+    const size_t item = l.item_size;
+    std::unique_ptr<char[]> image(new char[l.chunk_elements() * item]);
+    std::vector<uint64_t> linears;
+    for (uint64_t linear : l.keys)
+      if (CoordsOf(linear)[0] == c0) linears.push_back(linear);
+    for (uint64_t linear : linears) {
+      const Dims c = CoordsOf(linear);
+      const ptrdiff_t index = l.Find(linear);
+      if (index < 0) continue;
+      SLABFS_RETURN_IF_ERROR(reader_->LoadChunk(static_cast<size_t>(index), c, image.get()));
+      char* tail = image.get() + r * per_row * item;
+      const uint64_t n = (l.chunk[0] - r) * per_row;
+      if (HoldsOnlyFill(tail, n)) continue;
+      reader_->Fill(tail, n);
+      SLABFS_RETURN_IF_ERROR(PutChunkLocked(c, linear, image.get()));
+    }
+    return Status::OK();
+  }
+
+  // Writes `shape` into the array's metadata document (members slabfs does
+  // not know kept).
+  Status WriteShapeLocked(const Dims& shape) {
+    const ZarrLayout& l = *layout_;
+    std::lock_guard meta(ctx_->meta_mu);
+    const std::string file = l.dir + (l.v3 ? "/zarr.json" : "/.zarray");
+    SLABFS_ASSIGN_OR_RETURN(Json doc, convert::ReadJsonFile(file));
+    if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
+    doc["shape"] = shape;
+    return ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty);
+  }
+
+  void SetShapeLocked(const Dims& shape) {
+    ZarrLayout& l = *layout_;
+    DatasetInfo& d = l.info.dataset;
+    d.shape = shape;
+    l.array.shape = shape;
+    d.num_elements = 1;
+    d.num_chunks = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      d.num_elements *= shape[i];
+      const uint64_t g = GridAlong(shape, l.chunk, i);
+      d.num_chunks = g != 0 && d.num_chunks > UINT64_MAX / g ? UINT64_MAX : d.num_chunks * g;
+    }
+    d.size_bytes = d.num_elements * l.item_size;
+  }
+
+  std::shared_ptr<ZarrLayout> layout_;
+  std::shared_ptr<ZarrDataset> reader_;
+  std::shared_ptr<engine::ChunkCache> cache_;
+  const uint64_t cache_id_;
+  std::shared_ptr<ZarrWriteContext> ctx_;
+};
+
+std::string ChildPath(std::string_view parent, std::string_view name) {
+  return parent == "/" || parent.empty() ? fmt::format("/{}", name) : fmt::format("{}/{}", parent, name);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ the writer
+
+ZarrWriter::ZarrWriter(ZarrStore* store) : store_(store), ctx_(std::make_shared<ZarrWriteContext>()) {
+  ctx_->store = store->path();
+}
+
+Result<std::shared_ptr<WritableStoreDataset>> ZarrWriter::OpenDatasetForWriting(ObjectId id) {
+  std::shared_ptr<ZarrLayout> layout;
+  {
+    std::shared_lock lock(store_->tree_mu());
+    if (id < 1 || id > store_->num_nodes()) {
+      return Err(Status::NotFound(fmt::format("{}: no object {}", store_->path(), id)));
+    }
+    const StoreNode& n = store_->node(id);
+    if (!n.layout) return Err(Status::NotADataset(n.path + ": not a dataset"));
+    layout = std::static_pointer_cast<ZarrLayout>(n.layout);
+  }
+  auto reader = std::make_shared<ZarrDataset>(layout, store_->cache(), id);
+  return std::shared_ptr<WritableStoreDataset>(
+      std::make_shared<ZarrArrayWriter>(std::move(layout), std::move(reader), store_->cache(), id, ctx_));
+}
+
+Result<std::string> ZarrWriter::DirOf(ObjectId id) {
+  std::shared_lock lock(store_->tree_mu());
+  if (id < 1 || id > store_->num_nodes()) {
+    return Err(Status::NotFound(fmt::format("{}: no object {}", store_->path(), id)));
+  }
+  const StoreNode& n = store_->node(id);
+  if (n.location.empty()) {
+    return Err(Status::NotSupported(fmt::format(
+        "{}: the store's root is an array, so its root group is made up and has no attributes or members of its "
+        "own",
+        store_->path())));
+  }
+  return n.location;
+}
+
+Status ZarrWriter::EditAttributes(const std::string& dir, const std::function<Status(Json&)>& change) {
+  const bool v3 = store_->v3();
+  const std::string file = dir + (v3 ? "/zarr.json" : "/.zattrs");
+  Json doc = Json::object();
+  auto read = convert::ReadJsonFile(file);
+  if (read) {
+    doc = std::move(*read);
+  } else if (v3 || read.error().code() != Code::kNotFound) {
+    return read.error();
+  }
+  if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
+  Json* attrs = &doc;
+  if (v3) {
+    if (!doc.contains("attributes")) doc["attributes"] = Json::object();
+    attrs = &doc["attributes"];
+    if (!attrs->is_object()) return Status::Corruption(file + ": \"attributes\" is not an object");
+  }
+  SLABFS_RETURN_IF_ERROR(change(*attrs));
+  return ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty);
+}
+
+Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attribute& value) {
+  if (name == convert::kMaxShapeAttribute) {
+    return Status::NotSupported(
+        fmt::format("{}: {} is kept by slabfs's export, not set by hand", store_->path(), convert::kMaxShapeAttribute));
+  }
+  if (name.empty()) return Status::InvalidArgument("an attribute needs a name");
+  SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(id));
+  const Json json = convert::AttributeToJson(value);
+  // What a reader of the store makes of it (numbers read back as i8, u8 or
+  // f8): the tree shows what opening the store again would show.
+  SLABFS_ASSIGN_OR_RETURN(Attribute shown, convert::AttributeFromJson(json));
+  std::lock_guard meta(ctx_->meta_mu);
+  SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
+    attrs[std::string(name)] = json;
+    return Status::OK();
+  }));
+  std::unique_lock tree(store_->tree_mu());
+  store_->node(id).attrs.insert_or_assign(std::string(name), std::move(shown));
+  return Status::OK();
+}
+
+Status ZarrWriter::RemoveAttribute(ObjectId id, std::string_view name) {
+  SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(id));
+  std::lock_guard meta(ctx_->meta_mu);
+  SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
+    auto it = attrs.find(std::string(name));
+    if (it == attrs.end()) {
+      return Status::NotFound(
+          fmt::format("{}: no attribute '{}' in the store's attributes of {}", store_->path(), name, dir));
+    }
+    attrs.erase(it);
+    return Status::OK();
+  }));
+  std::unique_lock tree(store_->tree_mu());
+  auto& attrs = store_->node(id).attrs;
+  if (auto it = attrs.find(name); it != attrs.end()) attrs.erase(it);
+  return Status::OK();
+}
+
+Result<ObjectId> ZarrWriter::CreateGroup(ObjectId parent, std::string_view name) {
+  SLABFS_RETURN_IF_ERROR_R(ValidateName(name));
+  if (name.starts_with(".") || name == "zarr.json" || name.find_first_of("/") != std::string_view::npos) {
+    return Err(Status::InvalidArgument(fmt::format("'{}' is not a Zarr node name", name)));
+  }
+  std::string parent_path;
+  {
+    std::shared_lock lock(store_->tree_mu());
+    if (parent < 1 || parent > store_->num_nodes()) {
+      return Err(Status::NotFound(fmt::format("{}: no object {}", store_->path(), parent)));
+    }
+    const StoreNode& p = store_->node(parent);
+    if (p.kind != ObjectKind::kGroup) return Err(Status::NotAGroup(p.path + ": not a group"));
+    if (p.children.contains(name)) {
+      return Err(Status::AlreadyExists(fmt::format("{}: {} exists", store_->path(), ChildPath(p.path, name))));
+    }
+    parent_path = p.path;
+  }
+  SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(parent));
+  std::lock_guard meta(ctx_->meta_mu);
+  const std::string child = dir + "/" + std::string(name);
+  if (::mkdir(child.c_str(), 0777) != 0) {
+    if (errno == EEXIST) {
+      return Err(Status::AlreadyExists(fmt::format(
+          "{}: {} is taken in the store's directory (by something slabfs does not show)", store_->path(), child)));
+    }
+    return Err(engine::StatusFromErrno(errno, child));
+  }
+  ctx_->dirty.Add(dir);
+  const bool v3 = store_->v3();
+  const std::string meta_file = child + (v3 ? "/zarr.json" : "/.zgroup");
+  Status s = ReplaceFileAtomically(meta_file, convert::DumpJson(convert::GroupMetadata(v3 ? 3 : 2, Json::object())),
+                                   &ctx_->dirty);
+  if (!s.ok()) {
+    ::rmdir(child.c_str());
+    return Err(std::move(s));
+  }
+  std::unique_lock tree(store_->tree_mu());
+  const ObjectId id = store_->AddNode(parent, std::string(name), ChildPath(parent_path, name), ObjectKind::kGroup);
+  store_->node(id).location = child;
+  return id;
+}
+
+Status ZarrWriter::Sync() { return ctx_->dirty.SyncAll(); }
+
+}  // namespace slabfs::stores

@@ -1,0 +1,342 @@
+// The Zarr store's writer (stores/zarr/zarr_writer.h) on small stores
+// written here: writes of boxes across chunk edges compared with a plain
+// array in memory, through the same store and through a store opened
+// afresh (what another reader finds on disk); chunks holding only the fill
+// value removed; the cache never serving a replaced chunk; resizing along
+// the first dimension; attributes and groups in the metadata files; two
+// threads writing one chunk losing nothing; bad input refused with the
+// store unchanged. What zarr-python reads of stores written this way is
+// checked by tests/integration/test_mount_zarr_write.py.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "slabfs/store.h"
+#include "slabfs/store_writer.h"
+#include "stores/zarr/zarr_store.h"
+#include "tests/testutil/status_matchers.h"
+
+namespace slabfs::stores {
+namespace {
+
+namespace fs = std::filesystem;
+
+void WriteText(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+}
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class ZarrWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/slabfs-zarrwrite-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    root_ = dir_ / "s.zarr";
+    fs::create_directories(root_);
+    WriteText(root_ / ".zgroup", R"({"zarr_format": 2})");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // A v2 array of i4 of `rows` x 7 in chunks of 4 x 3, fill value -1,
+  // with the given compressor JSON ("null" for none), no chunks stored.
+  void MakeArray(const std::string& name, uint64_t rows, const std::string& compressor, const std::string& fill = "-1",
+                 const std::string& sep = ".") {
+    fs::create_directories(root_ / name);
+    WriteText(root_ / name / ".zarray",
+              R"({"zarr_format": 2, "shape": [)" + std::to_string(rows) +
+                  R"(, 7], "chunks": [4, 3], "dtype": "<i4", "compressor": )" + compressor + R"(, "fill_value": )" +
+                  fill + R"(, "filters": null, "order": "C", "dimension_separator": ")" + sep + R"("})");
+  }
+
+  std::unique_ptr<Store> Open(bool writable = true) {
+    auto s = OpenZarrStore(root_.string(), {.cache_bytes = 1 << 20, .writable = writable});
+    EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().ToString());
+    if (!s) std::abort();
+    return std::move(*s);
+  }
+
+  static std::shared_ptr<WritableStoreDataset> Writable(Store& s, const std::string& path) {
+    auto id = s.Resolve(path);
+    EXPECT_TRUE(id.has_value());
+    auto ds = s.writer()->OpenDatasetForWriting(*id);
+    EXPECT_TRUE(ds.has_value());
+    return *ds;
+  }
+
+  static std::vector<int32_t> ReadAll(const Store& s, const std::string& path) {
+    auto ds = s.OpenDataset(path);
+    EXPECT_TRUE(ds.has_value());
+    const DatasetInfo d = (*ds)->info().dataset;
+    std::vector<int32_t> out(d.num_elements);
+    EXPECT_OK((*ds)->ReadElements(0, d.num_elements, out.data()));
+    return out;
+  }
+
+  fs::path dir_, root_;
+};
+
+TEST_F(ZarrWriterTest, WritesBoxesAcrossChunksAsAPlainArrayHoldsThem) {
+  for (const char* compressor : {"null", R"({"id": "zlib", "level": 3})",
+                                 R"({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})",
+                                 R"({"id": "gzip", "level": 1})"}) {
+    SCOPED_TRACE(compressor);
+    std::error_code ec;
+    fs::remove_all(root_ / "a", ec);
+    MakeArray("a", 10, compressor);
+    auto store = Open();
+    auto ds = Writable(*store, "/a");
+    std::vector<int32_t> model(70, -1);
+    // Boxes that start and end inside chunks, one covering a whole chunk.
+    struct Case {
+      Dims start, count;
+    };
+    int32_t v = 100;
+    for (const Case& c : {Case{{1, 2}, {5, 4}}, Case{{4, 3}, {4, 3}}, Case{{9, 0}, {1, 7}}, Case{{0, 6}, {10, 1}}}) {
+      std::vector<int32_t> buf(c.count[0] * c.count[1]);
+      for (auto& x : buf) x = v++;
+      ASSERT_OK(ds->Write(Slab::Box(c.start, c.count), buf.data()));
+      for (uint64_t i = 0; i < c.count[0]; ++i)
+        for (uint64_t j = 0; j < c.count[1]; ++j)
+          model[(c.start[0] + i) * 7 + c.start[1] + j] = buf[i * c.count[1] + j];
+      EXPECT_EQ(ReadAll(*store, "/a"), model);
+    }
+    // What another reader of the directory finds.
+    EXPECT_EQ(ReadAll(*Open(false), "/a"), model);
+    // No temporary file is left.
+    for (const auto& e : fs::directory_iterator(root_ / "a")) {
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+    }
+  }
+}
+
+TEST_F(ZarrWriterTest, ReplacedChunksAreNotServedFromTheCache) {
+  MakeArray("a", 8, R"({"id": "zlib", "level": 1})");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  std::vector<int32_t> ones(56, 1), got(56);
+  ASSERT_OK(ds->Write(Slab::Box({0, 0}, {8, 7}), ones.data()));
+  // A partial read caches the chunk; the write replaces it.
+  int32_t one = 0;
+  ASSERT_OK(ds->Read(Slab::Box({1, 1}, {1, 1}), &one));
+  EXPECT_EQ(one, 1);
+  const int32_t seven = 7;
+  ASSERT_OK(ds->Write(Slab::Box({1, 1}, {1, 1}), &seven));
+  ASSERT_OK(ds->Read(Slab::Box({1, 1}, {1, 1}), &one));
+  EXPECT_EQ(one, 7);
+  auto other = store->OpenDataset("/a");
+  ASSERT_TRUE(other.has_value());
+  ASSERT_OK((*other)->Read(Slab::Box({0, 0}, {2, 2}), got.data()));
+  EXPECT_EQ(got[3], 7);
+}
+
+TEST_F(ZarrWriterTest, ChunksHoldingOnlyTheFillValueAreRemoved) {
+  MakeArray("a", 8, "null");
+  MakeArray("nullfill", 8, "null", "null");
+  auto store = Open();
+  for (const char* name : {"/a", "/nullfill"}) {
+    auto ds = Writable(*store, name);
+    std::vector<int32_t> v(12, 5);
+    ASSERT_OK(ds->Write(Slab::Box({0, 0}, {4, 3}), v.data()));
+    EXPECT_EQ(ds->info().dataset.allocated_chunks, 1u);
+    std::fill(v.begin(), v.end(), std::string(name) == "/a" ? -1 : 0);
+    ASSERT_OK(ds->Write(Slab::Box({0, 0}, {4, 3}), v.data()));
+    const bool exists = fs::exists(root_ / (std::string(name).substr(1)) / "0.0");
+    if (std::string(name) == "/a") {
+      EXPECT_FALSE(exists);  // fill_value -1: a missing chunk reads as it
+      EXPECT_EQ(ds->info().dataset.allocated_chunks, 0u);
+    } else {
+      EXPECT_TRUE(exists);  // fill_value null: zarr-python needs the chunk
+    }
+  }
+}
+
+TEST_F(ZarrWriterTest, NestedKeysGetTheirDirectories) {
+  MakeArray("n", 9, "null", "0", "/");
+  auto store = Open();
+  auto ds = Writable(*store, "/n");
+  const int32_t x = 42;
+  ASSERT_OK(ds->Write(Slab::Box({8, 6}, {1, 1}), &x));
+  EXPECT_TRUE(fs::is_regular_file(root_ / "n" / "2" / "2"));
+  auto again = ReadAll(*Open(false), "/n");
+  EXPECT_EQ(again[8 * 7 + 6], 42);
+}
+
+TEST_F(ZarrWriterTest, ResizesAlongTheFirstDimension) {
+  MakeArray("a", 10, R"({"id": "zlib", "level": 1})");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  std::vector<int32_t> all(70);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
+  ASSERT_OK(ds->Write(Slab::Box({0, 0}, {10, 7}), all.data()));
+  EXPECT_TRUE(fs::exists(root_ / "a" / "2.0"));
+  // Shrink to 5 rows: the last chunk row goes, row 4 of chunk row 1 stays.
+  ASSERT_OK(ds->Resize(5));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "2.0"));
+  EXPECT_NE(ReadText(root_ / "a" / ".zarray").find("5,"), std::string::npos);
+  // Growing again: the cut rows read as the fill value, not as before.
+  ASSERT_OK(ds->Resize(9));
+  std::vector<int32_t> want(all.begin(), all.begin() + 35);
+  want.resize(63, -1);
+  EXPECT_EQ(ReadAll(*store, "/a"), want);
+  EXPECT_EQ(ReadAll(*Open(false), "/a"), want);
+  // The byte view: whole rows only, writes past the end grow.
+  EXPECT_CODE(ds->SetSizeBytes(9 * 28 + 4), Code::kInvalidArgument);
+  ASSERT_OK(ds->SetSizeBytes(2 * 28));
+  const int32_t tail[2] = {77, 78};
+  auto n = ds->WriteBytesUpTo(3 * 28 - 4, 8, tail, /*grow_rows=*/true);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 8u);
+  EXPECT_EQ(ds->info().dataset.shape, (Dims{4, 7}));
+  auto got = ReadAll(*Open(false), "/a");
+  ASSERT_EQ(got.size(), 28u);
+  EXPECT_EQ(got[20], 77);
+  EXPECT_EQ(got[21], 78);
+  EXPECT_EQ(got[22], -1);
+}
+
+TEST_F(ZarrWriterTest, PartialElementsAreMerged) {
+  MakeArray("a", 4, "null", "0");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  const char bytes[3] = {'\x11', '\x22', '\x33'};
+  auto n = ds->WriteBytesUpTo(6, 3, bytes, false);  // bytes 2,3 of element 1, byte 0 of element 2
+  ASSERT_TRUE(n.has_value());
+  auto got = ReadAll(*store, "/a");
+  EXPECT_EQ(static_cast<uint32_t>(got[1]), 0x22110000u);
+  EXPECT_EQ(static_cast<uint32_t>(got[2]), 0x33u);
+  // Past the end of a fixed view without growth: refused.
+  EXPECT_FALSE(ds->WriteBytesUpTo(28 * 4, 4, bytes, false).has_value());
+}
+
+TEST_F(ZarrWriterTest, TwoThreadsWritingOneChunkLoseNothing) {
+  MakeArray("a", 4, R"({"id": "zlib", "level": 1})", "0");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  // Thread t writes the elements of chunk (0, 0) with column parity t, one
+  // element at a time: each write reads, merges and replaces the chunk.
+  auto writer = [&](int t) {
+    for (int round = 0; round < 20; ++round)
+      for (uint64_t i = 0; i < 4; ++i)
+        for (uint64_t j = static_cast<uint64_t>(t); j < 3; j += 2) {
+          const int32_t v = 1000 * (t + 1) + round;
+          ASSERT_OK(ds->Write(Slab::Box({i, j}, {1, 1}), &v));
+        }
+  };
+  std::thread a(writer, 0), b(writer, 1);
+  a.join();
+  b.join();
+  auto got = ReadAll(*Open(false), "/a");
+  for (uint64_t i = 0; i < 4; ++i)
+    for (uint64_t j = 0; j < 3; ++j) EXPECT_EQ(got[i * 7 + j], 1000 * (j % 2 + 1) + 19) << i << "," << j;
+}
+
+TEST_F(ZarrWriterTest, AttributesAndGroupsGoToTheMetadataFiles) {
+  MakeArray("a", 4, "null");
+  auto store = Open();
+  StoreWriter* w = store->writer();
+  ASSERT_NE(w, nullptr);
+  ASSERT_OK(w->SetAttribute(kRootId, "title", Attribute::String("run")));
+  auto a = store->Resolve("/a");
+  ASSERT_TRUE(a.has_value());
+  ASSERT_OK(w->SetAttribute(*a, "units", Attribute::String("K")));
+  EXPECT_NE(ReadText(root_ / ".zattrs").find("\"title\": \"run\""), std::string::npos);
+  EXPECT_NE(ReadText(root_ / "a" / ".zattrs").find("\"units\": \"K\""), std::string::npos);
+  auto g = w->CreateGroup(kRootId, "g");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(fs::exists(root_ / "g" / ".zgroup"));
+  ASSERT_OK(w->SetAttribute(*g, "n", Attribute::String("1")));
+  ASSERT_OK(w->RemoveAttribute(*a, "units"));
+  EXPECT_CODE(w->RemoveAttribute(*a, "units"), Code::kNotFound);
+  ASSERT_OK(w->Sync());
+  // The tree shows it, and so does the store opened again.
+  EXPECT_EQ(store->GetAttribute(kRootId, "title")->ToText(), "run");
+  auto again = Open(false);
+  EXPECT_EQ(again->GetAttribute(kRootId, "title")->ToText(), "run");
+  EXPECT_TRUE(again->Resolve("/g").has_value());
+  EXPECT_FALSE(again->GetAttribute(*again->Resolve("/a"), "units").has_value());
+  // Bad input.
+  EXPECT_CODE(w->CreateGroup(kRootId, "g"), Code::kAlreadyExists);
+  EXPECT_CODE(w->CreateGroup(kRootId, "a"), Code::kAlreadyExists);
+  EXPECT_CODE(w->CreateGroup(kRootId, ".hidden"), Code::kInvalidArgument);
+  EXPECT_CODE(w->CreateGroup(*a, "x"), Code::kNotAGroup);
+  EXPECT_CODE(w->SetAttribute(*a, "_slab_max_shape", Attribute::String("[1]")), Code::kNotSupported);
+  EXPECT_CODE(w->SetAttribute(999, "x", Attribute::String("1")), Code::kNotFound);
+}
+
+TEST_F(ZarrWriterTest, BadInputIsRefusedAndChangesNothing) {
+  MakeArray("a", 8, R"({"id": "zlib", "level": 1})");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  std::vector<int32_t> v(56, 3);
+  ASSERT_OK(ds->Write(Slab::Box({0, 0}, {8, 7}), v.data()));
+  const std::string before = ReadText(root_ / "a" / "0.0");
+  EXPECT_CODE(ds->Write(Slab::Box({7, 0}, {2, 7}), v.data()), Code::kInvalidArgument);
+  EXPECT_CODE(ds->Write(Slab::Box({0}, {1}), v.data()), Code::kInvalidArgument);
+  // A damaged chunk cannot be merged into: Corruption, and it stays as it was.
+  std::string damaged = before;
+  damaged[damaged.size() / 2] ^= 0x5a;
+  WriteText(root_ / "a" / "0.0", damaged);
+  auto fresh = Open();
+  auto ds2 = Writable(*fresh, "/a");
+  const int32_t x = 9;
+  EXPECT_CODE(ds2->Write(Slab::Box({1, 1}, {1, 1}), &x), Code::kCorruption);
+  EXPECT_EQ(ReadText(root_ / "a" / "0.0"), damaged);
+  // A whole chunk needs no merge, and replaces the damaged one.
+  std::vector<int32_t> chunk(12, 4);
+  ASSERT_OK(ds2->Write(Slab::Box({0, 0}, {4, 3}), chunk.data()));
+  EXPECT_EQ(ReadAll(*Open(false), "/a")[0], 4);
+  // A 0-d array cannot change its length.
+  fs::create_directories(root_ / "s");
+  WriteText(root_ / "s" / ".zarray",
+            R"({"zarr_format": 2, "shape": [], "chunks": [], "dtype": "<f8", "compressor": null,
+                "fill_value": 0.0, "filters": null, "order": "C"})");
+  auto with_scalar = Open();
+  auto s = Writable(*with_scalar, "/s");
+  EXPECT_CODE(s->Resize(2), Code::kInvalidArgument);
+  const double pi = 3.25;
+  ASSERT_OK(s->Write(Slab::Box({0}, {1}), &pi));
+  EXPECT_TRUE(fs::exists(root_ / "s" / "0"));
+}
+
+TEST_F(ZarrWriterTest, ARootArrayHasNoGroupToChange) {
+  fs::remove_all(root_);
+  fs::create_directories(root_);
+  WriteText(root_ / ".zarray",
+            R"({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "compressor": null,
+                "fill_value": 0, "filters": null, "order": "C"})");
+  auto store = Open();
+  EXPECT_CODE(store->writer()->SetAttribute(kRootId, "x", Attribute::String("1")), Code::kNotSupported);
+  EXPECT_CODE(store->writer()->CreateGroup(kRootId, "g"), Code::kNotSupported);
+  auto ds = Writable(*store, "/s");
+  const int32_t v = 5;
+  ASSERT_OK(ds->Write(Slab::Box({3}, {1}), &v));
+  EXPECT_TRUE(fs::exists(root_ / "1"));
+}
+
+TEST_F(ZarrWriterTest, AStoreOpenedReadOnlyHasNoWriter) {
+  MakeArray("a", 4, "null");
+  EXPECT_EQ(Open(false)->writer(), nullptr);
+}
+
+}  // namespace
+}  // namespace slabfs::stores
