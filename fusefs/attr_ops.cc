@@ -8,6 +8,7 @@
 
 #include "fusefs/log.h"
 #include "fusefs/request.h"
+#include "fusefs/store_changes.h"
 
 namespace slabfs::fusefs {
 namespace {
@@ -94,9 +95,9 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     Filesystem& fs = Fs(req);
     auto info = StatOf(fs, ino, fi);
     if (!info) return Refuse("setattr", Describe(fs, ino), info.error());
-    // A foreign store is never written (the kernel refuses these on its
-    // read-only mount first).
-    if (fs.container == nullptr) {
+    // A read-only foreign store is never written (the kernel refuses these
+    // on its read-only mount first).
+    if (fs.container == nullptr && fs.writer == nullptr) {
       return Refuse("setattr", Describe(fs, ino), Status::ReadOnly("the mount is read-only"));
     }
     // Modes and owners are not stored: every group and dataset keeps the
@@ -111,10 +112,16 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
       }
       const auto want = static_cast<uint64_t>(attr->st_size);
       FileHandle* fh = AsFile(fi);
-      Result<Dataset> ds = fh != nullptr ? Result<Dataset>(fh->dataset()) : fs.container->OpenDataset(ino);
-      if (!ds) return Refuse("truncate", Describe(fs, ino), ds.error());
+      // The data, through the handle when there is one.
+      Result<FileData> data = fh != nullptr ? Result<FileData>(fh->data) : OpenFileData(fs, ino);
+      if (!data) return Refuse("truncate", Describe(fs, ino), data.error());
+      Dataset* ds = data->slab();
       if (want == info->size_bytes) {
         // Nothing to do.
+      } else if (ds == nullptr) {
+        // A writable store's dataset: whole rows of its first dimension.
+        Status s = TruncateInStore(fs, *data, want);
+        if (!s.ok()) return Refuse("truncate", Describe(fs, ino), s);
       } else if (ds->info().length_resizable) {
         // The length of a dataset whose first dimension can change: a whole
         // number of rows (EINVAL otherwise, EFBIG past the max shape).
@@ -138,7 +145,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
         else
           CommitChange(fs, "truncate", Describe(fs, ino));
         fs.inodes.Touch(ino);
-        info = InfoOf(FileData(*ds));
+        info = InfoOf(*data);
       }
     }
     if (to_set & FUSE_SET_ATTR_MTIME_NOW)

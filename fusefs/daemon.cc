@@ -101,7 +101,8 @@ int Loop(fuse_session* se, const MountConfig& cfg) {
 
 // Serves an open container at cfg.mountpoint until unmounted. With
 // ready_fd, detaches once the mount is live and sets *detached.
-Status Serve(Container* container, const Store& store, const MountConfig& cfg, int ready_fd, bool* detached) {
+Status Serve(Container* container, const Store& store, StoreWriter* writer, const MountConfig& cfg, int ready_fd,
+             bool* detached) {
   FsOptions fo;
   fo.read_only = cfg.read_only;
   fo.commit_interval = cfg.commit_interval;
@@ -111,7 +112,7 @@ Status Serve(Container* container, const Store& store, const MountConfig& cfg, i
   fo.uid = getuid();
   fo.gid = getgid();
   fo.mountpoint = cfg.mountpoint;
-  Filesystem fs(container, store, fo);
+  Filesystem fs(container, store, fo, writer);
 
   FuseArgs args(cfg.fuse_args);
   const fuse_lowlevel_ops& ops = Operations();
@@ -168,9 +169,11 @@ Status RunDaemon(const MountConfig& cfg) {
   }
 
   if (cfg.format != stores::StoreFormat::kSlab) {
-    // An HDF5 / netCDF-4 file: read-only, through its store.
+    // An HDF5 / netCDF-4 file (read-only) or a Zarr store (read-write
+    // unless ro), through its store.
     stores::ForeignStoreOptions so;
     so.cache_bytes = cfg.cache_bytes;
+    so.writable = !cfg.read_only;
     auto store = stores::OpenForeignStore(cfg.container, cfg.format, so);
     if (!store) {
       return store.error().WithContext(
@@ -178,7 +181,7 @@ Status RunDaemon(const MountConfig& cfg) {
     }
     // The store logged each thing it skipped, by name, as it opened.
     bool detached = false;
-    Status served = Serve(nullptr, **store, cfg, ready_fd, &detached);
+    Status served = Serve(nullptr, **store, (*store)->writer(), cfg, ready_fd, &detached);
     if (!served.ok() && detached) Log().error("{}", served.ToString());
     return served;
   }
@@ -198,7 +201,7 @@ Status RunDaemon(const MountConfig& cfg) {
   bool detached = false;
   // The file view reads through the container as a store; it does not own it.
   std::unique_ptr<Store> store = ContainerStore(std::shared_ptr<Container>(container->get(), [](Container*) {}));
-  Status served = Serve(container->get(), *store, cfg, ready_fd, &detached);
+  Status served = Serve(container->get(), *store, nullptr, cfg, ready_fd, &detached);
   // Commits anything left (normally nothing: destroy committed).
   Status closed = (*container)->Close();
   Status result = !served.ok() ? served : closed.WithContext("closing the container");

@@ -16,6 +16,9 @@ FileData::FileData(Dataset ds) : id_(ds.id()), slab_(std::move(ds)) {}
 
 FileData::FileData(ObjectId id, std::shared_ptr<const StoreDataset> ds) : id_(id), foreign_(std::move(ds)) {}
 
+FileData::FileData(ObjectId id, std::shared_ptr<WritableStoreDataset> ds)
+    : id_(id), foreign_(ds), writable_(std::move(ds)) {}
+
 DatasetInfo FileData::info() const { return slab_ ? slab_->info() : foreign_->info().dataset; }
 
 Status FileData::Read(const Slab& sel, void* buf, const MemSpace* mem) const {
@@ -29,7 +32,7 @@ Result<size_t> FileData::ReadBytes(uint64_t offset, size_t length, void* buf) co
 Status FileData::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
                                    const Dataset::WalkCheck& check) const {
   if (slab_) return slab_->ForEachDefinedRun(first, count, fn, check);
-  const DatasetInfo& d = foreign_->info().dataset;
+  const DatasetInfo d = foreign_->info().dataset;
   if (first > d.num_elements || count > d.num_elements - first) {
     return Status::InvalidArgument("elements outside the dataset");
   }
@@ -46,7 +49,7 @@ Status FileData::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset
 
 Result<uint64_t> FileData::CountDefined(const Dataset::WalkCheck& check) const {
   if (slab_) return slab_->CountDefined(check);
-  const DatasetInfo& d = foreign_->info().dataset;
+  const DatasetInfo d = foreign_->info().dataset;
   uint64_t total = 0;
   if (d.num_elements == 0) return total;
   Dims start(d.shape.size(), 0);

@@ -1,11 +1,12 @@
 // The data behind a dataset's file, whichever store holds it: a slab
 // container's Dataset (which a read-write mount also writes through) or a
-// foreign store's StoreDataset (an HDF5 / netCDF-4 file, read-only). The
-// file view's read side (read, getattr through a handle, lseek's
-// SEEK_DATA/SEEK_HOLE, the user.slab.* values, the slice, .npy, .txt and
-// .png views) is written once against this; what changes a dataset asks
-// for slab() and is only reached on a slab mount (a foreign store mounts
-// read-only, and the kernel refuses its writes).
+// foreign store's StoreDataset (an HDF5 / netCDF-4 file, read-only; a Zarr
+// store, also written through when mounted read-write:
+// store_writable()). The file view's read side (read, getattr through a
+// handle, lseek's SEEK_DATA/SEEK_HOLE, the user.slab.* values, the slice,
+// .npy, .txt and .png views) is written once against this; what changes a
+// slab dataset asks for slab(), and what changes a store's dataset for
+// store_writable() (store_changes.h).
 //
 // Cheap to copy (a handle and a shared pointer); thread-safe as the two
 // behind it are.
@@ -19,6 +20,7 @@
 
 #include "slabfs/container.h"
 #include "slabfs/store.h"
+#include "slabfs/store_writer.h"
 
 namespace slabfs::fusefs {
 
@@ -27,6 +29,8 @@ class FileData {
   FileData() = default;
   explicit FileData(Dataset ds);
   FileData(ObjectId id, std::shared_ptr<const StoreDataset> ds);
+  // A writable store's dataset: read and written through `ds`.
+  FileData(ObjectId id, std::shared_ptr<WritableStoreDataset> ds);
 
   ObjectId id() const { return id_; }
   // What the dataset is now (a slab dataset's shape can change while open;
@@ -50,11 +54,15 @@ class FileData {
   Dataset* slab() { return slab_ ? &*slab_ : nullptr; }
   // The foreign store's dataset, or null for a slab one.
   const StoreDataset* foreign() const { return foreign_.get(); }
+  // The writable store's dataset, or null (a slab dataset, or a store
+  // mounted read-only).
+  const std::shared_ptr<WritableStoreDataset>& store_writable() const { return writable_; }
 
  private:
   ObjectId id_ = 0;
   std::optional<Dataset> slab_;
   std::shared_ptr<const StoreDataset> foreign_;
+  std::shared_ptr<WritableStoreDataset> writable_;  // foreign_ too, when set
 };
 
 }  // namespace slabfs::fusefs

@@ -14,6 +14,7 @@
 #include "fusefs/log.h"
 #include "fusefs/request.h"
 #include "fusefs/splice_reply.h"
+#include "fusefs/store_changes.h"
 
 namespace slabfs::fusefs {
 
@@ -21,7 +22,8 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "open", [&] {
     Filesystem& fs = Fs(req);
     fs.TuneReadaheadOnce();
-    if ((fi->flags & O_ACCMODE) != O_RDONLY && (fs.options.read_only || fs.container == nullptr)) {
+    if ((fi->flags & O_ACCMODE) != O_RDONLY &&
+        (fs.options.read_only || (fs.container == nullptr && fs.writer == nullptr))) {
       return Refuse("open", Describe(fs, ino), Status::ReadOnly("the mount is read-only"));
     }
     auto data = OpenFileData(fs, ino);
@@ -33,8 +35,13 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       // A dataset whose length can change becomes empty (no rows); others
       // are reset to the fill value.
       fs.inodes.ForgetAppendEnd(ino);
-      Dataset& ds = fh->dataset();
-      Status s = ds.info().length_resizable ? ds.SetSizeBytes(0) : ds.Clear();
+      Status s;
+      if (fh->data.slab() == nullptr) {
+        s = TruncateInStore(fs, fh->data, 0);
+      } else {
+        Dataset& ds = fh->dataset();
+        s = ds.info().length_resizable ? ds.SetSizeBytes(0) : ds.Clear();
+      }
       if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
       fh->written.store(true, std::memory_order_relaxed);
       fs.inodes.Touch(ino);
@@ -98,6 +105,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
       fh->DoneWith();
       return RefuseErrno("write", Describe(fs, ino), EBADF, "the file is open read-only");
     }
+    if (fh->data.slab() == nullptr) return WriteToStore(req, fs, ino, fh, buf, size, off);
     Dataset ds = fh->dataset();  // a reference of our own (FileHandle::uses)
     const uint64_t old_size = ds.size_bytes();
     auto n = ds.WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
@@ -126,7 +134,7 @@ namespace {
 // failed page write-back. A reader's close never takes it.
 int ReportLostWrites(std::string_view op, Filesystem& fs, fuse_ino_t ino, const fuse_file_info* fi) {
   FileHandle* fh = AsFile(fi);
-  if (fh == nullptr || !fh->writable) return 0;
+  if (fh == nullptr || !fh->writable || fh->data.slab() == nullptr) return 0;
   Status lost = fh->dataset().TakeLostWrites();
   if (!lost.ok()) return Refuse(op, Describe(fs, ino), lost);
   return 0;
@@ -178,7 +186,7 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     // A new file's last close gives it its layout (see layout_ops.h);
     // the commit below makes that durable with its bytes.
     FileHandle* fh = AsFile(fi);
-    if (fh != nullptr && fh->writable) {
+    if (fh != nullptr && fh->writable && fh->data.slab() != nullptr) {
       if (int err = FinishNewFile(Fs(req), ino, fh->dataset())) return err;
     }
     const int err = CommitIfWritten(req, "flush", ino, fi);
@@ -206,7 +214,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, "release", [&] {
     Filesystem& fs = Fs(req);
     FileHandle* fh = AsFile(fi);
-    if (fh != nullptr && fs.layouts.HasWork(ino)) {
+    if (fh != nullptr && fh->data.slab() != nullptr && fs.layouts.HasWork(ino)) {
       // user.slab.* fields set after the flush (rsync -X sets them by path
       // once it has closed the file) are applied now; see layout_ops.h.
       if (int err = FinishNewFile(fs, ino, fh->dataset())) return err;

@@ -144,12 +144,17 @@ Result<FileData> OpenFileData(Filesystem& fs, ObjectId id) {
     SLABFS_ASSIGN_OR_RETURN(Dataset ds, fs.container->OpenDataset(id));
     return FileData(std::move(ds));
   }
+  if (fs.writer != nullptr) {
+    SLABFS_ASSIGN_OR_RETURN(std::shared_ptr<WritableStoreDataset> ds, fs.writer->OpenDatasetForWriting(id));
+    return FileData(id, std::move(ds));
+  }
   SLABFS_ASSIGN_OR_RETURN(std::shared_ptr<const StoreDataset> ds, fs.store.OpenDataset(id));
   return FileData(id, std::move(ds));
 }
 
 Status Commit(Filesystem& fs) {
-  if (fs.options.read_only || fs.container == nullptr) return Status::OK();
+  if (fs.options.read_only) return Status::OK();
+  if (fs.container == nullptr) return fs.writer != nullptr ? fs.writer->Sync() : Status::OK();
   return fs.container->Commit();
 }
 
@@ -184,9 +189,10 @@ FollowHooks FollowHooksOf(Filesystem& fs) {
 
 // ------------------------------------------------------------ Filesystem
 
-Filesystem::Filesystem(Container* c, const Store& s, const FsOptions& o)
+Filesystem::Filesystem(Container* c, const Store& s, const FsOptions& o, StoreWriter* w)
     : container(c),
       store(s),
+      writer(o.read_only ? nullptr : w),
       options(o),
       stat_ctx{.uid = o.uid, .gid = o.gid, .read_only = o.read_only},
       inodes(FileMTime(s.path())),
@@ -215,17 +221,26 @@ void Filesystem::TuneReadaheadOnce() {
 namespace {
 
 // The operations that change the tree, a dataset or an attribute. A
-// foreign store's mount has no container to change (it is mounted
-// read-only, so the kernel refuses these first): each answers EROFS,
-// logged, before its handler is reached.
-template <auto Op, const char* Name>
+// foreign store's mount has no container to change: on a writable store's
+// mount (Filesystem::writer) the operations it makes (kStores: write,
+// truncate, setxattr, removexattr, mkdir; store_changes.h) reach their
+// handlers and the others answer ENOTSUP; on a read-only one (an HDF5
+// file, `-o ro`; the kernel refuses most of these first) each answers
+// EROFS. Every refusal is logged, before its handler is reached.
+template <auto Op, const char* Name, bool kStores = false>
 struct Changing;
-template <typename... A, void (*Op)(fuse_req_t, A...), const char* Name>
-struct Changing<Op, Name> {
+template <typename... A, void (*Op)(fuse_req_t, A...), const char* Name, bool kStores>
+struct Changing<Op, Name, kStores> {
   static void Call(fuse_req_t req, A... a) {
     Filesystem& fs = Fs(req);
-    if (fs.container != nullptr) return Op(req, a...);
+    if (fs.container != nullptr || (kStores && fs.writer != nullptr)) return Op(req, a...);
     Guard(req, Name, [&] {
+      if (fs.writer != nullptr) {
+        return RefuseErrno(Name, fs.store.path(), ENOTSUP,
+                           fmt::format("{} stores are changed by write, truncate, setxattr, removexattr and mkdir "
+                                       "only (docs/mount.md)",
+                                       fs.store.format()));
+      }
       return RefuseErrno(Name, fs.store.path(), EROFS,
                          fmt::format("{} stores are mounted read-only", fs.store.format()));
     });
@@ -249,10 +264,10 @@ const fuse_lowlevel_ops& Operations() {
       views::ForgetMulti(req, count, forgets, ForgetMulti);
     };
     o.getattr = views::Route<GetAttr, views::GetAttr>::Call;
-    o.setattr = Changing<views::Route<SetAttr, views::SetAttr>::Call, kSetAttr>::Call;
+    o.setattr = Changing<views::Route<SetAttr, views::SetAttr>::Call, kSetAttr, true>::Call;
     o.mknod = Changing<MkNod, kMkNod>::Call;
     o.create = Changing<Create, kCreate>::Call;
-    o.mkdir = Changing<MkDir, kMkDir>::Call;
+    o.mkdir = Changing<MkDir, kMkDir, true>::Call;
     o.unlink = Changing<Unlink, kUnlink>::Call;
     o.rmdir = Changing<RmDir, kRmDir>::Call;
     o.rename = Changing<Rename, kRename>::Call;
@@ -260,7 +275,7 @@ const fuse_lowlevel_ops& Operations() {
     o.link = Changing<Link, kLink>::Call;
     o.open = views::Route<Open, views::Open>::Call;
     o.read = views::Route<Read, views::Read>::Call;
-    o.write = Changing<views::Route<Write, views::Write>::Call, kWrite>::Call;
+    o.write = Changing<views::Route<Write, views::Write>::Call, kWrite, true>::Call;
     o.flush = views::Route<Flush, views::Flush>::Call;
     o.release = views::Route<Release, views::Release>::Call;
     o.fsync = views::Route<FSync, views::FSync>::Call;
@@ -270,10 +285,10 @@ const fuse_lowlevel_ops& Operations() {
     o.releasedir = ReleaseDir;
     o.fsyncdir = FSyncDir;
     o.statfs = StatFs;
-    o.setxattr = Changing<views::Route<SetXattr, views::SetXattr>::Call, kSetXattr>::Call;
+    o.setxattr = Changing<views::Route<SetXattr, views::SetXattr>::Call, kSetXattr, true>::Call;
     o.getxattr = views::Route<GetXattr, views::GetXattr>::Call;
     o.listxattr = views::Route<ListXattr, views::ListXattr>::Call;
-    o.removexattr = Changing<views::Route<RemoveXattr, views::RemoveXattr>::Call, kRemoveXattr>::Call;
+    o.removexattr = Changing<views::Route<RemoveXattr, views::RemoveXattr>::Call, kRemoveXattr, true>::Call;
     o.fallocate = Changing<views::Route<Fallocate, views::Fallocate>::Call, kFallocate>::Call;
     o.lseek = views::Route<Lseek, views::Lseek>::Call;
     return o;

@@ -1,13 +1,16 @@
 // The FUSE low-level filesystem over one open store: a slab Container
-// (read-write or read-only), or an HDF5 / netCDF-4 file through the store
-// interface (include/slabfs/store.h; read-only).
+// (read-write or read-only), or a foreign store through the store
+// interface (include/slabfs/store.h): an HDF5 / netCDF-4 file (read-only)
+// or a Zarr directory store (read-write unless mounted ro, through its
+// StoreWriter: store_changes.h).
 //
 // Everything that only reads (lookup, getattr, readdir, read, lseek,
 // getxattr, listxattr, the views) asks `store` and reads a dataset through
 // a FileData (file_data.h), so it is written once for every store; what
-// changes the tree or a dataset asks `container`, which a foreign store's
-// mount has not (it is mounted read-only: the kernel refuses its writes,
-// and the handlers refuse them too).
+// changes the tree or a dataset asks `container` on a slab mount and
+// `writer` on a writable foreign store's (store_changes.h); a mount with
+// neither is read-only (the kernel refuses its writes, and the handlers
+// refuse them too).
 //
 // Inode numbers are slabfs object ids (kRootId == FUSE_ROOT_ID == 1); ids
 // are never reused, so the kernel's lookup counts need no table here and
@@ -49,6 +52,7 @@
 #include "fusefs/views/view_table.h"
 #include "slabfs/container.h"
 #include "slabfs/store.h"
+#include "slabfs/store_writer.h"
 
 namespace slabfs::fusefs {
 
@@ -74,8 +78,9 @@ struct FsOptions {
 // The state every handler reaches through fuse_req_userdata().
 struct Filesystem {
   // c: the container of a slab mount (the store is a ContainerStore over
-  // it), null for a foreign store's mount, which must be read-only.
-  Filesystem(Container* c, const Store& s, const FsOptions& o);
+  // it), null for a foreign store's mount. w: a foreign store's writer
+  // when it is mounted read-write (null otherwise, and on a slab mount).
+  Filesystem(Container* c, const Store& s, const FsOptions& o, StoreWriter* w = nullptr);
 
   // Raises the mount's readahead window (see readahead.h), once. Called by
   // open: the INIT reply resets the window, and a file takes its window
@@ -84,6 +89,7 @@ struct Filesystem {
 
   Container* const container;       // open for the life of the session; null for a foreign store
   const Store& store;               // the tree every read goes through
+  StoreWriter* const writer;        // a writable foreign store's changes, or null
   fuse_session* session = nullptr;  // set by the daemon, for notifications
   const FsOptions options;
   const StatContext stat_ctx;
@@ -124,8 +130,8 @@ struct Handle {
 struct FileHandle : Handle {
   explicit FileHandle(FileData d) : Handle(HandleKind::kFile), data(std::move(d)) {}
   FileData data;  // thread-safe; reads and writes use it concurrently
-  // The slab dataset, for writes: only a slab mount opens a file for
-  // writing.
+  // The slab dataset, for writes on a slab mount (a writable foreign
+  // store's dataset is data.store_writable()).
   Dataset& dataset() { return *data.slab(); }
   // Set by every write (and truncate) through this handle, taken by the
   // commit at a flush or release, put back if that commit fails.
@@ -167,8 +173,10 @@ Result<FileData> OpenFileData(Filesystem& fs, ObjectId id);
 // store, the file's size as used and the disk's free space as free.
 SpaceInfo SpaceOf(Filesystem& fs);
 
-// Commits the container now (on a read-only mount, nothing: OK). For
-// fsync, fsyncdir, a close after writes and the unmount.
+// Commits the container now (on a read-only mount, nothing: OK); on a
+// writable foreign store's mount, makes its changes durable
+// (StoreWriter::Sync). For fsync, fsyncdir, a close after writes and the
+// unmount.
 Status Commit(Filesystem& fs);
 
 // Commits a change that the operation has already made (a namespace change,

@@ -15,6 +15,7 @@
 #include "fusefs/layout_ops.h"
 #include "fusefs/log.h"
 #include "fusefs/request.h"
+#include "fusefs/store_changes.h"
 
 namespace slabfs::fusefs {
 namespace {
@@ -136,11 +137,11 @@ void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/)
   Guard(req, "mkdir", [&] {
     Filesystem& fs = Fs(req);
     if (NameTooLong(name)) return RefuseErrno("mkdir", DescribeChild(fs, parent, name), ENAMETOOLONG, kTooLong);
-    auto id = fs.container->CreateGroup(parent, name);
+    auto id = CreateObjectGroup(fs, parent, name);
     if (!id) return Refuse("mkdir", DescribeChild(fs, parent, name), id.error());
     fs.inodes.Touch(parent);
     fs.inodes.Touch(*id);  // made now, not when the mount started
-    auto info = fs.container->Stat(*id);
+    auto info = fs.store.Stat(*id);
     if (!info) return Refuse("mkdir", DescribeChild(fs, parent, name), info.error());
     CommitChange(fs, "mkdir", DescribeChild(fs, parent, name));
     fuse_entry_param e = EntryFor(fs, *info);

@@ -81,8 +81,8 @@ constexpr OptionSpec kOptions[] = {
      "docs/mount.md, \"Commits and durability\")"},
     {"format=", kKeyFormat, "-o format=F",
      "what CONTAINER is: slab, hdf5 (also netCDF-4) or zarr (default: found from the file's signature); "
-     "HDF5 and netCDF-4 files and Zarr stores mount read-only (docs/mount.md, \"Mounting HDF5, netCDF and Zarr "
-     "in place\")"},
+     "HDF5 and netCDF-4 files mount read-only, Zarr stores read-write unless ro (docs/mount.md, \"Mounting "
+     "HDF5, netCDF and Zarr in place\")"},
     {"nonempty", kKeyNonEmpty, "-o nonempty",
      "mount over a directory that holds files (they are hidden while mounted); by default slabfs refuses"},
     {"fsname=", kKeyFsName, nullptr, nullptr},
@@ -478,12 +478,17 @@ Result<MountConfig> ParseCommandLine(const std::vector<std::string>& argv) {
                                                      cfg.container, stores::StoreFormatName(cfg.format))));
     }
     if (cfg.bulk) {
-      return Err(
-          Status::InvalidArgument(fmt::format("bulk is for slab containers: {} mounts read-only", cfg.container)));
+      return Err(Status::InvalidArgument(
+          fmt::format("bulk is for slab containers: {} is mounted as {}, whose changes are durable when fsync or "
+                      "close returns",
+                      cfg.container, stores::StoreFormatName(cfg.format))));
     }
-    // The store is never written: the kernel refuses writes on its mount.
-    cfg.read_only = true;
-    cfg.fuse_args.emplace_back("-oro");
+    // A Zarr store is written in place unless mounted ro; an HDF5 file is
+    // never written, and the kernel refuses writes on its mount.
+    if (cfg.format != stores::StoreFormat::kZarr && !cfg.read_only) {
+      cfg.read_only = true;
+      cfg.fuse_args.emplace_back("-oro");
+    }
   }
   return cfg;
 }

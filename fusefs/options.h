@@ -37,8 +37,9 @@ struct MountConfig {
 
   // What the path holds: -o format=slab|hdf5|netcdf|zarr, else found by
   // its signature (stores/store_format.h); a path that is none of them is
-  // opened as a container, which says why it is not one. Any format but
-  // slab mounts read-only (read_only is set and the kernel mounts ro).
+  // opened as a container, which says why it is not one. HDF5 and netCDF
+  // mount read-only (read_only is set and the kernel mounts ro); Zarr
+  // read-write unless -o ro.
   stores::StoreFormat format = stores::StoreFormat::kSlab;
   bool format_given = false;
 

@@ -14,6 +14,7 @@
 #include "fusefs/layout_ops.h"
 #include "fusefs/log.h"
 #include "fusefs/request.h"
+#include "fusefs/store_changes.h"
 #include "fusefs/xattr.h"
 
 namespace slabfs::fusefs {
@@ -39,7 +40,7 @@ int ReplyXattrBytes(fuse_req_t req, std::string_view op, Filesystem& fs, fuse_in
 // its value reads as that type, else the type waits for its next value.
 int SetAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name, std::string_view text, int flags) {
   const std::string op = fmt::format("setxattr {}{}", kTypePrefix, name);
-  auto existing = fs.container->GetAttribute(ino, name);
+  auto existing = fs.store.GetAttribute(ino, name);
   if (!existing && existing.error().code() != Code::kNotFound) {
     return Refuse(op, Describe(fs, ino), existing.error());
   }
@@ -68,7 +69,7 @@ int SetAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name, std::stri
   }
   fs.attr_types.Drop(ino, name);
   if (value->kind == existing->kind && value->dtype == existing->dtype && value->data == existing->data) return 0;
-  Status s = fs.container->SetAttribute(ino, name, *value);
+  Status s = SetObjectAttribute(fs, ino, name, *value);
   if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
   CommitChange(fs, op, Describe(fs, ino));
   return 0;
@@ -79,7 +80,7 @@ int SetAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name, std::stri
 int RemoveAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name) {
   const std::string op = fmt::format("removexattr {}{}", kTypePrefix, name);
   const bool was_waiting = fs.attr_types.Drop(ino, name);
-  auto existing = fs.container->GetAttribute(ino, name);
+  auto existing = fs.store.GetAttribute(ino, name);
   if (!existing && existing.error().code() != Code::kNotFound) {
     return Refuse(op, Describe(fs, ino), existing.error());
   }
@@ -88,7 +89,7 @@ int RemoveAttrType(Filesystem& fs, fuse_ino_t ino, std::string_view name) {
     return RefuseErrno(op, Describe(fs, ino), ENODATA,
                        existing ? "a string attribute has no type" : "no such attribute");
   }
-  Status s = fs.container->SetAttribute(ino, name, Attribute::String(existing->ToText()));
+  Status s = SetObjectAttribute(fs, ino, name, Attribute::String(existing->ToText()));
   if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
   CommitChange(fs, op, Describe(fs, ino));
   return 0;
@@ -188,6 +189,12 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     XattrName x = ClassifyXattr(name);
     const std::string op = fmt::format("setxattr {}", name);
     if (x.space == XattrSpace::kSlab) {
+      if (fs.container == nullptr) {
+        // A foreign store's layout is its own metadata (.zarray, zarr.json).
+        return Refuse(op, Describe(fs, ino),
+                      Status::PermissionDenied(
+                          fmt::format("user.slab.* of a {} store's dataset is read-only metadata", fs.store.format())));
+      }
       auto info = fs.container->Stat(ino);
       if (!info) return Refuse(op, Describe(fs, ino), info.error());
       if (info->kind != ObjectKind::kDataset) {
@@ -209,7 +216,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
       fuse_reply_err(req, 0);
       return 0;
     }
-    auto existing = fs.container->GetAttribute(ino, x.name);
+    auto existing = fs.store.GetAttribute(ino, x.name);
     if (!existing && existing.error().code() != Code::kNotFound) {
       return Refuse(op, Describe(fs, ino), existing.error());
     }
@@ -233,7 +240,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     } else if (existing && existing->kind == Attribute::Kind::kNumeric) {
       if (std::optional<Attribute> kept = ReadAsKnownType(existing->dtype, text)) a = std::move(*kept);
     }
-    Status s = fs.container->SetAttribute(ino, x.name, a);
+    Status s = SetObjectAttribute(fs, ino, x.name, a);
     if (!s.ok()) return Refuse(op, Describe(fs, ino), s);
     CommitChange(fs, op, Describe(fs, ino));
     fuse_reply_err(req, 0);
@@ -258,7 +265,7 @@ void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
       return 0;
     }
     fs.attr_types.Drop(ino, x.name);
-    Status s = fs.container->DeleteAttribute(ino, x.name);
+    Status s = RemoveObjectAttribute(fs, ino, x.name);
     if (!s.ok()) {
       if (s.code() == Code::kNotFound) {
         return RefuseErrno(op, Describe(fs, ino), ENODATA, s.message());

@@ -1,14 +1,14 @@
 """Zarr directory stores mounted in place (`slabfs store.zarr mnt`): the same
-file view as a container's, read-only, through the Zarr store
+file view as a container's, read through the Zarr store
 (stores/zarr/). Stores are made here with Debian's zarr (v2) and with the
 hand-written v3 writer of zarr_stores.py (Debian's zarr 2.13 writes no v3
 stores); every array read through the mount (read(2), numpy memmap, slice
 and .npy views, SEEK_DATA) is compared byte for byte with what zarr-python
-(or numpy, for v3) holds; every change is refused with EROFS and the store
-is left as it was.
+(or numpy, for v3) holds; reading leaves the store as it was, and a
+read-only mount (-o ro) refuses every change with EROFS. Writing through the
+mount is test_mount_zarr_write.py's.
 """
 import errno
-import hashlib
 import os
 
 import numpy as np
@@ -20,28 +20,8 @@ from mounting import mounter  # noqa: F401
 zarr = pytest.importorskip("zarr")
 numcodecs = pytest.importorskip("numcodecs")
 
-from zarr_stores import V3_CASES, values, write_v3_array  # noqa: E402
-
-
-def le_bytes(arr):
-    arr = np.asarray(arr)
-    if arr.shape == ():
-        arr = arr.reshape(1)
-    return np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"))).tobytes()
-
-
-def tree_digest(root):
-    """Every file's name, size and bytes under root, and every directory."""
-    h = hashlib.sha256()
-    for dirpath, dirs, files in sorted(os.walk(root)):
-        dirs.sort()
-        h.update(dirpath.encode())
-        for name in sorted(files):
-            p = os.path.join(dirpath, name)
-            h.update(name.encode())
-            with open(p, "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
+from zarr_stores import (V3_CASES, arrays_of, le_bytes, make_v2_store, tree_digest,  # noqa: E402
+                         values, write_v3_array)
 
 
 def getfattr(path, name):
@@ -50,49 +30,8 @@ def getfattr(path, name):
 
 @pytest.fixture
 def store(tmp_path):
-    """A Zarr v2 store made by zarr-python: codecs, byte orders, F order,
-    nested keys, missing chunks, a 0-d array, attributes, and arrays the
-    store cannot hold (skipped by name)."""
-    path = tmp_path / "data.zarr"
-    root = zarr.open_group(str(path), mode="w")
-    root.attrs["title"] = "detector run"
-    root.attrs["gain"] = [1.5, 2.5]
-    g = root.create_group("run1")
-    g.attrs["operator"] = "ada"
-    d = g.create_dataset("frames", data=values("f4", (6, 40, 50), 1), chunks=(1, 16, 16),
-                         compressor=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE))
-    d.attrs["units"] = "counts"
-    g.create_dataset("big_endian", data=np.arange(300, dtype=">i2").reshape(20, 15), chunks=(7, 4),
-                     compressor=numcodecs.Zlib(level=3))
-    g.create_dataset("fortran", data=values("u8", (33, 17), 2), chunks=(10, 10), order="F",
-                     compressor=numcodecs.GZip(level=2))
-    g.create_dataset("nested", data=values("i4", (30, 20), 3), chunks=(8, 8), dimension_separator="/")
-    root.create_dataset("bytes", data=np.frombuffer(b"hello, mount\n" * 10, dtype="u1"), chunks=(32,),
-                        compressor=None)
-    z = zarr.open_array(str(path / "scalar"), mode="w", shape=(), dtype="<f4")
-    z[...] = 7.25
-    sparse = root.create_dataset("sparse", shape=(64, 64), dtype="i4", chunks=(16, 16), fill_value=0)
-    sparse[16:32, 32:48] = 5
-    sparse[48:64, 0:16] = 9
-    root.create_dataset("flags", data=np.array([True, False]))
-    root.create_dataset("texts", data=np.array(["a", "bb"], dtype="U2"))
-    root.create_dataset("lzma", data=np.arange(10, dtype="i4"), compressor=numcodecs.LZMA())
-    return path
-
-
-SKIPPED = {"lzma"}  # numbers, but under a codec the store does not decode
-
-
-def arrays_of(path):
-    """name -> array for every array zarr-python reads that the store shows."""
-    out = {}
-    root = zarr.open_group(str(path), mode="r")
-
-    def visit(name, obj):
-        if isinstance(obj, zarr.Array) and obj.dtype.kind in "iuf" and name not in SKIPPED:
-            out[name] = obj[...]
-    root.visititems(visit)
-    return out
+    """The v2 store the Zarr mount tests share (zarr_stores.make_v2_store)."""
+    return make_v2_store(tmp_path / "data.zarr")
 
 
 def test_every_array_reads_as_zarr_python_reads_it(store, mounter):
@@ -163,9 +102,9 @@ def test_views_and_holes(store, mounter):
     assert getfattr(sparse, "user.slab.defined") == str(2 * 16 * 16)
 
 
-def test_changes_are_refused_and_the_store_is_unchanged(store, mounter):
+def test_a_read_only_mount_refuses_changes_and_leaves_the_store(store, mounter):
     before = tree_digest(store)
-    m = mounter(store)
+    m = mounter(store, "-o", "ro")
     for fn in (lambda: open(m.path / "bytes", "r+b"),
                lambda: open(m.path / "new", "wb"),
                lambda: os.mkdir(m.path / "g"),

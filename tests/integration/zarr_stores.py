@@ -1,7 +1,9 @@
-"""Zarr stores for the import/export tests: data, a hand-written Zarr v3
-array writer (zarr.json plus chunks encoded with numcodecs and a CRC-32C
-written out here), and checks of what a container holds."""
+"""Zarr stores for the import/export and mount tests: data, a hand-written
+Zarr v3 array writer and reader (zarr.json plus chunks encoded with
+numcodecs and a CRC-32C written out here), the v2 store the mount tests
+share (make_v2_store), and checks of what a container or a store holds."""
 import gzip
+import hashlib
 import json
 import os
 
@@ -153,3 +155,120 @@ def no_leftovers(directory, name):
     """Neither `name` nor a temporary `.name.slab-*` is in `directory`."""
     left = [f for f in os.listdir(directory) if f == name or f.startswith(f".{name}.slab")]
     assert left == [], left
+
+
+def read_v3_array(path):
+    """The array of a Zarr v3 array directory written with the codecs of
+    V3_CASES (default key encoding), decoded here with numcodecs, gzip and
+    the CRC-32C above: the oracle for v3 stores that zarr-python 2.13
+    cannot read. Missing chunks read as the fill value; every CRC-32C is
+    checked."""
+    with open(os.path.join(path, "zarr.json")) as f:
+        meta = json.load(f)
+    shape = tuple(meta["shape"])
+    chunks = tuple(meta["chunk_grid"]["configuration"]["chunk_shape"])
+    dtype = np.dtype(meta["data_type"])
+    sep = meta["chunk_key_encoding"].get("configuration", {}).get("separator", "/")
+    out = np.full(shape, meta["fill_value"], dtype=dtype)
+    codecs = meta["codecs"]
+    grid = [-(-s // c) for s, c in zip(shape, chunks)]
+    for coords in np.ndindex(*grid):
+        key = sep.join(["c", *map(str, coords)])
+        full = os.path.join(path, *key.split("/"))
+        if not os.path.exists(full):
+            continue
+        with open(full, "rb") as f:
+            data = f.read()
+        order, perm = "<", None
+        for codec in reversed(codecs):
+            name, cfg = codec["name"], codec.get("configuration", {})
+            if name == "crc32c":
+                data, crc = data[:-4], int.from_bytes(data[-4:], "little")
+                assert crc32c(data) == crc, key
+            elif name == "gzip":
+                data = gzip.decompress(data)
+            elif name == "blosc":
+                data = bytes(numcodecs.Blosc().decode(data))
+            elif name == "bytes":
+                order = ">" if cfg.get("endian") == "big" else "<"
+            elif name == "transpose":
+                perm = cfg["order"]
+            else:
+                raise AssertionError(name)
+        stored = chunks if perm is None else tuple(chunks[i] for i in perm)
+        block = np.frombuffer(data, dtype=dtype.newbyteorder(order)).reshape(stored)
+        if perm is not None:
+            block = np.transpose(block, np.argsort(perm))
+        sl = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, chunks, shape))
+        out[sl] = block[tuple(slice(0, x.stop - x.start) for x in sl)]
+    return out
+
+
+def le_bytes(arr):
+    """An array's elements as the mount shows them: little-endian, C order
+    (a 0-d array as one element)."""
+    arr = np.asarray(arr)
+    if arr.shape == ():
+        arr = arr.reshape(1)
+    return np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"))).tobytes()
+
+
+def tree_digest(root):
+    """Every file's name, size and bytes under root, and every directory."""
+    h = hashlib.sha256()
+    for dirpath, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        h.update(dirpath.encode())
+        for name in sorted(files):
+            p = os.path.join(dirpath, name)
+            h.update(name.encode())
+            with open(p, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def make_v2_store(path):
+    """A Zarr v2 store made by zarr-python: codecs, byte orders, F order,
+    nested keys, missing chunks, a 0-d array, attributes, and arrays the
+    store cannot hold (skipped by name: V2_SKIPPED and the non-numbers)."""
+    import zarr
+    root = zarr.open_group(str(path), mode="w")
+    root.attrs["title"] = "detector run"
+    root.attrs["gain"] = [1.5, 2.5]
+    g = root.create_group("run1")
+    g.attrs["operator"] = "ada"
+    d = g.create_dataset("frames", data=values("f4", (6, 40, 50), 1), chunks=(1, 16, 16),
+                         compressor=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE))
+    d.attrs["units"] = "counts"
+    g.create_dataset("big_endian", data=np.arange(300, dtype=">i2").reshape(20, 15), chunks=(7, 4),
+                     compressor=numcodecs.Zlib(level=3))
+    g.create_dataset("fortran", data=values("u8", (33, 17), 2), chunks=(10, 10), order="F",
+                     compressor=numcodecs.GZip(level=2))
+    g.create_dataset("nested", data=values("i4", (30, 20), 3), chunks=(8, 8), dimension_separator="/")
+    root.create_dataset("bytes", data=np.frombuffer(b"hello, mount\n" * 10, dtype="u1"), chunks=(32,),
+                        compressor=None)
+    z = zarr.open_array(str(path / "scalar"), mode="w", shape=(), dtype="<f4")
+    z[...] = 7.25
+    sparse = root.create_dataset("sparse", shape=(64, 64), dtype="i4", chunks=(16, 16), fill_value=0)
+    sparse[16:32, 32:48] = 5
+    sparse[48:64, 0:16] = 9
+    root.create_dataset("flags", data=np.array([True, False]))
+    root.create_dataset("texts", data=np.array(["a", "bb"], dtype="U2"))
+    root.create_dataset("lzma", data=np.arange(10, dtype="i4"), compressor=numcodecs.LZMA())
+    return path
+
+
+V2_SKIPPED = {"lzma"}  # numbers, but under a codec the store does not decode
+
+
+def arrays_of(path):
+    """name -> array for every array zarr-python reads that the store shows."""
+    import zarr
+    out = {}
+    root = zarr.open_group(str(path), mode="r")
+
+    def visit(name, obj):
+        if isinstance(obj, zarr.Array) and obj.dtype.kind in "iuf" and name not in V2_SKIPPED:
+            out[name] = obj[...]
+    root.visititems(visit)
+    return out

@@ -1,0 +1,72 @@
+#include "fusefs/store_changes.h"
+
+#include <fmt/format.h>
+
+#include "fusefs/log.h"
+#include "fusefs/request.h"
+#include "slabfs/store_writer.h"
+
+namespace slabfs::fusefs {
+namespace {
+
+Status NoWriter(const Filesystem& fs) {
+  return Status::ReadOnly(fmt::format("{} stores are mounted read-only here", fs.store.format()));
+}
+
+}  // namespace
+
+Status SetObjectAttribute(Filesystem& fs, ObjectId id, std::string_view name, const Attribute& value) {
+  if (fs.container != nullptr) return fs.container->SetAttribute(id, name, value);
+  if (fs.writer == nullptr) return NoWriter(fs);
+  return fs.writer->SetAttribute(id, name, value);
+}
+
+Status RemoveObjectAttribute(Filesystem& fs, ObjectId id, std::string_view name) {
+  if (fs.container != nullptr) return fs.container->DeleteAttribute(id, name);
+  if (fs.writer == nullptr) return NoWriter(fs);
+  return fs.writer->RemoveAttribute(id, name);
+}
+
+Result<ObjectId> CreateObjectGroup(Filesystem& fs, ObjectId parent, std::string_view name) {
+  if (fs.container != nullptr) return fs.container->CreateGroup(parent, name);
+  if (fs.writer == nullptr) return Err(NoWriter(fs));
+  return fs.writer->CreateGroup(parent, name);
+}
+
+int WriteToStore(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, FileHandle* fh, const char* buf, size_t size,
+                 off_t off) {
+  std::shared_ptr<WritableStoreDataset> ds = fh->data.store_writable();
+  if (ds == nullptr) {
+    fh->DoneWith();
+    return Refuse("write", Describe(fs, ino), NoWriter(fs));
+  }
+  auto n = ds->WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, /*grow_rows=*/true);
+  if (!n) {
+    fh->DoneWith();
+    return Refuse("write", fmt::format("{} [{}, +{})", Describe(fs, ino), off, size), n.error());
+  }
+  if (*n < size) {
+    Log().info("write {} [{}, +{}): {} bytes fit before the end of the dataset; the rest is refused", Describe(fs, ino),
+               off, size, *n);
+  }
+  fh->written.store(true, std::memory_order_relaxed);
+  fh->DoneWith();
+  fs.inodes.Touch(ino);
+  fuse_reply_write(req, *n);
+  return 0;
+}
+
+Status TruncateInStore(Filesystem& fs, const FileData& data, uint64_t size) {
+  std::shared_ptr<WritableStoreDataset> ds = data.store_writable();
+  if (ds == nullptr) return NoWriter(fs);
+  const DatasetInfo info = ds->info().dataset;
+  if (size == info.size_bytes) return Status::OK();
+  if (!info.length_resizable) {
+    return Status::InvalidArgument(
+        fmt::format("size {} requested, the dataset has a fixed size of {} bytes (its first dimension cannot change)",
+                    size, info.size_bytes));
+  }
+  return ds->SetSizeBytes(size);
+}
+
+}  // namespace slabfs::fusefs

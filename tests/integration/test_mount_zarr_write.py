@@ -1,0 +1,274 @@
+"""Zarr stores written through the mount (`slabfs store.zarr mnt`, read-write
+unless -o ro): dd conv=notrunc at odd offsets across chunk edges, numpy
+memmap writes, truncate and `>>` along the first dimension, setfattr and
+mkdir, then the mount is gone and zarr-python (v2) or the hand-written v3
+reader of zarr_stores.py opens the store, and every array must equal a
+numpy model of the writes byte for byte. Two processes writing one chunk at
+once lose nothing. What the mount does not change is refused by name: an
+HDF5 file stays EROFS, a ro mount is EROFS, creating, removing and renaming
+files in a Zarr mount is ENOTSUP, a size that is not whole rows is EINVAL,
+an array under a codec the store does not read is not there to write.
+"""
+import errno
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import run
+from mounting import mounter  # noqa: F401
+
+zarr = pytest.importorskip("zarr")
+numcodecs = pytest.importorskip("numcodecs")
+
+from zarr_stores import (V3_CASES, arrays_of, le_bytes, make_v2_store, read_v3_array,  # noqa: E402
+                         tree_digest, values, write_v3_array)
+
+
+@pytest.fixture
+def store(tmp_path):
+    return make_v2_store(tmp_path / "data.zarr")
+
+
+def dd_patch(path, offset, data):
+    """Writes `data` at byte `offset` of `path` with one dd write."""
+    cp = subprocess.run(["dd", f"of={path}", "bs=%d" % len(data), "count=1", f"seek={offset}",
+                         "oflag=seek_bytes", "conv=notrunc", "status=none"],
+                        input=data, capture_output=True)
+    assert cp.returncode == 0, cp.stderr.decode()
+
+
+def patch_model(arr, offset, data):
+    """The model of a byte write: the array's little-endian C-order bytes
+    patched, read back in its dtype (native byte order) and shape."""
+    shape = arr.shape if arr.shape != () else (1,)
+    raw = bytearray(le_bytes(arr))
+    raw[offset:offset + len(data)] = data
+    out = np.frombuffer(bytes(raw), dtype=arr.dtype.newbyteorder("<")).reshape(shape)
+    return out.astype(arr.dtype.newbyteorder("=")).reshape(arr.shape)
+
+
+def assert_store_holds(path, model):
+    got = arrays_of(path)
+    assert set(got) == set(model)
+    for name, want in model.items():
+        assert got[name].shape == want.shape, name
+        assert le_bytes(got[name]) == le_bytes(want), name
+
+
+def test_dd_and_memmap_writes_read_back_by_zarr_python(store, mounter):
+    model = {k: v.copy() for k, v in arrays_of(store).items()}
+    m = mounter(store)
+    rng = np.random.default_rng(7)
+    # Odd offsets and lengths that start and end inside elements and span
+    # chunk edges, into every codec and layout of the store.
+    for name in ("run1/frames", "run1/big_endian", "run1/fortran", "run1/nested", "bytes", "sparse", "scalar"):
+        size = len(le_bytes(model[name]))
+        for offset, length in ((1, 5), (size // 3 + 3, min(3001, size // 2)), (size - 7, 7)):
+            if not 0 <= offset < size:
+                continue
+            length = min(length, size - offset)
+            data = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+            dd_patch(m.path / name, offset, data)
+            model[name] = patch_model(model[name], offset, data)
+        assert (m.path / name).read_bytes() == le_bytes(model[name]), name
+    # A numpy memmap write, flushed (msync: the kernel writes the pages back).
+    mm = np.memmap(m.path / "run1" / "frames", dtype="<f4", mode="r+", shape=(6, 40, 50))
+    mm[2:4, 10:30, 5:45] = np.arange(2 * 20 * 40, dtype="<f4").reshape(2, 20, 40)
+    mm.flush()
+    del mm
+    model["run1/frames"][2:4, 10:30, 5:45] = np.arange(2 * 20 * 40, dtype="f4").reshape(2, 20, 40)
+    # Whole chunks of the fill value are removed (fill_value 0 here).
+    sparse = np.zeros((16, 16), dtype="<i4")
+    fd = os.open(m.path / "sparse", os.O_WRONLY)
+    try:
+        for r in range(16):  # rows 16..31, columns 32..47: chunk (1, 2)
+            os.pwrite(fd, sparse[r].tobytes(), ((16 + r) * 64 + 32) * 4)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    model["sparse"][16:32, 32:48] = 0
+    assert m.unmount() == 0
+    assert not (store / "sparse" / "1.2").exists()
+    assert not [p for p in store.rglob("*") if ".tmp." in p.name]
+    assert_store_holds(store, model)
+
+
+def test_truncate_and_append_resize_the_first_dimension(tmp_path, mounter):
+    path = tmp_path / "r.zarr"
+    root = zarr.open_group(str(path), mode="w")
+    a = np.arange(10 * 7, dtype="<i4").reshape(10, 7)
+    root.create_dataset("a", data=a, chunks=(4, 3), fill_value=-1, compressor=numcodecs.Zlib(level=1))
+    m = mounter(path)
+    f = m.path / "a"
+    row = 7 * 4
+    os.truncate(f, 5 * row)  # cuts chunk row 1 and drops chunk row 2
+    assert os.path.getsize(f) == 5 * row
+    assert not (path / "a" / "2.0").exists()
+    assert (path / "a" / "1.0").exists()
+    os.truncate(f, 9 * row)  # the cut rows come back as the fill value
+    model = np.full((9, 7), -1, dtype="<i4")
+    model[:5] = a[:5]
+    assert f.read_bytes() == model.tobytes()
+    extra = np.arange(100, 100 + 2 * 7, dtype="<i4").reshape(2, 7)
+    (tmp_path / "rows.bin").write_bytes(extra.tobytes())
+    assert run("sh", "-c", f"cat {tmp_path / 'rows.bin'} >> {f}").returncode == 0
+    model = np.concatenate([model, extra])
+    assert os.path.getsize(f) == model.nbytes
+    with pytest.raises(OSError) as e:
+        os.truncate(f, 3 * row + 4)  # not whole rows
+    assert e.value.errno == errno.EINVAL
+    assert m.unmount() == 0
+    z = zarr.open_array(str(path / "a"), mode="r")
+    assert z.shape == (11, 7)
+    assert np.array_equal(z[...], model)
+
+
+def test_setfattr_and_mkdir_reach_the_metadata(store, mounter):
+    m = mounter(store)
+    assert run("setfattr", "-n", "user.note", "-v", "hello", m.path).returncode == 0
+    assert run("setfattr", "-n", "user.units", "-v", "kelvin", m.path / "run1" / "frames").returncode == 0
+    assert run("setfattr", "-x", "user.operator", m.path / "run1").returncode == 0
+    os.mkdir(m.path / "new")
+    os.mkdir(m.path / "new" / "deeper")
+    assert run("setfattr", "-n", "user.level", "-v", "2", m.path / "new" / "deeper").returncode == 0
+    assert os.getxattr(m.path / "run1" / "frames", "user.units") == b"kelvin"
+    assert sorted(os.listdir(m.path / "new")) == ["deeper"]
+    with pytest.raises(OSError) as e:
+        os.mkdir(m.path / "run1")
+    assert e.value.errno == errno.EEXIST
+    with pytest.raises(OSError) as e:
+        os.mkdir(m.path / "lzma")  # taken by an array the mount does not show
+    assert e.value.errno == errno.EEXIST
+    assert m.unmount() == 0
+    root = zarr.open_group(str(store), mode="r")
+    assert root.attrs["note"] == "hello"
+    assert root.attrs["title"] == "detector run"  # the others are kept
+    assert root["run1/frames"].attrs["units"] == "kelvin"
+    assert "operator" not in root["run1"].attrs
+    assert isinstance(root["new/deeper"], zarr.Group)
+    assert root["new/deeper"].attrs["level"] == "2"
+
+
+def test_v3_stores_written_read_back(tmp_path, mounter):
+    path = tmp_path / "v3.zarr"
+    path.mkdir()
+    (path / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {"title": "v3"}}')
+    model = {}
+    for i, (case, codecs) in enumerate(V3_CASES.items()):
+        shape, chunks = ((6, 7, 5), (4, 3, 2)) if case == "transpose" else ((33, 20), (8, 6))
+        a = values("i4", shape, seed=80 + i)
+        write_v3_array(str(path / case), a, chunks, codecs, fill=-1, skip={(0, 0)} if len(shape) == 2 else ())
+        if len(shape) == 2:
+            a[0:8, 0:6] = -1
+        model[case] = a
+    m = mounter(path)
+    rng = np.random.default_rng(3)
+    for case in model:
+        size = model[case].nbytes
+        for offset in (2, size // 2 - 5, size - 9):
+            data = rng.integers(0, 256, 9, dtype=np.uint8).tobytes()
+            dd_patch(m.path / case, offset, data)
+            model[case] = patch_model(model[case], offset, data)
+    os.truncate(m.path / "bytes", 40 * 20 * 4)
+    model["bytes"] = np.concatenate([model["bytes"], np.full((7, 20), -1, dtype="i4")])
+    assert run("setfattr", "-n", "user.note", "-v", "written", m.path / "bytes").returncode == 0
+    os.mkdir(m.path / "g")
+    assert m.unmount() == 0
+    for case, want in model.items():
+        got = read_v3_array(str(path / case))
+        assert got.shape == want.shape, case
+        assert np.array_equal(got, want), case
+    meta = json.loads((path / "bytes" / "zarr.json").read_text())
+    assert meta["shape"] == [40, 20]
+    assert meta["attributes"]["note"] == "written"
+    assert json.loads((path / "g" / "zarr.json").read_text())["node_type"] == "group"
+    # And the mount reads back what it wrote.
+    m = mounter(path, "-o", "ro")
+    for case, want in model.items():
+        assert (m.path / case).read_bytes() == le_bytes(want), case
+
+
+WRITER = r"""
+import os, sys
+path, parity, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fd = os.open(path, os.O_WRONLY)
+for r in range(rounds):
+    for i in range(parity, 16 * 16, 2):  # every other element of chunk (0, 0)
+        row, col = divmod(i, 16)
+        value = (1000 * (parity + 1) + r).to_bytes(4, "little")
+        os.pwrite(fd, value, (row * 64 + col) * 4)
+os.close(fd)
+"""
+
+
+def test_two_processes_writing_one_chunk_lose_nothing(store, mounter):
+    m = mounter(store)
+    target = m.path / "sparse"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(p), "6"]) for p in (0, 1)]
+    for p in procs:
+        assert p.wait(timeout=600) == 0
+    assert m.unmount() == 0
+    got = zarr.open_array(str(store / "sparse"), mode="r")[0:16, 0:16].reshape(-1)
+    want = np.array([1000 * (i % 2 + 1) + 5 for i in range(256)], dtype="i4")
+    assert np.array_equal(got, want)
+
+
+def write_at(path, offset, data):
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, data, offset)
+    finally:
+        os.close(fd)
+
+
+def test_refusals_name_what_is_refused(store, mounter):
+    m = mounter(store)
+    refused = {
+        "create": (lambda: open(m.path / "new", "wb"), errno.ENOTSUP),
+        "unlink": (lambda: os.unlink(m.path / "bytes"), errno.ENOTSUP),
+        "rmdir": (lambda: os.rmdir(m.path / "run1"), errno.ENOTSUP),
+        "rename": (lambda: os.rename(m.path / "bytes", m.path / "b2"), errno.ENOTSUP),
+        "layout": (lambda: os.setxattr(m.path / "bytes", "user.slab.dtype", b"i2"), errno.EPERM),
+        "skipped array": (lambda: open(m.path / "lzma", "r+b"), errno.ENOENT),
+        "scalar length": (lambda: os.truncate(m.path / "scalar", 8), errno.EINVAL),
+        "past a fixed end": (lambda: write_at(m.path / "scalar", 4, b"abcd"), errno.EFBIG),
+    }
+    for what, (fn, err) in refused.items():
+        with pytest.raises(OSError) as e:
+            fn()
+        assert e.value.errno == err, what
+    assert "lzma" in os.getxattr(m.path, "user.slab.skipped").decode()
+    log = m.log()
+    for op in ("create", "unlink", "rmdir", "rename", "setxattr user.slab.dtype", "truncate"):
+        assert op in log, op
+
+
+def test_a_read_only_zarr_mount_refuses_writes(store, mounter):
+    before = tree_digest(store)
+    m = mounter(store, "-o", "ro")
+    for fn in (lambda: open(m.path / "bytes", "r+b"),
+               lambda: os.mkdir(m.path / "g"),
+               lambda: os.setxattr(m.path / "bytes", "user.note", b"x"),
+               lambda: os.truncate(m.path / "bytes", 0)):
+        with pytest.raises(OSError) as e:
+            fn()
+        assert e.value.errno == errno.EROFS
+    assert m.unmount() == 0
+    assert tree_digest(store) == before
+
+
+def test_an_hdf5_file_stays_read_only(tmp_path, mounter):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", data=np.arange(10, dtype="i4"))
+    m = mounter(path)
+    for fn in (lambda: open(m.path / "d", "r+b"), lambda: os.mkdir(m.path / "g"),
+               lambda: os.setxattr(m.path / "d", "user.note", b"x")):
+        with pytest.raises(OSError) as e:
+            fn()
+        assert e.value.errno == errno.EROFS
