@@ -167,7 +167,14 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       return RefuseErrno("open", DescribeView(fs, r->ref), EACCES, "the .npy, .txt and .png views are read-only");
     }
     if (writing && (fs.options.read_only || r->dataset.slab() == nullptr)) {
-      return Refuse("open", DescribeView(fs, r->ref), Status::ReadOnly("a read-only mount"));
+      // A writable foreign store (Zarr) is written through the dataset's
+      // own file only.
+      Status s = fs.options.read_only || fs.writer == nullptr
+                     ? Status::ReadOnly("a read-only mount")
+                     : Status::NotSupported(fmt::format("views of a {} store's datasets are read-only: write the "
+                                                        "dataset's own file",
+                                                        fs.store.format()));
+      return Refuse("open", DescribeView(fs, r->ref), s);
     }
     if ((fi->flags & O_TRUNC) && r->layout.size_bytes != 0) {
       return Refuse("open (O_TRUNC)", DescribeView(fs, r->ref),

@@ -121,10 +121,23 @@ def test_truncate_and_append_resize_the_first_dimension(tmp_path, mounter):
     with pytest.raises(OSError) as e:
         os.truncate(f, 3 * row + 4)  # not whole rows
     assert e.value.errno == errno.EINVAL
+    # cp over the array: O_TRUNC empties it (no rows), the copy appends.
+    rows = np.arange(3 * 7, dtype="<i4").reshape(3, 7) * -5
+    (tmp_path / "b.bin").write_bytes(rows.tobytes())
+    root.create_dataset("b", data=a, chunks=(4, 3), fill_value=-1, compressor=numcodecs.Zlib(level=1))
+    cp = subprocess.run(["cp", tmp_path / "b.bin", m.path / "b"], capture_output=True)
+    assert cp.returncode != 0  # made after the mount started: not shown, and new files are refused
     assert m.unmount() == 0
     z = zarr.open_array(str(path / "a"), mode="r")
     assert z.shape == (11, 7)
     assert np.array_equal(z[...], model)
+    m = mounter(path)
+    assert run("cp", tmp_path / "b.bin", m.path / "b").returncode == 0
+    assert m.unmount() == 0
+    b = zarr.open_array(str(path / "b"), mode="r")
+    assert b.shape == (3, 7)
+    assert np.array_equal(b[...], rows)
+    assert not (path / "b" / "2.0").exists()
 
 
 def test_setfattr_and_mkdir_reach_the_metadata(store, mounter):
@@ -143,6 +156,9 @@ def test_setfattr_and_mkdir_reach_the_metadata(store, mounter):
     with pytest.raises(OSError) as e:
         os.mkdir(m.path / "lzma")  # taken by an array the mount does not show
     assert e.value.errno == errno.EEXIST
+    with pytest.raises(OSError) as e:
+        open(m.path / "run1" / "nested[0:2]", "r+b")  # views stay read-only
+    assert e.value.errno == errno.ENOTSUP
     assert m.unmount() == 0
     root = zarr.open_group(str(store), mode="r")
     assert root.attrs["note"] == "hello"
@@ -206,6 +222,9 @@ os.close(fd)
 
 
 def test_two_processes_writing_one_chunk_lose_nothing(store, mounter):
+    # The kernel serialises write(2)s to one file (the inode lock), so this
+    # checks the whole path end to end; two writers racing inside the
+    # store are zarr_writer_test's TwoThreadsWritingOneChunkLoseNothing.
     m = mounter(store)
     target = m.path / "sparse"
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(p), "6"]) for p in (0, 1)]

@@ -23,6 +23,7 @@
 #include "slabfs/store.h"
 #include "slabfs/store_writer.h"
 #include "stores/zarr/zarr_store.h"
+#include "stores/zarr/zarr_writer.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace slabfs::stores {
@@ -331,6 +332,26 @@ TEST_F(ZarrWriterTest, ARootArrayHasNoGroupToChange) {
   const int32_t v = 5;
   ASSERT_OK(ds->Write(Slab::Box({3}, {1}), &v));
   EXPECT_TRUE(fs::exists(root_ / "1"));
+}
+
+TEST(ZarrReadOnlyReasonTest, NamesACodecThatDecodesButCannotBeEncoded) {
+  // No codec the store reads is decode-only today; the trial encode at
+  // open is what would find one, as it finds a blosc compressor missing.
+  tools::convert::ZarrArray a;
+  a.dtype = DType::kI4;
+  EXPECT_EQ(ZarrReadOnlyReason(a), "");
+  tools::convert::ZarrCodec zlib;
+  zlib.kind = tools::convert::ZarrCodec::Kind::kZlib;
+  a.codecs.push_back(zlib);
+  EXPECT_EQ(ZarrReadOnlyReason(a), "");
+  tools::convert::ZarrCodec blosc;
+  blosc.kind = tools::convert::ZarrCodec::Kind::kBlosc;
+  blosc.cname = "nosuch";
+  blosc.typesize = 4;
+  a.codecs.push_back(blosc);
+  const std::string why = ZarrReadOnlyReason(a);
+  EXPECT_NE(why.find("zlib,blosc(nosuch)"), std::string::npos) << why;
+  EXPECT_NE(why.find("cannot be encoded"), std::string::npos) << why;
 }
 
 TEST_F(ZarrWriterTest, AStoreOpenedReadOnlyHasNoWriter) {
