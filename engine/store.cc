@@ -18,6 +18,10 @@ std::string_view StoreLayoutName(StoreLayout layout) {
   return "unknown";
 }
 
+Result<std::string> StoreDataset::ReadEncodedChunk(const Dims&, uint32_t*) const {
+  return Err(Status::NotSupported(path() + ": chunks are not kept as a container keeps them"));
+}
+
 Status StoreDataset::ReadElements(uint64_t first, uint64_t count, void* buf) const {
   const DatasetInfo& d = info().dataset;
   if (first > d.num_elements || count > d.num_elements - first) {

@@ -79,6 +79,9 @@ struct StoreDatasetInfo {
 struct SkippedObject {
   std::string path;    // "/a/b", or "/a/b attribute 'c'"
   std::string reason;  // "variable-length string data", "compact layout", ...
+  // Left out because its metadata is damaged (does not parse, contradicts
+  // itself), not because the model cannot hold it: a copy refuses these.
+  bool damaged = false;
 };
 
 // A dataset of a store, for reading.
@@ -119,6 +122,16 @@ class StoreDataset {
   // merged runs (Dataset::DefinedRuns). Its cost follows the stored chunks
   // and the rows of the range.
   Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count) const;
+
+  // The bytes of the stored chunk at grid coordinates `coords` as the store
+  // keeps them, for a copy into a container that stores them unchanged
+  // (Dataset::WriteEncodedChunk, which checks them with one decode) when
+  // they are exactly what a container with info().dataset.filters would
+  // store for that chunk: little-endian elements in C order through that
+  // pipeline. *filter_mask gets the store's mask of skipped filters.
+  // NotSupported where the store's encoding is not the container's (the
+  // default), NotFound for a chunk that is not stored, Corruption, IOError.
+  virtual Result<std::string> ReadEncodedChunk(const Dims& coords, uint32_t* filter_mask) const;
 };
 
 // A tree of groups, datasets and attributes, read-only.
