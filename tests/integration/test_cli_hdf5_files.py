@@ -206,8 +206,13 @@ def test_bad_input(fx, tmp_path):
     nc3 = tmp_path / "classic.nc"
     nc3.write_bytes(b"CDF\x01" + bytes(60))
     assert "netCDF" in fails("info", nc3, "/").stderr
-    cp = fails("export", d / "basic.h5", tmp_path / "tree.zarr")  # a tree export reads containers only
-    assert "is an HDF5 file: this command works on slab containers only" in cp.stderr
+    # A tree export reads any store: the HDF5 file becomes a Zarr store,
+    # what the store skips named on stdout.
+    cp = slab("export", "-q", d / "basic.h5", tmp_path / "tree.zarr")
+    assert "skipped /strings: " in cp.stdout, cp.stdout
+    assert (tmp_path / "tree.zarr" / ".zmetadata").exists()
+    nc3_out = fails("export", nc3, tmp_path / "tree2.zarr")
+    assert "netCDF" in nc3_out.stderr and not (tmp_path / "tree2.zarr").exists()
 
 
 def test_a_container_reads_the_same_after_import(fx, tmp_path):
