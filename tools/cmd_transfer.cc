@@ -423,7 +423,9 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
         app.add_subcommand("export",
                            "Export a tree as an HDF5 / netCDF-4 file or a Zarr v2/v3 store, or one dataset as a "
                            ".npy file or raw bytes (by extension or --format)");
-    sub->add_option("FILE", o->file, "container file (or an HDF5 / netCDF-4 file, to export one dataset)")->required();
+    sub->add_option("FILE", o->file,
+                    "container file, or an HDF5 / netCDF-4 file or Zarr store (a tree export then converts it)")
+        ->required();
     sub->add_option("PATH", o->path,
                     "absolute path of the dataset; or, alone, the HDF5 file or Zarr store to "
                     "write the whole tree to")
