@@ -10,17 +10,14 @@ import errno
 import hashlib
 import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from store_fixtures import make_store_fixtures
 
 import slabfs
 from slabfs import _slabfs
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-MAKE_FIXTURES = ROOT / "tests" / "stores" / "zarr" / "make_fixtures.py"
 
 pytestmark = pytest.mark.skipif(not _slabfs.has_zarr_store(), reason="the module was built without the Zarr store")
 
@@ -28,12 +25,7 @@ pytestmark = pytest.mark.skipif(not _slabfs.has_zarr_store(), reason="the module
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory):
     d = tmp_path_factory.mktemp("zarr_files")
-    cp = subprocess.run([sys.executable, str(MAKE_FIXTURES), str(d)], capture_output=True, text=True)
-    if cp.returncode == 77:
-        pytest.skip(f"zarr, numcodecs or numpy missing: {cp.stderr.strip()}")
-    assert cp.returncode == 0, cp.stderr
-    lines = [ln.split("\t") for ln in (d / "manifest.txt").read_text().splitlines()]
-    return d, lines
+    return d, make_store_fixtures("zarr", d)
 
 
 def tree_digest(root):
