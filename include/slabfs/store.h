@@ -122,6 +122,14 @@ class StoreDataset {
   // merged runs (Dataset::DefinedRuns). Its cost follows the stored chunks
   // and the rows of the range.
   Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count) const;
+  // Calls fn with the defined runs among [first, first + count), in order,
+  // until it returns false (Dataset::ForEachDefinedRun): SEEK_DATA and
+  // SEEK_HOLE, counting and copying. The walk jumps over the holes between
+  // stored chunks, so its cost follows the stored chunks and the defined
+  // elements, never the size of a hole; `check` (if given) runs before
+  // each step and stops the walk with its error (an interrupted lseek).
+  Status ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
+                           const Dataset::WalkCheck& check = {}) const;
 
   // The bytes of the stored chunk at grid coordinates `coords` as the store
   // keeps them, for a copy into a container that stores them unchanged

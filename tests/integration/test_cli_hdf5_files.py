@@ -10,27 +10,20 @@ what each dataset holds, what the store skips and what is not data."""
 import hashlib
 import json
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from store_fixtures import make_store_fixtures
 
-from conftest import ROOT, fails, slab
+from conftest import fails, slab
 
-MAKE_FIXTURES = ROOT / "tests" / "stores" / "hdf5" / "make_fixtures.py"
 
 
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory):
     """(directory, manifest lines split into fields)."""
     d = tmp_path_factory.mktemp("hdf5_files")
-    cp = subprocess.run([sys.executable, str(MAKE_FIXTURES), str(d)], capture_output=True, text=True)
-    if cp.returncode == 77:
-        pytest.skip(f"h5py, netCDF4 or numpy missing: {cp.stderr.strip()}")
-    assert cp.returncode == 0, cp.stderr
-    lines = [ln.split("\t") for ln in (d / "manifest.txt").read_text().splitlines()]
-    return d, lines
+    return d, make_store_fixtures("hdf5", d)
 
 
 def reads(fx):
