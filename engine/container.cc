@@ -31,6 +31,7 @@
 #include "engine/format/limits.h"
 #include "engine/index/dataset_geometry.h"
 #include "engine/io/writer_lock.h"
+#include "engine/util/expensive_checks.h"
 #include "engine/util/math.h"
 
 namespace slabfs::engine {
@@ -688,15 +689,15 @@ Status ContainerImpl::CommitLocked() {
     }
     if (*changed) MarkDirtyLocked(it->second.get());
   }
-#ifdef SLABFS_EXPENSIVE_CHECKS
-  for (auto& [id, n] : nodes_) {
-    if (n->ds && !changed_ds.count(id) && n->ds->HasUnflushedChanges()) {
-      LogWarn("commit of " + path() + ": dataset " + PathOfLocked(n.get()) +
-              " changed without ContainerImpl::NoteDirty; its changes would not be committed");
-      std::abort();
+  if (ExpensiveChecks()) {
+    for (auto& [id, n] : nodes_) {
+      if (n->ds && !changed_ds.count(id) && n->ds->HasUnflushedChanges()) {
+        LogWarn("commit of " + path() + ": dataset " + PathOfLocked(n.get()) +
+                " changed without ContainerImpl::NoteDirty; its changes would not be committed");
+        std::abort();
+      }
     }
   }
-#endif
   Status s = WriteNodesLocked(root_);
   if (!s.ok()) {
     retry_later();

@@ -102,7 +102,7 @@ class DatasetState {
   // Writes back dirty chunks and index pages; true when the header changed.
   Result<bool> FlushForCommit();
   // Whether anything is left for FlushForCommit to write (a check of
-  // ContainerImpl::NoteDirty's promise in SLABFS_EXPENSIVE_CHECKS builds).
+  // ContainerImpl::NoteDirty's promise where ExpensiveChecks()).
   bool HasUnflushedChanges();
   DatasetRecord Record() const;
   // Frees every chunk and index block: the dataset was cleared (under
@@ -352,7 +352,7 @@ class ContainerImpl {
   // visits only the datasets noted since the last one, so that its cost
   // grows with what changed, not with the number of datasets. Every change
   // to a dataset's chunks, index or header notes it (builds with
-  // SLABFS_EXPENSIVE_CHECKS check that no other dataset had any).
+  // the expensive checks on check that no other dataset had any).
   void NoteDirty(ObjectId id) {
     data_dirty_.store(true, std::memory_order_relaxed);
     MutexLock lock(dirty_ds_mu_);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "engine/selection/hyperslab.h"
@@ -16,6 +17,10 @@ std::string_view StoreLayoutName(StoreLayout layout) {
     case StoreLayout::kContiguous: return "contiguous";
   }
   return "unknown";
+}
+
+Result<std::string> StoreDataset::ReadEncodedChunk(const Dims&, uint32_t*) const {
+  return Err(Status::NotSupported(path() + ": chunks are not kept as a container keeps them"));
 }
 
 Status StoreDataset::ReadElements(uint64_t first, uint64_t count, void* buf) const {
@@ -126,6 +131,111 @@ Result<std::vector<ElementRun>> StoreDataset::DefinedRuns(uint64_t first, uint64
     }
   }
   return merged;
+}
+
+namespace {
+
+// The most elements one step of ForEachDefinedRun asks Defined about.
+constexpr uint64_t kDefinedWalkWindow = uint64_t{1} << 22;
+
+// The first element at or after linear position `at` (in a dataset of
+// `shape`, C order) that lies inside box b, or nullopt: the least
+// coordinate tuple >= at's that is inside the box, lexicographically.
+std::optional<uint64_t> NextElementInBox(const Dims& shape, const Box& b, uint64_t at) {
+  const size_t rank = shape.size();
+  for (uint64_t c : b.count)
+    if (c == 0) return std::nullopt;
+  Dims c(rank);
+  for (size_t d = rank, rest = at; d-- > 0;) {
+    c[d] = rest % shape[d];
+    rest /= shape[d];
+  }
+  Dims x(rank);
+  size_t d = 0;
+  for (; d < rank; ++d) {
+    const uint64_t lo = b.start[d], hi = b.start[d] + b.count[d];  // [lo, hi)
+    if (c[d] < lo) {
+      x[d] = lo;
+      break;
+    }
+    if (c[d] >= hi) {
+      // Past the box in this dimension: the last earlier dimension that can
+      // still move one up, the rest from the box's start.
+      size_t k = d;
+      while (k-- > 0 && x[k] + 1 >= b.start[k] + b.count[k]) {
+      }
+      if (k == static_cast<size_t>(-1)) return std::nullopt;
+      ++x[k];
+      d = k;
+      break;
+    }
+    x[d] = c[d];
+  }
+  if (d == rank) return at;  // inside the box
+  for (size_t e = d + 1; e < rank; ++e) x[e] = b.start[e];
+  uint64_t linear = 0;
+  for (size_t e = 0; e < rank; ++e) linear = linear * shape[e] + x[e];
+  return linear;
+}
+
+}  // namespace
+
+Status StoreDataset::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
+                                       const Dataset::WalkCheck& check) const {
+  const DatasetInfo& d = info().dataset;
+  if (first > d.num_elements || count > d.num_elements - first) {
+    return Status::InvalidArgument(path() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
+                                   " outside " + std::to_string(d.num_elements));
+  }
+  if (count == 0) return Status::OK();
+  const size_t rank = d.shape.size();
+  // The stored chunks' boxes: no element outside them is defined, so a
+  // step starts at the first of their elements at or after where the last
+  // ended.
+  std::vector<Box> boxes;
+  if (rank > 0) {
+    SLABFS_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks, StoredChunks());
+    const bool gridded =
+        d.chunks.size() == rank && std::all_of(d.chunks.begin(), d.chunks.end(), [](uint64_t c) { return c != 0; });
+    for (const StoredChunk& sc : chunks) {
+      if (!gridded || sc.coords.size() != rank) {
+        boxes.assign(1, Box{Dims(rank, 0), d.shape});  // the whole dataset
+        break;
+      }
+      Box b{Dims(rank), Dims(rank)};
+      bool inside = true;
+      for (size_t i = 0; i < rank; ++i) {
+        const uint64_t start = sc.coords[i] * d.chunks[i];
+        if (sc.coords[i] > d.shape[i] / d.chunks[i] || start >= d.shape[i]) {
+          inside = false;
+          break;
+        }
+        b.start[i] = start;
+        b.count[i] = std::min(d.chunks[i], d.shape[i] - start);
+      }
+      if (inside) boxes.push_back(std::move(b));
+    }
+  }
+  const uint64_t end = first + count;
+  for (uint64_t at = first; at < end;) {
+    if (check) SLABFS_RETURN_IF_ERROR(check());
+    if (rank > 0) {
+      std::optional<uint64_t> next;
+      for (const Box& b : boxes) {
+        std::optional<uint64_t> n = NextElementInBox(d.shape, b, at);
+        if (n && (!next || *n < *next)) next = n;
+        if (next && *next == at) break;
+      }
+      if (!next || *next >= end) return Status::OK();
+      at = *next;
+    }
+    const uint64_t n = std::min(kDefinedWalkWindow, end - at);
+    SLABFS_ASSIGN_OR_RETURN(std::vector<ElementRun> runs, DefinedRuns(at, n));
+    for (const ElementRun& r : runs)
+      if (!fn(r)) return Status::OK();
+    at += n;
+  }
+  return Status::OK();
 }
 
 Result<ObjectId> Store::Resolve(std::string_view path) const {

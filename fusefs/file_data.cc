@@ -5,12 +5,6 @@
 #include <vector>
 
 namespace slabfs::fusefs {
-namespace {
-
-// The most elements a foreign store's walk asks about at once.
-constexpr uint64_t kForeignWalkWindow = uint64_t{1} << 22;
-
-}  // namespace
 
 FileData::FileData(Dataset ds) : id_(ds.id()), slab_(std::move(ds)) {}
 
@@ -31,20 +25,8 @@ Result<size_t> FileData::ReadBytes(uint64_t offset, size_t length, void* buf) co
 
 Status FileData::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
                                    const Dataset::WalkCheck& check) const {
-  if (slab_) return slab_->ForEachDefinedRun(first, count, fn, check);
-  const DatasetInfo d = foreign_->info().dataset;
-  if (first > d.num_elements || count > d.num_elements - first) {
-    return Status::InvalidArgument("elements outside the dataset");
-  }
-  for (uint64_t at = first, end = first + count; at < end;) {
-    if (check) SLABFS_RETURN_IF_ERROR(check());
-    const uint64_t n = std::min(kForeignWalkWindow, end - at);
-    SLABFS_ASSIGN_OR_RETURN(std::vector<ElementRun> runs, foreign_->DefinedRuns(at, n));
-    for (const ElementRun& r : runs)
-      if (!fn(r)) return Status::OK();
-    at += n;
-  }
-  return Status::OK();
+  return slab_ ? slab_->ForEachDefinedRun(first, count, fn, check)
+               : foreign_->ForEachDefinedRun(first, count, fn, check);
 }
 
 Result<uint64_t> FileData::CountDefined(const Dataset::WalkCheck& check) const {

@@ -5,27 +5,24 @@
 #include <cstdlib>
 #include <utility>
 
+#include "engine/util/expensive_checks.h"
 #include "fusefs/log.h"
 
 namespace slabfs::fusefs {
 namespace {
 
-#ifdef SLABFS_EXPENSIVE_CHECKS
 // Inode table locks the calling thread holds: the lock is a leaf, so never
-// more than one.
+// more than one (checked where the expensive checks are on).
 thread_local int inode_locks_held = 0;
-#endif
 
 // Runs before the lock is taken, so that a thread taking it again aborts
 // with a message instead of waiting for itself.
 InodeTable& BeforeLocking(InodeTable& table) {
-#ifdef SLABFS_EXPENSIVE_CHECKS
-  if (inode_locks_held != 0) {
+  if (inode_locks_held != 0 && engine::ExpensiveChecks()) {
     Log().critical("an inode table lock taken while holding one: it is a leaf");
     std::abort();
   }
   ++inode_locks_held;
-#endif
   return table;
 }
 
@@ -33,11 +30,7 @@ InodeTable& BeforeLocking(InodeTable& table) {
 
 InodeTable::Locked::Locked(InodeTable& table) : table_(BeforeLocking(table)), lock_(table.notes_.mu) {}
 
-InodeTable::Locked::~Locked() {
-#ifdef SLABFS_EXPENSIVE_CHECKS
-  --inode_locks_held;
-#endif
-}
+InodeTable::Locked::~Locked() { --inode_locks_held; }
 
 InodeTable::Note* InodeTable::Locked::Find(ObjectId id) {
   auto it = table_.notes_.by_id.find(id);
@@ -52,7 +45,7 @@ void InodeTable::Locked::SetAppendEnd(Note& note, uint64_t end, const void* owne
   note.append_owner = end != 0 ? owner : nullptr;
   if (!changes) return;
   table_.partial_rows_.fetch_add(end != 0 ? 1 : -1, std::memory_order_relaxed);
-#ifdef SLABFS_EXPENSIVE_CHECKS
+  if (!engine::ExpensiveChecks()) return;
   // Partial rows come and go with appends only, so a recount is cheap
   // enough here.
   int noted = 0;
@@ -61,7 +54,6 @@ void InodeTable::Locked::SetAppendEnd(Note& note, uint64_t end, const void* owne
     Log().critical("inode table: {} partial rows counted, {} noted", table_.partial_rows(), noted);
     std::abort();
   }
-#endif
 }
 
 timespec InodeTable::MTime(ObjectId id) {

@@ -19,7 +19,8 @@
 // Dataset is let go after it, see DropOpenFile). This is checked, not only
 // written here: the notes can be reached only through a Locked, which holds
 // the lock for its lifetime (the compiler refuses any other access), and
-// SLABFS_EXPENSIVE_CHECKS builds (the sanitizer builds) abort when a
+// wherever the expensive checks are on (engine/util/expensive_checks.h:
+// sanitizer builds, and ctest's runs) it aborts when a
 // thread takes an inode table's lock while it holds one, or when the count
 // of partial rows drifts from the notes.
 #ifndef SLABFS_FUSEFS_INODE_TABLE_H_

@@ -115,4 +115,9 @@ void TreeStore::Skip(std::string path, std::string reason) {
   skipped_.push_back({std::move(path), std::move(reason)});
 }
 
+void TreeStore::SkipDamaged(std::string path, std::string reason) {
+  spdlog::warn("{} store {}: skipped {}, which is damaged: {}", format(), path_, path, reason);
+  skipped_.push_back({std::move(path), std::move(reason), /*damaged=*/true});
+}
+
 }  // namespace slabfs::stores

@@ -70,6 +70,8 @@ class TreeStore : public Store {
   size_t num_nodes() const { return nodes_.size(); }
   // Leaves `path` out, with `reason` (and an info line in the log).
   void Skip(std::string path, std::string reason);
+  // The same for something whose metadata is damaged (SkippedObject::damaged).
+  void SkipDamaged(std::string path, std::string reason);
 
  protected:
   // The dataset of node n (which has a layout), id its id.

@@ -279,38 +279,6 @@ Status RunImport(const ImportOptions& o, std::ostream& out) {
   return AddContext(session.Finish(), o.file);
 }
 
-namespace {
-
-// One dataset of a foreign store (an HDF5 or netCDF-4 file) as raw bytes or
-// .npy, a block at a time. The store reads chunks it never stored as its
-// fill value; the hole skipping of a container's export (below) needs the
-// engine's walk of defined runs, which stores do not have.
-Status ExportStoreDataset(const ExportOptions& o, bool npy) {
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreForReading(o.file));
-  auto opened = store->OpenDataset(o.path);
-  if (!opened) return AddContext(opened.error(), o.path);
-  const StoreDataset& ds = **opened;
-  const DatasetInfo& info = ds.info().dataset;
-  SLABFS_ASSIGN_OR_RETURN(OutputFile out, OutputFile::Create(o.output));
-  if (npy) {
-    std::string header = EncodeNpyHeader(info.dtype, info.shape);
-    SLABFS_RETURN_IF_ERROR(out.Write(header.data(), header.size()));
-  }
-  const uint64_t total = info.num_elements;
-  const size_t item = ItemSize(info.dtype);
-  const uint64_t block = std::max<uint64_t>(1, kTransferBlockBytes / item);
-  std::vector<char> buf(static_cast<size_t>(std::min(block, total)) * item);
-  for (uint64_t first = 0; first < total;) {
-    uint64_t n = std::min(block, total - first);
-    SLABFS_RETURN_IF_ERROR(AddContext(ds.ReadElements(first, n, buf.data()), o.path));
-    SLABFS_RETURN_IF_ERROR(out.Write(buf.data(), static_cast<size_t>(n) * item));
-    first += n;
-  }
-  return out.Finish();
-}
-
-}  // namespace
-
 Status RunExport(const ExportOptions& o, std::ostream& report) {
   if (auto tree = TreeExportFor(o)) return convert::RunExportTree(*tree, report);
   if (o.output.empty()) {
@@ -325,12 +293,13 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
   if (o.output != kStdStreamName && IsSameFile(o.output, o.file)) {
     return Status::InvalidArgument(fmt::format("{}: the output is the container itself", o.output));
   }
-  if (IsForeignStore(o.file)) return ExportStoreDataset(o, npy);
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.file));
-  auto opened = c->OpenDataset(o.path);
+  // One dataset of any store (a container, an HDF5 or netCDF-4 file, a
+  // Zarr store) as raw bytes or .npy, a block at a time.
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreForReading(o.file));
+  auto opened = store->OpenDataset(o.path);
   if (!opened) return AddContext(opened.error(), o.path);
-  const Dataset& ds = *opened;
-  DatasetInfo info = ds.info();
+  const StoreDataset& ds = **opened;
+  const DatasetInfo& info = ds.info().dataset;
 
   SLABFS_ASSIGN_OR_RETURN(OutputFile out, OutputFile::Create(o.output));
   if (npy) {
@@ -341,11 +310,12 @@ Status RunExport(const ExportOptions& o, std::ostream& report) {
   const size_t item = ItemSize(info.dtype);
   const uint64_t block = std::max<uint64_t>(1, kTransferBlockBytes / item);
   std::vector<char> buf(static_cast<size_t>(std::min(block, total)) * item);
-  // Blocks with nothing defined (sparse) or stored (dense) are the fill
-  // value, written without asking the engine for them: the walk of the
-  // defined runs visits only stored chunks, so it finds where the next
-  // data lies in the time of one lookup, however long the hole. It is
-  // asked again only once a block starts past the data it last found.
+  // Blocks with nothing defined (sparse) or stored (dense, and every chunk
+  // a foreign store never wrote) are the fill value, written without
+  // reading them: the walk of the defined runs jumps from stored chunk to
+  // stored chunk, so it finds where the next data lies at the cost of the
+  // stored chunks, however long the hole. It is asked again only once a
+  // block starts past the data it last found.
   std::vector<char> fill;
   uint64_t hole_until = 0, data_until = 0;  // elements [first, hole_until) are undefined
   for (uint64_t first = 0; first < total;) {
@@ -423,7 +393,9 @@ void AddTransferCommands(CLI::App& app, CommandTable& table) {
         app.add_subcommand("export",
                            "Export a tree as an HDF5 / netCDF-4 file or a Zarr v2/v3 store, or one dataset as a "
                            ".npy file or raw bytes (by extension or --format)");
-    sub->add_option("FILE", o->file, "container file (or an HDF5 / netCDF-4 file, to export one dataset)")->required();
+    sub->add_option("FILE", o->file,
+                    "container file, or an HDF5 / netCDF-4 file or Zarr store (a tree export then converts it)")
+        ->required();
     sub->add_option("PATH", o->path,
                     "absolute path of the dataset; or, alone, the HDF5 file or Zarr store to "
                     "write the whole tree to")

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/format/layout.h"
+#include "engine/util/expensive_checks.h"
 #include "engine/util/lock_order.h"
 #include "engine/util/log.h"
 
@@ -13,16 +14,15 @@ namespace {
 // The lock order (engine/util/lock_order.h): no block I/O under a lock whose
 // rank forbids it. A block read or written
 // there would hold every thread that wants the lock for as long as the
-// disk takes; builds with SLABFS_EXPENSIVE_CHECKS (the sanitizer builds)
-// stop at once, others say so in the log.
+// disk takes; with the expensive checks on (engine/util/expensive_checks.h:
+// the sanitizer builds, and the tests) the program stops at once, else it
+// says so in the log.
 void CheckNoBlockIoLock(std::string_view what) {
   if (NoBlockIoLocksHeld() == 0) [[likely]]
     return;
   LogWarn("block I/O under a lock that forbids it (" + std::string(what) +
           "): the lock order in engine/util/lock_order.h forbids it");
-#ifdef SLABFS_EXPENSIVE_CHECKS
-  std::abort();
-#endif
+  if (ExpensiveChecks()) std::abort();
 }
 
 }  // namespace

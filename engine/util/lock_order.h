@@ -66,9 +66,11 @@
 //
 // Checked twice: clang's -Wthread-safety-beta checks the ACQUIRED_AFTER
 // annotations of the mutexes it can name (the `tsa` stage of
-// tests/run.sh), and builds with SLABFS_LOCK_ORDER_CHECKS (sanitizer
-// builds, which define SLABFS_EXPENSIVE_CHECKS, and builds without NDEBUG)
-// keep a per-thread stack of the ranked locks held and abort, naming both
+// tests/run.sh), and where the order is checked at run time (builds
+// without NDEBUG, SLABFS_LOCK_ORDER_CHECKS, and any program with the
+// expensive checks on: sanitizer builds, or SLABFS_EXPENSIVE_CHECKS=1 in
+// the environment as ctest runs, engine/util/expensive_checks.h)
+// the mutexes keep a per-thread stack of the ranked locks held and abort, naming both
 // locks, when a thread takes one out of order
 // (tests/engine/util/lock_order_test.cc).
 #ifndef SLABFS_ENGINE_UTIL_LOCK_ORDER_H_
@@ -118,7 +120,8 @@ inline thread_local int no_block_io_locks = 0;
 // I/O made under one (tests/testutil/fault_file.h).
 inline int NoBlockIoLocksHeld() { return lock_order::no_block_io_locks; }
 
-// Whether the mutexes of engine/util/mutex.h check the order by default.
+// Whether the mutexes of engine/util/mutex.h check the order in every
+// program of this build (others check it when ExpensiveChecks()).
 inline constexpr bool kLockOrderChecks = SLABFS_LOCK_ORDER_CHECKS != 0;
 
 // The mutexes a rank names, for messages ("ContainerImpl::commit_mu_").

@@ -11,11 +11,13 @@
 //   WriterLock lock(rw_);           // a SharedMutex, exclusive
 //   WriterLock lock(other.rw_, kPrivateObject);  // outside the order
 //
-// Where the order is checked (kLockOrderChecks: builds with
-// SLABFS_EXPENSIVE_CHECKS or without NDEBUG), every lock is checked against
-// the locks the thread already holds, and AssertHeld() checks that this
-// thread holds the mutex; elsewhere they cost nothing beyond the mutex.
-// Tests check the order in any build with BasicMutex<Raw, true>.
+// Where the order is checked (builds without NDEBUG, kLockOrderChecks, and
+// wherever the expensive checks are on: SLABFS_EXPENSIVE_CHECKS builds, or
+// SLABFS_EXPENSIVE_CHECKS=1 in the environment, as ctest runs; see
+// engine/util/expensive_checks.h), every lock is checked against the locks
+// the thread already holds, and AssertHeld() checks that this thread holds
+// the mutex; elsewhere they cost the mutex and one flag's test. Tests check
+// the order in any build with BasicMutex<Raw, true>.
 #ifndef SLABFS_ENGINE_UTIL_MUTEX_H_
 #define SLABFS_ENGINE_UTIL_MUTEX_H_
 
@@ -25,6 +27,7 @@
 #include <shared_mutex>
 
 #include "engine/util/adaptive_mutex.h"
+#include "engine/util/expensive_checks.h"
 #include "engine/util/lock_order.h"
 #include "engine/util/thread_annotations.h"
 
@@ -50,31 +53,38 @@ class CAPABILITY("mutex") BasicMutex {
   BasicMutex& operator=(const BasicMutex&) = delete;
 
   void Lock() ACQUIRE() {
-    if constexpr (kCheckOrder) lock_order::CheckAcquire(this, rank_);
+    if (CheckingOrder()) lock_order::CheckAcquire(this, rank_);
     mu_.lock();
-    if constexpr (kCheckOrder) lock_order::Acquired(this, rank_, true);
+    if (CheckingOrder()) lock_order::Acquired(this, rank_, true);
     counted_ = !RankAllowsBlockIo(rank_);
     lock_order::no_block_io_locks += counted_;
   }
   void LockPrivate() ACQUIRE() {
     mu_.lock();
-    if constexpr (kCheckOrder) lock_order::Acquired(this, LockRank::kUnranked, true);
+    if (CheckingOrder()) lock_order::Acquired(this, LockRank::kUnranked, true);
     counted_ = false;
   }
   void Unlock() RELEASE() {
-    if constexpr (kCheckOrder) lock_order::Released(this);
+    if (CheckingOrder()) lock_order::Released(this);
     lock_order::no_block_io_locks -= counted_;
     mu_.unlock();
   }
   // Aborts, where the order is checked, unless this thread holds the mutex.
   void AssertHeld() const ASSERT_CAPABILITY(this) {
-    if constexpr (kCheckOrder) {
+    if (CheckingOrder()) {
       if (!lock_order::Held(this, true)) lock_order::FailNotHeld(this, rank_);
     }
   }
   LockRank rank() const { return rank_; }
 
  private:
+  // Whether this mutex checks the order: always where kCheckOrder (debug
+  // builds, the tests' checked mutexes), else where the expensive checks
+  // are on (engine/util/expensive_checks.h), the same for the program's life.
+  static bool CheckingOrder() {
+    if constexpr (kCheckOrder) return true;
+    return ExpensiveChecks();
+  }
   friend class CondVar;
   Raw mu_;
   const LockRank rank_;
@@ -96,44 +106,51 @@ class CAPABILITY("mutex") BasicSharedMutex {
   BasicSharedMutex& operator=(const BasicSharedMutex&) = delete;
 
   void Lock() ACQUIRE() {
-    if constexpr (kCheckOrder) lock_order::CheckAcquire(this, rank_);
+    if (CheckingOrder()) lock_order::CheckAcquire(this, rank_);
     mu_.lock();
-    if constexpr (kCheckOrder) lock_order::Acquired(this, rank_, true);
+    if (CheckingOrder()) lock_order::Acquired(this, rank_, true);
   }
   void LockPrivate() ACQUIRE() {
     mu_.lock();
-    if constexpr (kCheckOrder) lock_order::Acquired(this, LockRank::kUnranked, true);
+    if (CheckingOrder()) lock_order::Acquired(this, LockRank::kUnranked, true);
   }
   void Unlock() RELEASE() {
-    if constexpr (kCheckOrder) lock_order::Released(this);
+    if (CheckingOrder()) lock_order::Released(this);
     mu_.unlock();
   }
   // A shared lock waits for a writer like an exclusive one (and a waiting
   // writer holds back new readers), so it keeps the same order.
   void LockShared() ACQUIRE_SHARED() {
-    if constexpr (kCheckOrder) lock_order::CheckAcquire(this, rank_);
+    if (CheckingOrder()) lock_order::CheckAcquire(this, rank_);
     mu_.lock_shared();
-    if constexpr (kCheckOrder) lock_order::Acquired(this, rank_, false);
+    if (CheckingOrder()) lock_order::Acquired(this, rank_, false);
   }
   void UnlockShared() RELEASE_SHARED() {
-    if constexpr (kCheckOrder) lock_order::Released(this);
+    if (CheckingOrder()) lock_order::Released(this);
     mu_.unlock_shared();
   }
   // Abort, where the order is checked, unless this thread holds the mutex
   // exclusively / in either mode.
   void AssertHeld() const ASSERT_CAPABILITY(this) {
-    if constexpr (kCheckOrder) {
+    if (CheckingOrder()) {
       if (!lock_order::Held(this, true)) lock_order::FailNotHeld(this, rank_);
     }
   }
   void AssertReaderHeld() const ASSERT_SHARED_CAPABILITY(this) {
-    if constexpr (kCheckOrder) {
+    if (CheckingOrder()) {
       if (!lock_order::Held(this, false)) lock_order::FailNotHeld(this, rank_);
     }
   }
   LockRank rank() const { return rank_; }
 
  private:
+  // Whether this mutex checks the order: always where kCheckOrder (debug
+  // builds, the tests' checked mutexes), else where the expensive checks
+  // are on (engine/util/expensive_checks.h), the same for the program's life.
+  static bool CheckingOrder() {
+    if constexpr (kCheckOrder) return true;
+    return ExpensiveChecks();
+  }
   std::shared_mutex mu_;
   const LockRank rank_;
 };

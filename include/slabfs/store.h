@@ -83,6 +83,9 @@ struct StoreDatasetInfo {
 struct SkippedObject {
   std::string path;    // "/a/b", or "/a/b attribute 'c'"
   std::string reason;  // "variable-length string data", "compact layout", ...
+  // Left out because its metadata is damaged (does not parse, contradicts
+  // itself), not because the model cannot hold it: a copy refuses these.
+  bool damaged = false;
 };
 
 // A dataset of a store, for reading.
@@ -125,6 +128,24 @@ class StoreDataset {
   // merged runs (Dataset::DefinedRuns). Its cost follows the stored chunks
   // and the rows of the range.
   Result<std::vector<ElementRun>> DefinedRuns(uint64_t first, uint64_t count) const;
+  // Calls fn with the defined runs among [first, first + count), in order,
+  // until it returns false (Dataset::ForEachDefinedRun): SEEK_DATA and
+  // SEEK_HOLE, counting and copying. The walk jumps over the holes between
+  // stored chunks, so its cost follows the stored chunks and the defined
+  // elements, never the size of a hole; `check` (if given) runs before
+  // each step and stops the walk with its error (an interrupted lseek).
+  Status ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
+                           const Dataset::WalkCheck& check = {}) const;
+
+  // The bytes of the stored chunk at grid coordinates `coords` as the store
+  // keeps them, for a copy into a container that stores them unchanged
+  // (Dataset::WriteEncodedChunk, which checks them with one decode) when
+  // they are exactly what a container with info().dataset.filters would
+  // store for that chunk: little-endian elements in C order through that
+  // pipeline. *filter_mask gets the store's mask of skipped filters.
+  // NotSupported where the store's encoding is not the container's (the
+  // default), NotFound for a chunk that is not stored, Corruption, IOError.
+  virtual Result<std::string> ReadEncodedChunk(const Dims& coords, uint32_t* filter_mask) const;
 };
 
 // A tree of groups, datasets and attributes, read-only.

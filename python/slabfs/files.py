@@ -48,9 +48,10 @@ class File(Group):
                        cache is cache_bytes; writers always take the lock)
 
     HDF5 and netCDF-4 files (found by their signature, whatever their name)
-    open read-only, mode 'r' only: groups, datasets, attrs and slicing work
-    as for a container, read through slabfs's HDF5 store (its chunk cache is
-    cache_bytes). What the store cannot show (variable-length strings,
+    and Zarr v2 and v3 directory stores (found by .zgroup, .zarray or
+    zarr.json) open read-only, mode 'r' only: groups, datasets, attrs and
+    slicing work as for a container, read through slabfs's HDF5 or Zarr
+    store (its chunk cache is cache_bytes). What the store cannot show (variable-length strings,
     compound types, filters other than deflate, shuffle and fletcher32, ...)
     is absent and listed by skipped(). Any change is OSError(EROFS); another
     mode is OSError(EROFS) before anything is touched; refresh() and space()
@@ -59,8 +60,8 @@ class File(Group):
 
     Errors: FileNotFoundError, FileExistsError, OSError(EBUSY),
     OSError(EIO) for a damaged file, OSError(ENOTSUP) for a file that is
-    neither a container nor HDF5 (or for HDF5 when this module was built
-    without libhdf5).
+    neither a container nor HDF5 nor Zarr (or for HDF5 or Zarr when this
+    module was built without libhdf5 or blosc).
     """
 
     def __init__(self, name: str | bytes | os.PathLike[str] | os.PathLike[bytes], mode: str = "r",
@@ -78,7 +79,8 @@ class File(Group):
         path = os.fsdecode(os.fspath(name))
         if mode not in _MODES:
             raise ValueError(f"invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")
-        if os.path.isdir(path):
+        file_format = _slabfs.file_format(path)
+        if os.path.isdir(path) and file_format != "zarr":
             raise IsADirectoryError(errno.EISDIR, "a container is a file, not a directory", path)
 
         def open_(read_only: bool, create: bool) -> _slabfs.Container:
@@ -86,10 +88,12 @@ class File(Group):
                                           holder)
 
         c: _slabfs.AnyContainer
-        if _slabfs.file_format(path) == "hdf5":
+        if file_format in ("hdf5", "zarr"):
+            what = "a Zarr store" if file_format == "zarr" else "an HDF5 file"
             if mode != "r":
-                raise OSError(errno.EROFS, f"an HDF5 file: slabfs opens HDF5 and netCDF-4 files read-only (mode "
-                              f"'r', not {mode!r}); `slab import` copies one into a container", path)
+                raise OSError(errno.EROFS, f"{what}: slabfs opens HDF5 and netCDF-4 files and Zarr stores "
+                              f"read-only (mode 'r', not {mode!r}); `slab import` copies one into a container",
+                              path)
             c = _slabfs.Store.open(path, int(cache_bytes))
         elif mode == "r":
             c = open_(True, False)
@@ -130,13 +134,14 @@ class File(Group):
 
     @property
     def format(self) -> str:
-        """What the file is: "slab" (a container) or "hdf5" (an HDF5 or
-        netCDF-4 file, read-only)."""
+        """What the file is: "slab" (a container), "hdf5" (an HDF5 or
+        netCDF-4 file, read-only) or "zarr" (a Zarr v2 or v3 directory
+        store, read-only)."""
         return self._container.format if isinstance(self._container, _slabfs.Store) else "slab"
 
     def skipped(self) -> list[tuple[str, str]]:
-        """What an HDF5 or netCDF-4 file holds that slabfs does not show, as
-        (path, reason) pairs ("/a/b attribute 'c'" for an attribute); empty
+        """What an HDF5 or netCDF-4 file or a Zarr store holds that slabfs
+        does not show, as (path, reason) pairs ("/a/b attribute 'c'" for an attribute); empty
         for a container, which holds nothing it cannot show."""
         if isinstance(self._container, _slabfs.Store):
             return list(self._container.skipped())

@@ -62,8 +62,9 @@ class OpenStore {
 
   // What every change answers: OSError(EROFS).
   [[noreturn]] void RaiseReadOnly() const {
-    Raise(Status::ReadOnly(path_ + " is an HDF5 file, open read-only: slabfs changes only slab containers "
-                                   "(`slab import` copies it into one)"));
+    const char* what = format_ == "zarr" ? "a Zarr store" : "an HDF5 file";
+    Raise(Status::ReadOnly(path_ + " is " + what +
+                           ", open read-only: slabfs changes only slab containers (`slab import` copies it into one)"));
   }
 
  private:
@@ -87,12 +88,17 @@ auto StoreWithoutGil(const OpenStore& s, F&& f) {
   return s.Run(std::forward<F>(f));
 }
 
-std::shared_ptr<OpenStore> OpenHdf5(const std::string& path, uint64_t cache_bytes) {
+// An HDF5 file (netCDF-4 too) or a Zarr store, by its signature.
+std::shared_ptr<OpenStore> OpenForeign(const std::string& path, uint64_t cache_bytes) {
   stores::ForeignStoreOptions o;
   o.cache_bytes = cache_bytes;
-  // With the GIL held: see the file comment. A build without libhdf5
-  // answers NotSupported, saying so.
-  auto opened = Value(stores::OpenForeignStore(path, stores::StoreFormat::kHdf5, o), Ctx::kFile, path);
+  stores::StoreFormat format = Value(stores::DetectStoreFormat(path), Ctx::kFile, path);
+  if (format != stores::StoreFormat::kHdf5 && format != stores::StoreFormat::kZarr)
+    Raise(Status::NotSupported(path + " is a " + std::string(stores::StoreFormatName(format)) +
+                               " file, not an HDF5 file or a Zarr store"));
+  // With the GIL held: see the file comment. A build without libhdf5 (or
+  // without blosc, for Zarr) answers NotSupported, saying so.
+  auto opened = Value(stores::OpenForeignStore(path, format, o), Ctx::kFile, path);
   return std::make_shared<OpenStore>(std::move(opened), path);
 }
 
@@ -116,10 +122,13 @@ void BindStore(py::module_& m) {
   m.def(
       "has_hdf5_store", [] { return stores::StoreFormatBuilt(stores::StoreFormat::kHdf5); },
       "Whether this module can open HDF5 and netCDF-4 files.");
+  m.def(
+      "has_zarr_store", [] { return stores::StoreFormatBuilt(stores::StoreFormat::kZarr); },
+      "Whether this module can open Zarr v2 and v3 directory stores.");
 
   py::class_<OpenStore, std::shared_ptr<OpenStore>>(m, "Store",
                                                     "A foreign file open read-only (low level; use slabfs.File).")
-      .def_static("open", &OpenHdf5, py::arg("path"), py::arg("cache_bytes"))
+      .def_static("open", &OpenForeign, py::arg("path"), py::arg("cache_bytes"))
       .def(
           "close",
           [](OpenStore& s, bool commit) {

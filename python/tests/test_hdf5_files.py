@@ -6,21 +6,16 @@ input (not HDF5, truncated, a directory, write modes and changes refused).
 The files are made in the test with h5py and netCDF4, by the HDF5 store's
 fixture maker (tests/stores/hdf5/make_fixtures.py)."""
 import errno
-import pathlib
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from store_fixtures import make_store_fixtures
 
 import slabfs
 from slabfs import _slabfs
 
 h5py = pytest.importorskip("h5py")
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-MAKE_FIXTURES = ROOT / "tests" / "stores" / "hdf5" / "make_fixtures.py"
 
 pytestmark = pytest.mark.skipif(not _slabfs.has_hdf5_store(), reason="the module was built without the HDF5 store")
 
@@ -28,12 +23,7 @@ pytestmark = pytest.mark.skipif(not _slabfs.has_hdf5_store(), reason="the module
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory):
     d = tmp_path_factory.mktemp("hdf5_files")
-    cp = subprocess.run([sys.executable, str(MAKE_FIXTURES), str(d)], capture_output=True, text=True)
-    if cp.returncode == 77:
-        pytest.skip(f"h5py, netCDF4 or numpy missing: {cp.stderr.strip()}")
-    assert cp.returncode == 0, cp.stderr
-    lines = [ln.split("\t") for ln in (d / "manifest.txt").read_text().splitlines()]
-    return d, lines
+    return d, make_store_fixtures("hdf5", d)
 
 
 def h5_names(g, prefix=""):

@@ -106,6 +106,11 @@ Status Hdf5Dataset::LoadChunk(size_t index, std::span<const uint64_t> coords, ch
   const ChunkRecord& rec = l.records[index];
   const uint64_t n = l.chunk_elements();
   const uint64_t bytes = n * l.item_size;
+  if (l.in_header) {
+    if (l.header_data.size() != bytes) return Status::Corruption(ChunkName(coords) + ": compact data of another size");
+    std::memcpy(out, l.header_data.data(), bytes);
+    return Status::OK();
+  }
   if (l.pipeline.empty() || l.pipeline.AllSkipped(rec.filter_mask)) {
     if (rec.bytes != bytes) {
       return Status::Corruption(
@@ -126,6 +131,34 @@ Status Hdf5Dataset::LoadChunk(size_t index, std::span<const uint64_t> coords, ch
   return Status::OK();
 }
 
+Result<std::string> Hdf5Dataset::ReadEncodedChunk(const Dims& coords, uint32_t* filter_mask) const {
+  const DatasetLayout& l = *layout_;
+  const std::string& filters = l.info.dataset.filters;
+  const bool deflate_last = (filters.starts_with("deflate=") || filters.starts_with("shuffle,deflate=")) &&
+                            filters.find(',', filters.find("deflate=")) == std::string::npos;
+  if (l.contiguous() || l.swap_bytes || !deflate_last || coords.size() != l.chunk.size()) {
+    return StoreDataset::ReadEncodedChunk(coords, filter_mask);
+  }
+  uint64_t linear = 0;
+  for (size_t d = 0; d < coords.size(); ++d) {
+    const uint64_t grid = l.info.dataset.shape[d] / l.chunk[d] + (l.info.dataset.shape[d] % l.chunk[d] != 0);
+    if (coords[d] >= grid) return Err(Status::InvalidArgument(ChunkName(coords) + ": outside the chunk grid"));
+    linear = linear * grid + coords[d];
+  }
+  const ptrdiff_t index = l.Find(linear);
+  if (index < 0) return Err(Status::NotFound(ChunkName(coords) + ": not stored"));
+  const ChunkRecord& rec = l.records[static_cast<size_t>(index)];
+  const uint64_t bytes = l.chunk_elements() * l.item_size;
+  if (rec.bytes == 0 || rec.bytes > l.pipeline.MaxStoredBytes(bytes)) {
+    return Err(Status::Corruption(fmt::format("{}: stored as {} bytes, which cannot hold a chunk of {} bytes",
+                                              ChunkName(coords), rec.bytes, bytes)));
+  }
+  std::string out(rec.bytes, '\0');
+  SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(rec.addr, rec.bytes, out.data(), ChunkName(coords)));
+  *filter_mask = rec.filter_mask;
+  return out;
+}
+
 Status Hdf5Dataset::ReadContiguous(const engine::TransferPlan& plan, char* out) const {
   const DatasetLayout& l = *layout_;
   const size_t item = l.item_size;
@@ -141,6 +174,14 @@ Status Hdf5Dataset::ReadContiguous(const engine::TransferPlan& plan, char* out) 
     char* dst = out + moff * item;
     if (rec == nullptr) {
       Fill(dst, n);
+      return;
+    }
+    if (l.in_header) {
+      if ((coff + n) * item > l.header_data.size()) {
+        status = Status::Corruption(what + ": a read past its compact data");
+        return;
+      }
+      std::memcpy(dst, l.header_data.data() + coff * item, n * item);
       return;
     }
     status = file_->ReadAt(rec->addr + coff * item, n * item, dst, what);

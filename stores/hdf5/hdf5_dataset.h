@@ -59,6 +59,10 @@ class SourceFile {
 // for keys[i]) and how it is filtered.
 struct DatasetLayout : ChunkedLayout {
   bool swap_bytes = false;  // the source is big-endian
+  // A compact dataset: its elements (little-endian) were read from the
+  // object header when the store opened; the one record is that data.
+  bool in_header = false;
+  std::string header_data;
   Hdf5Pipeline pipeline;
   std::vector<ChunkRecord> records;
 };
@@ -75,6 +79,10 @@ class Hdf5Dataset final : public ChunkedDataset {
   // for an extent past the end of the file, a size that cannot be the
   // chunk's, or bytes that do not decode.
   Status LoadChunk(size_t index, std::span<const uint64_t> coords, char* out) const override;
+  // A chunk's bytes as stored, where the pipeline is deflate alone or
+  // shuffle then deflate over little-endian elements (what a container
+  // with those filters stores); NotSupported otherwise.
+  Result<std::string> ReadEncodedChunk(const Dims& coords, uint32_t* filter_mask) const override;
 
  private:
   uint64_t StoredBytes(size_t index) const override { return layout_->records[index].bytes; }

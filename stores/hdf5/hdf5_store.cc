@@ -363,12 +363,35 @@ class Walker {
     switch (layout) {
       case H5D_CHUNKED: break;
       case H5D_CONTIGUOUS: break;
-      case H5D_COMPACT: Skip(src, "compact layout (the data is inside the object header; not read yet)"); return Out();
+      case H5D_COMPACT: break;
       case H5D_VIRTUAL: Skip(src, "a virtual dataset (its source files are not read)"); return Out();
       default: return Err(Hdf5Error(Code::kCorruption, "reading its layout"));
     }
     SLABFS_RETURN_IF_ERROR_R(LearnFill(dcpl.get(), l.get()));
 
+    if (layout == H5D_COMPACT) {
+      // At most 64 KiB inside the object header: read now, with libhdf5
+      // (converted to little-endian), and kept.
+      l->info.layout = StoreLayout::kContiguous;
+      for (uint64_t n : info.shape) l->chunk.push_back(std::max<uint64_t>(n, 1));
+      info.chunks = l->chunk;
+      info.num_chunks = 1;
+      if (info.size_bytes > (uint64_t{1} << 16)) return Err(Status::Corruption("a compact dataset larger than 64 KiB"));
+      l->in_header = true;
+      l->swap_bytes = false;
+      l->header_data.assign(info.size_bytes, '\0');
+      if (info.size_bytes > 0) {
+        if (H5Dread(d, tools::convert::Hdf5TypeOf(info.dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT, l->header_data.data()) <
+            0) {
+          return Err(Hdf5Error(Code::kCorruption, "reading its compact data"));
+        }
+        l->keys.push_back(0);
+        l->records.push_back({0, info.size_bytes, 0});
+        info.allocated_chunks = 1;
+        info.stored_bytes = info.size_bytes;
+      }
+      return l;
+    }
     if (layout == H5D_CONTIGUOUS) {
       l->info.layout = StoreLayout::kContiguous;
       for (uint64_t n : info.shape) l->chunk.push_back(std::max<uint64_t>(n, 1));

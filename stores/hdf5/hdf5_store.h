@@ -13,7 +13,8 @@
 // it). Decoding of several chunks runs on the engine's thread pool.
 //
 // What it does not read is absent from the tree and listed by Skipped(),
-// with a log line: compact, virtual and external layouts, filters other
+// with a log line (a compact dataset's few bytes are read with libhdf5 when
+// the store opens and kept): virtual and external layouts, filters other
 // than deflate, shuffle and fletcher32 (szip, n-bit, scale-offset,
 // plugins such as blosc or lzf: libhdf5 loads no plugin while the store
 // opens), types other than 1-8 byte integers and IEEE floats (strings,

@@ -52,4 +52,21 @@ Status ZarrDataset::LoadChunk(size_t, std::span<const uint64_t> coords, char* ou
   return Status::OK();
 }
 
+Result<std::string> ZarrDataset::ReadEncodedChunk(const Dims& coords, uint32_t* filter_mask) const {
+  const ZarrLayout& l = *layout_;
+  const convert::ZarrArray& a = l.array;
+  const bool zlib_alone = a.codecs.size() == 1 && a.codecs[0].kind == convert::ZarrCodec::Kind::kZlib &&
+                          l.info.dataset.filters == fmt::format("deflate={}", a.codecs[0].level);
+  if (!zlib_alone || a.big_endian || !a.transpose.empty() || a.scalar || coords.size() != a.chunks.size()) {
+    return StoreDataset::ReadEncodedChunk(coords, filter_mask);
+  }
+  const std::string key = convert::ChunkKey(a, coords);
+  std::string stored;
+  Status s = convert::ReadZarrChunkFile(l.dir + "/" + key,
+                                        convert::ZarrChunkFileLimit(l.chunk_elements() * l.item_size), &stored);
+  if (!s.ok()) return Err(s.WithContext(fmt::format("{}: array {} chunk {}", l.store, l.path, key)));
+  *filter_mask = 0;
+  return stored;
+}
+
 }  // namespace slabfs::stores

@@ -50,6 +50,10 @@ class ZarrDataset final : public ChunkedDataset {
   // store, array and chunk key for a file that is not a regular file, is
   // far larger than the chunk, or does not decode to exactly the chunk.
   Status LoadChunk(size_t index, std::span<const uint64_t> coords, char* out) const override;
+  // A chunk file's bytes as stored, where the array's only codec is zlib
+  // over little-endian elements in C order (a container's deflate);
+  // NotSupported otherwise.
+  Result<std::string> ReadEncodedChunk(const Dims& coords, uint32_t* filter_mask) const override;
 
   using ChunkedDataset::Fill;
   using ChunkedDataset::StoredChunksLocked;

@@ -93,6 +93,7 @@ class Walker {
 
  private:
   void Skip(std::string path, std::string reason) { store_->Skip(std::move(path), std::move(reason)); }
+  void SkipDamaged(std::string path, const Status& why) { store_->SkipDamaged(std::move(path), why.message()); }
 
   // False for a directory met before (a symlink loop).
   bool Visit(const std::string& dir) {
@@ -119,7 +120,7 @@ class Walker {
     const std::string shown = store_->node(id).path;
     auto names = convert::ListZarrDir(dir);
     if (!names) {
-      Skip(shown + " (its members)", names.error().message());
+      SkipDamaged(shown + " (its members)", names.error());
       return Status::OK();
     }
     for (const std::string& name : *names) {
@@ -133,7 +134,7 @@ class Walker {
       }
       auto kind = convert::ZarrNodeKindOf(child_dir, v3_, child);
       if (!kind) {
-        Skip(child, kind.error().message());
+        SkipDamaged(child, kind.error());
         continue;
       }
       if (*kind == ZarrNodeKind::kNone) {
@@ -151,7 +152,7 @@ class Walker {
         }
         auto attrs = convert::ReadZarrGroupAttributes(child_dir, v3_);
         if (!attrs) {
-          Skip(child, attrs.error().message());
+          SkipDamaged(child, attrs.error());
           continue;
         }
         const ObjectId cid = AddNode(id, name, ObjectKind::kGroup);
@@ -162,7 +163,7 @@ class Walker {
       }
       auto p = convert::ReadZarrArray(child_dir, v3_);
       if (!p) {
-        Skip(child, p.error().message());
+        SkipDamaged(child, p.error());
         continue;
       }
       AddArray(id, name, child_dir, std::move(*p));
@@ -178,7 +179,7 @@ class Walker {
     }
     auto l = Learn(shown, dir, std::move(p.array));
     if (!l) {
-      Skip(shown, l.error().message());
+      SkipDamaged(shown, l.error());
       return;
     }
     if (*l == nullptr) return;

@@ -144,16 +144,19 @@ class StoreConformanceTest : public testutil::StoreFixtureSuite<::testing::TestW
     if (std::string_view(GetParam().name) == "zarr" && !HaveZarrPython()) GTEST_SKIP() << "zarr is missing";
   }
 
-  // The store of each fixture file, opened once per test.
-  const Store& StoreOf(const std::string& file) {
+  // The store of each fixture file, opened once per test; null, with the
+  // test failed, when it does not open (ASSERT_STORE stops the test).
+  const Store* StoreOf(const std::string& file) {
     auto it = stores_.find(file);
     if (it == stores_.end()) {
       auto s = GetParam().open((*dir_ / file).string(), *dir_);
-      EXPECT_TRUE(s.has_value()) << file << ": " << (s ? "" : s.error().ToString());
-      if (!s) std::abort();
+      if (!s) {
+        ADD_FAILURE() << file << " does not open as a " << GetParam().name << " store: " << s.error().ToString();
+        return nullptr;
+      }
       it = stores_.emplace(file, std::move(*s)).first;
     }
-    return *it->second;
+    return it->second.get();
   }
 
   std::map<std::string, std::unique_ptr<Store>> stores_;
@@ -185,7 +188,9 @@ TEST_P(StoreConformanceTest, ByteRangesReadAsH5pyReads) {
   int checked = 0;
   for (const auto& f : testutil::StoreManifest(*dir_, "read")) {
     SCOPED_TRACE(f[1] + " " + f[2]);
-    const Store& store = StoreOf(f[1]);
+    const Store* opened = StoreOf(f[1]);
+    ASSERT_NE(opened, nullptr);
+    const Store& store = *opened;
     ASSERT_OK_AND_ASSIGN(ObjectId id, store.Resolve(f[2]));
     ASSERT_OK_AND_ASSIGN(ObjectInfo oi, store.Stat(id));
     EXPECT_EQ(oi.kind, ObjectKind::kDataset);
@@ -214,7 +219,9 @@ TEST_P(StoreConformanceTest, DefinedRunsAndStoredChunksAgree) {
   std::mt19937_64 rng(12);
   for (const auto& f : testutil::StoreManifest(*dir_, "read")) {
     SCOPED_TRACE(f[1] + " " + f[2]);
-    const Store& store = StoreOf(f[1]);
+    const Store* opened = StoreOf(f[1]);
+    ASSERT_NE(opened, nullptr);
+    const Store& store = *opened;
     ASSERT_OK_AND_ASSIGN(auto ds, store.OpenDataset(std::string_view(f[2])));
     const DatasetInfo& d = ds->info().dataset;
     if (d.num_elements == 0 || d.num_elements > (1u << 22)) continue;
@@ -258,6 +265,21 @@ TEST_P(StoreConformanceTest, DefinedRunsAndStoredChunksAgree) {
       EXPECT_TRUE(got == std::vector<bool>(mask.begin() + static_cast<std::ptrdiff_t>(first),
                                            mask.begin() + static_cast<std::ptrdiff_t>(first + count)))
           << "[" << first << ", +" << count << ")";
+      // The walk that jumps over holes visits the same elements, in order.
+      std::vector<bool> walked(count, false);
+      uint64_t walked_end = first;
+      ASSERT_OK(ds->ForEachDefinedRun(first, count, [&](const ElementRun& r) {
+        EXPECT_GE(r.first, walked_end) << "runs out of order";
+        EXPECT_LE(r.first + r.count, first + count);
+        for (uint64_t e = r.first; e < r.first + r.count; ++e) walked[e - first] = true;
+        walked_end = r.first + r.count;
+        return true;
+      }));
+      EXPECT_TRUE(walked == got) << "walk [" << first << ", +" << count << ")";
+      // A visitor that stops is called no more.
+      int calls = 0;
+      ASSERT_OK(ds->ForEachDefinedRun(first, count, [&](const ElementRun&) { return ++calls < 1; }));
+      EXPECT_EQ(calls, runs.empty() ? 0 : 1);
     }
   }
 }
@@ -265,12 +287,21 @@ TEST_P(StoreConformanceTest, DefinedRunsAndStoredChunksAgree) {
 TEST_P(StoreConformanceTest, BadRequestsAreRefusedWithTheirCodes) {
   const auto reads = testutil::StoreManifest(*dir_, "read");
   ASSERT_FALSE(reads.empty());
-  const Store& store = StoreOf("basic.h5");
+  const Store* opened = StoreOf("basic.h5");
+  ASSERT_NE(opened, nullptr);
+  const Store& store = *opened;
   ASSERT_OK_AND_ASSIGN(auto ds, store.OpenDataset(std::string_view("/deflate_shuffle")));
   const DatasetInfo& d = ds->info().dataset;
   std::string buf(64, '\0');
   EXPECT_CODE(ds->ReadElements(d.num_elements, 1, buf.data()), Code::kInvalidArgument);
   EXPECT_CODE(ds->DefinedRuns(d.num_elements - 1, 2), Code::kInvalidArgument);
+  EXPECT_CODE(ds->ForEachDefinedRun(d.num_elements - 1, 2, [](const ElementRun&) { return true; }),
+              Code::kInvalidArgument);
+  // The walk's check stops it with the check's error (an interrupted lseek).
+  EXPECT_CODE(
+      ds->ForEachDefinedRun(
+          0, d.num_elements, [](const ElementRun&) { return true; }, [] { return Status::Busy("interrupted"); }),
+      Code::kBusy);
   EXPECT_CODE(ds->Read(Slab::Box({0}, {1}), buf.data()), Code::kInvalidArgument);  // wrong rank
   EXPECT_CODE(ds->Read(Slab::Box({d.shape[0], 0}, {1, 1}), buf.data()), Code::kInvalidArgument);
   ASSERT_OK_AND_ASSIGN(size_t n, ds->ReadBytes(d.size_bytes, 10, buf.data()));
@@ -287,7 +318,9 @@ TEST_P(StoreConformanceTest, TreesAndAttributesMatchTheHdf5Files) {
   // Each store shows the tree and attributes the HDF5 store shows.
   for (const char* file : {"basic.h5"}) {
     SCOPED_TRACE(file);
-    const Store& store = StoreOf(file);
+    const Store* opened = StoreOf(file);
+    ASSERT_NE(opened, nullptr);
+    const Store& store = *opened;
     ASSERT_OK_AND_ASSIGN(auto h5, stores::OpenHdf5Store((*dir_ / file).string()));
     std::function<void(ObjectId, ObjectId)> compare = [&](ObjectId a, ObjectId b) {
       ASSERT_OK_AND_ASSIGN(std::vector<std::string> aa, store.ListAttributes(a));

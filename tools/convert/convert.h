@@ -4,14 +4,17 @@
 //   slab import FILE.slab SOURCE [--path P] [--into G] [--strict] [--quiet]
 //   slab export FILE.slab OUTPUT [--path P] [--format hdf5|zarr2|zarr3] [--quiet]
 //
-// The driver (tree_transfer.cc) finds the kind of SOURCE, opens or creates
-// the container, shows progress, and makes the result all-or-nothing:
+// Both are copies between two stores (store_copy.h): SOURCE, or FILE for
+// an export (a container, or an HDF5 / netCDF-4 file or Zarr store, which
+// then converts between those formats), is read through its Store; the
+// destination is a sink. The commands (tree_transfer.cc) find the formats,
+// open or create the destination, show progress, and make the result
+// all-or-nothing:
 //  - import into a container that does not exist yet builds it under a
 //    temporary name and links it into place after its one commit; into an
 //    existing container it is one WriteSession (a failure commits nothing);
 //  - export writes OUTPUT under a temporary name next to it and renames it
 //    into place at the end; OUTPUT must not exist.
-// The format modules (hdf5_*.cc, zarr_*.cc) only walk and copy.
 #ifndef SLABFS_TOOLS_CONVERT_CONVERT_H_
 #define SLABFS_TOOLS_CONVERT_CONVERT_H_
 
@@ -40,7 +43,7 @@ struct TreeImportOptions {
 };
 
 struct TreeExportOptions {
-  std::string container;
+  std::string container;        // the source: a container, or an HDF5 file or Zarr store
   std::string output;           // an .h5/.nc file or a Zarr store directory
   std::string from = "/";       // --path: the group or dataset to write
   std::string format = "auto";  // auto (by extension), hdf5, zarr2, zarr3
@@ -53,18 +56,6 @@ Result<Format> DetectSource(const std::string& source);
 // The export format from --format, or from OUTPUT's extension with auto
 // (.h5 .hdf5 .he5 .nc .nc4 -> hdf5, .zarr -> zarr2).
 Result<Format> ExportFormat(const TreeExportOptions& o);
-
-// Copies o.from of the source into group o.into of `dest` (which the driver
-// commits). Lines for skipped objects go to `out`.
-Status ImportHdf5(const TreeImportOptions& o, Container& dest, Progress& progress, std::ostream& out);
-Status ImportZarr(const TreeImportOptions& o, Container& dest, Progress& progress, std::ostream& out);
-
-// Writes o.from of `src` to the file or directory `target` (a temporary
-// name that the driver renames to o.output).
-Status ExportHdf5(const TreeExportOptions& o, const Container& src, const std::string& target, Progress& progress,
-                  std::ostream& out);
-Status ExportZarr(const TreeExportOptions& o, Format format, const Container& src, const std::string& target,
-                  Progress& progress, std::ostream& out);
 
 // The commands themselves.
 Status RunImportTree(const TreeImportOptions& o, std::ostream& out);

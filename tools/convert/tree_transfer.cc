@@ -1,5 +1,7 @@
-// The driver of tree import and export (see convert.h): finds the formats,
-// owns the destination's temporary name, the progress bar and the summary.
+// The commands of tree import and export (see convert.h): find the formats,
+// open the source as a store, own the destination's temporary name, the
+// progress bar and the summary; the copy itself is CopyStore's
+// (store_copy.h).
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
+#include "tools/convert/store_copy.h"
 #include "tools/session.h"
 
 namespace slabfs::tools::convert {
@@ -136,13 +139,17 @@ Status Guarded(F&& f) {
   }
 }
 
-Status ImportInto(const TreeImportOptions& o, Format f, Container& c, Progress& progress, std::ostream& out) {
+Status ImportInto(const TreeImportOptions& o, const Store& src, Container& c, Progress& progress, std::ostream& out) {
   if (!IsRootPath(o.into)) {
     auto made = c.MakeGroups(o.into, true);
     if (!made) return AddContext(made.error(), o.into);
   }
-  return Guarded(
-      [&] { return f == Format::kHdf5 ? ImportHdf5(o, c, progress, out) : ImportZarr(o, c, progress, out); });
+  CopyReport report(out, o.strict);
+  CopyOptions copy{.from = o.from, .into = o.into, .strict = o.strict, .recompress = o.recompress};
+  return Guarded([&] {
+    std::unique_ptr<CopySink> sink = ContainerSink(c, o.container, report);
+    return CopyStore(src, copy, *sink, progress, report);
+  });
 }
 
 }  // namespace
@@ -206,6 +213,7 @@ Status RunImportTree(const TreeImportOptions& o, std::ostream& out) {
     return Status::InvalidArgument(fmt::format("{}: the source is the container itself", o.source));
   }
   SLABFS_ASSIGN_OR_RETURN(Format f, DetectSource(o.source));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> src, OpenStoreForReading(o.source));
   Progress progress("importing", o.quiet);
   Status s;
   if (!Exists(o.container)) {
@@ -217,7 +225,7 @@ Status RunImportTree(const TreeImportOptions& o, std::ostream& out) {
     const std::string temp = TempPathNextTo(o.container);
     s = [&]() -> Status {
       SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(temp, "import", /*create=*/true, /*pack=*/true));
-      SLABFS_RETURN_IF_ERROR(ImportInto(o, f, session.container(), progress, out));
+      SLABFS_RETURN_IF_ERROR(ImportInto(o, *src, session.container(), progress, out));
       SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
       return session.Finish();
     }();
@@ -227,7 +235,7 @@ Status RunImportTree(const TreeImportOptions& o, std::ostream& out) {
     // An existing container: one session, committed only when all is copied.
     s = [&]() -> Status {
       SLABFS_ASSIGN_OR_RETURN(WriteSession session, WriteSession::Open(o.container, "import"));
-      SLABFS_RETURN_IF_ERROR(ImportInto(o, f, session.container(), progress, out));
+      SLABFS_RETURN_IF_ERROR(ImportInto(o, *src, session.container(), progress, out));
       SLABFS_RETURN_IF_ERROR(InterruptGuard::Check());
       return session.Finish();
     }();
@@ -245,15 +253,21 @@ Status RunExportTree(const TreeExportOptions& o, std::ostream& out) {
   SLABFS_RETURN_IF_ERROR(CheckObjectPath(o.from));
   SLABFS_ASSIGN_OR_RETURN(Format f, ExportFormat(o));
   SLABFS_RETURN_IF_ERROR(CheckDestinationFree(o.output));
-  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Container> c, OpenForReading(o.container));
+  SLABFS_ASSIGN_OR_RETURN(std::unique_ptr<Store> src, OpenStoreForReading(o.container));
   {
-    auto id = c->Resolve(o.from);
+    auto id = src->Resolve(o.from);
     if (!id) return AddContext(id.error(), o.from);
   }
   Progress progress("exporting", o.quiet);
   const std::string temp = TempPathNextTo(o.output);
+  CopyReport report(out, /*strict=*/false);
+  CopyOptions copy{.from = o.from, .into = "/", .group_is_root = true};
   Status s = Guarded([&] {
-    return f == Format::kHdf5 ? ExportHdf5(o, *c, temp, progress, out) : ExportZarr(o, f, *c, temp, progress, out);
+    std::unique_ptr<CopySink> sink =
+        f == Format::kHdf5 ? Hdf5Sink(temp, report) : ZarrSink(temp, f == Format::kZarr3 ? 3 : 2, report);
+    Status copied = CopyStore(*src, copy, *sink, progress, report);
+    sink.reset();  // closes what it holds before the temporary name is removed or renamed
+    return copied;
   });
   if (s.ok()) s = InterruptGuard::Check();
   if (s.ok()) s = RenameIntoPlace(temp, o.output);

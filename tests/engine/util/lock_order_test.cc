@@ -2,13 +2,17 @@
 // taken out of order, a second lock of one rank and a lock taken twice
 // abort naming the locks; locks taken in order, shared, released in any
 // order or of a private object pass. The mutexes here check in every
-// build (BasicMutex<Raw, true>); the engine's own check where
-// SLABFS_LOCK_ORDER_CHECKS is set (sanitizer builds, builds without NDEBUG).
+// build (BasicMutex<Raw, true>); the engine's own mutexes check where the
+// order is checked at run time (builds without NDEBUG, and wherever
+// ExpensiveChecks(): the last test here).
 #include "engine/util/lock_order.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "engine/util/mutex.h"
@@ -141,6 +145,53 @@ TEST_F(LockOrderTest, EveryRankIsNamed) {
         LockRank::kDatasetPath, LockRank::kChunkCache, LockRank::kBufferPool, LockRank::kThreadPool}) {
     EXPECT_NE(std::string(LockRankName(r)), "a mutex of an unknown rank") << static_cast<int>(r);
   }
+}
+
+// SLABFS_EXPENSIVE_CHECKS set to `value` in this process's environment for
+// the scope, which the programs a death test starts inherit.
+class ScopedChecksEnv {
+ public:
+  explicit ScopedChecksEnv(const char* value) {
+    if (const char* old = std::getenv("SLABFS_EXPENSIVE_CHECKS")) old_ = old;
+    setenv("SLABFS_EXPENSIVE_CHECKS", value, 1);
+  }
+  ~ScopedChecksEnv() {
+    if (old_)
+      setenv("SLABFS_EXPENSIVE_CHECKS", old_->c_str(), 1);
+    else
+      unsetenv("SLABFS_EXPENSIVE_CHECKS");
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+// The engine's own mutexes (Mutex: no forced check) taken out of order.
+void TakeTwoEngineMutexesOutOfOrder() {
+  Mutex cache{LockRank::kChunkCache};
+  Mutex alloc{LockRank::kAllocator};
+  MutexLock c(cache);
+  MutexLock a(alloc);
+  std::exit(0);
+}
+
+// ctest runs every test with SLABFS_EXPENSIVE_CHECKS=1 (tests/run.sh): a
+// program started with it checks the order in any build, the release build
+// that the daemon, quickstart and the benchmarks use included.
+TEST_F(LockOrderTest, EngineMutexesCheckWhenTheEnvironmentAsks) {
+  ScopedChecksEnv on("1");
+  EXPECT_DEATH(TakeTwoEngineMutexesOutOfOrder(), "lock order violated: taking Allocator::mu_");
+}
+
+// Without it, a release build's engine mutexes cost only the flag's test;
+// builds without NDEBUG and the sanitizer builds check anyway.
+TEST_F(LockOrderTest, EngineMutexesCheckOnlyWhereAsked) {
+  ScopedChecksEnv off("0");
+#if SLABFS_LOCK_ORDER_CHECKS || defined(SLABFS_EXPENSIVE_CHECKS)
+  EXPECT_DEATH(TakeTwoEngineMutexesOutOfOrder(), "lock order violated: taking Allocator::mu_");
+#else
+  EXPECT_EXIT(TakeTwoEngineMutexesOutOfOrder(), ::testing::ExitedWithCode(0), "");
+#endif
 }
 
 }  // namespace

@@ -115,7 +115,8 @@ def mirror(f, root, store_path):
             z[...] = d[()]
         return
     if not d.chunks:
-        if d.id.get_offset() is not None and d.size:
+        compact = d.id.get_create_plist().get_layout() == h5py.h5d.COMPACT  # its data is in the header
+        if (compact or d.id.get_offset() is not None) and d.size:
             z[...] = d[...]
         return
     for i in range(d.id.get_num_chunks()):
