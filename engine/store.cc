@@ -182,7 +182,7 @@ std::optional<uint64_t> NextElementInBox(const Dims& shape, const Box& b, uint64
 
 Status StoreDataset::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
                                        const Dataset::WalkCheck& check) const {
-  const DatasetInfo& d = info().dataset;
+  const DatasetInfo d = info().dataset;  // a writable store's dataset may change size meanwhile
   if (first > d.num_elements || count > d.num_elements - first) {
     return Status::InvalidArgument(path() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
                                    " outside " + std::to_string(d.num_elements));
@@ -229,7 +229,12 @@ Status StoreDataset::ForEachDefinedRun(uint64_t first, uint64_t count, const Dat
       if (!next || *next >= end) return Status::OK();
       at = *next;
     }
-    const uint64_t n = std::min(kDefinedWalkWindow, end - at);
+    // A dataset cut shorter since the walk began (a truncate beside an
+    // lseek) ends the walk where it ends now: the first dimension is the
+    // outermost, so the elements before keep their places.
+    const uint64_t now = at == first ? d.num_elements : info().dataset.num_elements;
+    if (at >= now) return Status::OK();
+    const uint64_t n = std::min({kDefinedWalkWindow, end - at, now - at});
     SLABFS_ASSIGN_OR_RETURN(std::vector<ElementRun> runs, DefinedRuns(at, n));
     for (const ElementRun& r : runs)
       if (!fn(r)) return Status::OK();

@@ -51,7 +51,11 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fi->keep_cache = 1;
     fi->direct_io = 0;
     fi->fh = reinterpret_cast<uint64_t>(fh.get());
-    if (const Dataset* slab = fh->data.slab()) fs.inodes.AddOpenFile(*slab);
+    if (const Dataset* slab = fh->data.slab()) {
+      fs.inodes.AddOpenFile(*slab);
+    } else {
+      fs.inodes.AddOpenFile(ino);
+    }
     fs.layouts.Opened(ino);
     // -ENOENT: the open was interrupted and the kernel will not release it.
     if (fuse_reply_open(req, fi) == -ENOENT) {

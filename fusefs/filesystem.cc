@@ -162,8 +162,12 @@ void CommitChange(Filesystem& fs, std::string_view op, std::string_view what) {
   if (fs.options.bulk) return;  // the commit timer, fsync or the unmount commits it
   Status s = Commit(fs);
   if (!s.ok()) {
-    Log().error("{} {}: the change is made but its commit failed ({}); the periodic commit retries", op, what,
-                s.ToString());
+    // A container's commit timer retries; a store has no timer, and its
+    // next sync (fsync, the close of a written file, the unmount) does.
+    Log().error("{} {}: the change is made but its {} failed ({}); {}", op, what,
+                fs.container != nullptr ? "commit" : "sync", s.ToString(),
+                fs.container != nullptr ? "the periodic commit retries"
+                                        : "the next fsync, close of a written file or the unmount retries");
   }
 }
 

@@ -79,6 +79,11 @@ void InodeTable::AddOpenFile(const Dataset& ds) {
   if (note.open_handles++ == 0) note.open_dataset = ds;
 }
 
+void InodeTable::AddOpenFile(ObjectId id) {
+  Locked locked(*this);
+  ++locked.Get(id).open_handles;
+}
+
 void InodeTable::DropOpenFile(ObjectId id) {
   // Destroyed after the lock is released: the engine reclaims a removed
   // dataset's space when its last handle goes.

@@ -58,6 +58,9 @@ class InodeTable {
   // inode alone (the fstat of a file removed while open, fallocate and
   // lseek without a handle) still reach a dataset removed while open.
   void AddOpenFile(const Dataset& ds);
+  // A handle of a foreign store's dataset `id` was opened (counted for its
+  // partial rows; the store keeps the dataset itself).
+  void AddOpenFile(ObjectId id);
   // A handle of id was closed (or its open failed). The last lets go of the
   // dataset, after the lock, so that a removed dataset's space can be
   // reclaimed, and ends any partial row (it stays padded with fill; the

@@ -40,6 +40,7 @@ int WriteToStore(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, FileHandle* fh,
     fh->DoneWith();
     return Refuse("write", Describe(fs, ino), NoWriter(fs));
   }
+  const uint64_t old_size = ds->info().dataset.size_bytes;
   auto n = ds->WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, /*grow_rows=*/true);
   if (!n) {
     fh->DoneWith();
@@ -49,6 +50,10 @@ int WriteToStore(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, FileHandle* fh,
     Log().info("write {} [{}, +{}): {} bytes fit before the end of the dataset; the rest is refused", Describe(fs, ino),
                off, size, *n);
   }
+  // A write that ends inside a row it added leaves a partial row: the size
+  // reported is where it ended until the handle closes, as on a container,
+  // so that the next O_APPEND write continues there (InodeTable).
+  fs.inodes.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, ds->info().dataset.size_bytes);
   fh->written.store(true, std::memory_order_relaxed);
   fh->DoneWith();
   fs.inodes.Touch(ino);

@@ -140,6 +140,37 @@ def test_truncate_and_append_resize_the_first_dimension(tmp_path, mounter):
     assert not (path / "b" / "2.0").exists()
 
 
+def test_appends_that_end_inside_a_row_continue_it(tmp_path, mounter):
+    """While a handle appends, the size ends where its appends end (not at
+    the row of fill padding them), so the next O_APPEND write continues the
+    row, as on a container; closed, the row is padded with the fill value."""
+    path = tmp_path / "p.zarr"
+    root = zarr.open_group(str(path), mode="w")
+    root.create_dataset("s", data=np.zeros((2, 50), dtype="<u2"), chunks=(4, 50), fill_value=7,
+                        compressor=numcodecs.Zlib(level=1))
+    row = 100
+    m = mounter(path)
+    s = m.path / "s"
+    expected = bytes(2 * row)
+    fd = os.open(s, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, b"\x05\x06\x07")
+        assert os.fstat(fd).st_size == 2 * row + 3
+        assert os.stat(s).st_size == 2 * row + 3
+        os.write(fd, b"\x08")
+        assert os.fstat(fd).st_size == 2 * row + 4
+    finally:
+        os.close(fd)
+    fill_row = np.full(50, 7, dtype="<u2").tobytes()
+    expected += b"\x05\x06\x07\x08" + fill_row[4:]
+    assert os.stat(s).st_size == 3 * row
+    assert s.read_bytes() == expected
+    assert m.unmount() == 0
+    z = zarr.open_array(str(path / "s"), mode="r")
+    assert z.shape == (3, 50)
+    assert le_bytes(z[...]) == expected
+
+
 def test_setfattr_and_mkdir_reach_the_metadata(store, mounter):
     m = mounter(store)
     assert run("setfattr", "-n", "user.note", "-v", "hello", m.path).returncode == 0
