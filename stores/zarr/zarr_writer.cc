@@ -86,12 +86,20 @@ std::string ZarrReadOnlyReason(const convert::ZarrArray& a) {
 
 // ------------------------------------------------------------ files
 
+DirtyDirs::DirtyDirs(std::function<int(int fd)> fsync_dir) : fsync_dir_(std::move(fsync_dir)) {
+  if (!fsync_dir_) fsync_dir_ = [](int fd) { return ::fsync(fd); };
+}
+
 void DirtyDirs::Add(std::string dir) {
   std::lock_guard lock(mu_);
   dirs_.insert(std::move(dir));
 }
 
 Status DirtyDirs::SyncAll() {
+  // Held until the failed directories are back in dirs_: a second caller
+  // neither returns while these are still being fsynced nor misses a
+  // failure (it retries them).
+  std::lock_guard sync(sync_mu_);
   std::set<std::string> todo;
   {
     std::lock_guard lock(mu_);
@@ -104,13 +112,14 @@ Status DirtyDirs::SyncAll() {
     if (fd < 0) {
       s = engine::StatusFromErrno(errno, *it);
     } else {
-      if (::fsync(fd) != 0) s = engine::StatusFromErrno(errno, "fsync " + *it);
+      if (fsync_dir_(fd) != 0) s = engine::StatusFromErrno(errno, "fsync " + *it);
       ::close(fd);
     }
     if (s.ok() || s.code() == Code::kNotFound) {
       it = todo.erase(it);
       continue;
     }
+    spdlog::warn("zarr store: directory {} not synced, kept for the next sync: {}", *it, s.message());
     if (first.ok()) first = s;
     ++it;
   }

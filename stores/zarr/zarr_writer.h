@@ -74,12 +74,21 @@ std::string ZarrReadOnlyReason(const tools::convert::ZarrArray& a);
 // The directories where files were renamed or made since the last Sync.
 class DirtyDirs {
  public:
+  // `fsync_dir` fsyncs one open directory, as fsync(2) does (-1 and errno
+  // on failure); null for fsync(2) itself (tests pass their own).
+  explicit DirtyDirs(std::function<int(int fd)> fsync_dir = nullptr);
+
   void Add(std::string dir);
-  // fsyncs each; those that fail stay for the next call. IOError.
+  // fsyncs each. One call at a time: a call returns only once every
+  // directory noted before it is fsynced, or has failed (a call that
+  // waited retries those the call before it failed). Those that fail stay
+  // for the next call and the first failure is returned. IOError.
   Status SyncAll();
 
  private:
-  std::mutex mu_;
+  std::function<int(int fd)> fsync_dir_;
+  std::mutex sync_mu_;  // held through SyncAll, before mu_
+  std::mutex mu_;       // guards dirs_
   std::set<std::string> dirs_;
 };
 

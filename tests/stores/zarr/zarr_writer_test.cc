@@ -11,10 +11,15 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -361,3 +366,79 @@ TEST_F(ZarrWriterTest, AStoreOpenedReadOnlyHasNoWriter) {
 
 }  // namespace
 }  // namespace slabfs::stores
+
+// A directory whose fsync fails stays noted: the next SyncAll tries it
+// again, and the failure is returned.
+TEST(ZarrDirtyDirsTest, AFailedFsyncIsRetriedByTheNextSync) {
+  char tmpl[] = "/tmp/slabfs-dirtydirs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  int calls = 0;
+  bool fail = true;
+  DirtyDirs dirty([&](int) {
+    ++calls;
+    if (fail) {
+      errno = EIO;
+      return -1;
+    }
+    return 0;
+  });
+  dirty.Add(dir);
+  EXPECT_FALSE(dirty.SyncAll().ok());
+  EXPECT_EQ(calls, 1);
+  fail = false;
+  EXPECT_OK(dirty.SyncAll());
+  EXPECT_EQ(calls, 2);
+  EXPECT_OK(dirty.SyncAll());  // synced: not tried again
+  EXPECT_EQ(calls, 2);
+  fs::remove_all(dir);
+}
+
+// A second SyncAll while the first is still fsyncing returns only after
+// it; when the first one's fsync fails, the second tries the directory
+// again (and reports its own result) instead of finding nothing to do.
+TEST(ZarrDirtyDirsTest, ASecondSyncWaitsForTheFirstAndRetriesItsFailure) {
+  char tmpl[] = "/tmp/slabfs-dirtydirs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_first = false, release = false;
+  std::atomic<int> calls{0};
+  DirtyDirs dirty([&](int) {
+    if (calls.fetch_add(1) == 0) {
+      std::unique_lock lock(mu);
+      in_first = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+      errno = EIO;
+      return -1;
+    }
+    return 0;
+  });
+  dirty.Add(dir);
+  Status first_result, second_result;
+  std::thread first([&] { first_result = dirty.SyncAll(); });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return in_first; });
+  }
+  std::atomic<bool> second_done{false};
+  std::thread second([&] {
+    second_result = dirty.SyncAll();
+    second_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(second_done.load()) << "the second Sync returned while the first was still fsyncing";
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  first.join();
+  second.join();
+  EXPECT_FALSE(first_result.ok());
+  EXPECT_OK(second_result);
+  EXPECT_EQ(calls.load(), 2);  // the second call fsynced the directory again
+  fs::remove_all(dir);
+}
