@@ -228,6 +228,12 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         if (rows % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(rows));
         return Status::OK();
       }
+      // Chunk files past the old end would come back into the shape: those
+      // a shrink left in the keys (its removal failed partway) and those
+      // found past the end when the store opened (a shrink interrupted).
+      const uint64_t old_grid = GridAlong(d.shape, l.chunk, 0);
+      SLABFS_RETURN_IF_ERROR(RemoveChunksFromLocked(old_grid));
+      SLABFS_RETURN_IF_ERROR(RemovePastEndLocked(old_grid));
       if (old % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(old));
       SLABFS_RETURN_IF_ERROR(WriteShapeLocked(shape));
       SetShapeLocked(shape);
@@ -289,6 +295,12 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         l.keys.erase(l.keys.begin() + index);
         l.file_bytes.erase(l.file_bytes.begin() + index);
         d.allocated_chunks = l.keys.size();
+      } else if (::unlink(file.c_str()) == 0) {
+        // Not a key the store knows, but a file there (past the end when
+        // the store opened, or another program's) would be read as data.
+        ctx_->dirty.Add(ParentOf(file));
+      } else if (errno != ENOENT) {
+        return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
       }
       (void)cache_->Erase(engine::CacheKey{cache_id_, linear});
       return Status::OK();
@@ -356,6 +368,32 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     }
     d.allocated_chunks = l.keys.size();
     return Status::OK();
+  }
+
+  // Removes the chunk files found past the end when the store opened whose
+  // first coordinate is `from` or more (one already gone is fine); those
+  // that cannot be removed stay noted, for the next grow to try again.
+  Status RemovePastEndLocked(uint64_t from) {
+    ZarrLayout& l = *layout_;
+    Status first;
+    std::vector<Dims> kept;
+    for (Dims& c : l.past_end) {
+      if (c[0] < from) {
+        kept.push_back(std::move(c));
+        continue;
+      }
+      const std::string file = l.dir + "/" + convert::ChunkKey(l.array, c);
+      if (::unlink(file.c_str()) == 0) {
+        ctx_->dirty.Add(ParentOf(file));
+      } else if (errno != ENOENT) {
+        Status s = engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
+        spdlog::warn("{} (a chunk past the old end; the array keeps its size)", s.message());
+        if (first.ok()) first = std::move(s);
+        kept.push_back(std::move(c));
+      }
+    }
+    l.past_end = std::move(kept);
+    return first;
   }
 
   // Sets rows `row` onwards of the chunk row holding `row` to the fill

@@ -364,9 +364,6 @@ TEST_F(ZarrWriterTest, AStoreOpenedReadOnlyHasNoWriter) {
   EXPECT_EQ(Open(false)->writer(), nullptr);
 }
 
-}  // namespace
-}  // namespace slabfs::stores
-
 // A directory whose fsync fails stays noted: the next SyncAll tries it
 // again, and the failure is returned.
 TEST(ZarrDirtyDirsTest, AFailedFsyncIsRetriedByTheNextSync) {
@@ -442,3 +439,40 @@ TEST(ZarrDirtyDirsTest, ASecondSyncWaitsForTheFirstAndRetriesItsFailure) {
   EXPECT_EQ(calls.load(), 2);  // the second call fsynced the directory again
   fs::remove_all(dir);
 }
+
+// A shrink interrupted after the new shape was written leaves chunk files
+// past the end, which readers ignore; a later grow must not bring their
+// rows back.
+TEST_F(ZarrWriterTest, GrowingDoesNotBringBackChunksLeftPastTheEnd) {
+  MakeArray("a", 10, "null");  // chunk rows 0..2 of 4 rows
+  std::vector<int32_t> stale(12, 5);
+  std::string bytes(reinterpret_cast<const char*>(stale.data()), stale.size() * 4);
+  WriteText(root_ / "a" / "3.0", bytes);  // rows 12..15, as a crash leaves it
+  WriteText(root_ / "a" / "4.2", bytes);  // rows 16..19
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  EXPECT_EQ(ReadAll(*store, "/a"), std::vector<int32_t>(70, -1));
+  ASSERT_OK(ds->Resize(20));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "3.0"));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "4.2"));
+  EXPECT_EQ(ReadAll(*store, "/a"), std::vector<int32_t>(140, -1));
+  EXPECT_EQ(ReadAll(*Open(false), "/a"), std::vector<int32_t>(140, -1));
+}
+
+// A chunk file the store did not list when it opened (another program's)
+// is removed when the chunk comes to hold only the fill value, not left to
+// be read as data.
+TEST_F(ZarrWriterTest, AFillChunkRemovesAFileTheStoreDidNotList) {
+  MakeArray("a", 8, "null", "0");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  std::vector<int32_t> stale(12, 5);
+  WriteText(root_ / "a" / "1.1", std::string(reinterpret_cast<const char*>(stale.data()), stale.size() * 4));
+  const std::vector<int32_t> zeros(12, 0);
+  ASSERT_OK(ds->Write(Slab::Box({4, 3}, {4, 3}), zeros.data()));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "1.1"));
+  EXPECT_EQ(ReadAll(*Open(false), "/a"), std::vector<int32_t>(56, 0));
+}
+
+}  // namespace
+}  // namespace slabfs::stores
