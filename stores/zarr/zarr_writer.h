@@ -23,9 +23,11 @@
 //
 // Resizing (first dimension only): shrinking writes the new shape, then
 // removes the chunks wholly outside it and resets the cut rows of the last
-// chunk row to the fill value; growing first resets the rows past the old
-// end in the old last chunk row (Zarr keeps edge chunks whole, and what
-// lay past the end must read as fill), then writes the new shape.
+// chunk row to the fill value; growing first removes chunk files past the
+// old end (a shrink interrupted, or failed partway, leaves them), resets
+// the rows past the old end in the old last chunk row (Zarr keeps edge
+// chunks whole, and what lay past the end must read as fill), then writes
+// the new shape.
 //
 // Crash safety: each chunk file and each metadata file is replaced whole,
 // atomically; nothing spans two files. A crash in the middle of a write
