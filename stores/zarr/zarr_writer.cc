@@ -149,6 +149,56 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view bytes, Di
   return Status::OK();
 }
 
+Status UpdateConsolidated(ZarrWriteContext* ctx, const std::string& file, const Json& doc) {
+  const std::string& root = ctx->store;
+  if (!file.starts_with(root)) return Status::OK();
+  std::string rel = file.substr(root.size());
+  while (rel.starts_with("/")) rel.erase(0, 1);
+  if (ctx->v3) {
+    // The key of a node is its path ("a", "g/b"); the root holds the rest.
+    if (rel == "zarr.json") return Status::OK();
+    if (!rel.ends_with("/zarr.json")) return Status::OK();
+    rel.resize(rel.size() - std::string_view("/zarr.json").size());
+  }
+  const std::string holder = root + (ctx->v3 ? "/zarr.json" : "/.zmetadata");
+  auto read = convert::ReadJsonFile(holder);
+  if (!read) {
+    if (!ctx->v3 && read.error().code() == Code::kNotFound) return Status::OK();
+    if (ctx->v3) return read.error().WithContext("the store's consolidated metadata");
+  }
+  auto drop = [&](std::string why) -> Status {
+    spdlog::warn("zarr store {}: consolidated metadata in {} {}: removed rather than left stale", root, holder, why);
+    if (!ctx->v3) {
+      if (::unlink(holder.c_str()) != 0 && errno != ENOENT) return engine::StatusFromErrno(errno, holder);
+      ctx->dirty.Add(ParentOf(holder));
+      return Status::OK();
+    }
+    Json top = std::move(*read);
+    top.erase("consolidated_metadata");
+    return ReplaceFileAtomically(holder, convert::DumpJson(top), &ctx->dirty);
+  };
+  if (!read) return drop("cannot be read (" + read.error().message() + ")");
+  Json& top = *read;
+  if (!top.is_object()) {
+    if (ctx->v3) return Status::Corruption(holder + ": not a JSON object");
+    return drop("is not a JSON object");
+  }
+  Json* entries = nullptr;
+  if (ctx->v3) {
+    auto it = top.find("consolidated_metadata");
+    if (it == top.end() || it->is_null()) return Status::OK();  // not consolidated
+    if (!it->is_object() || !it->contains("metadata") || !(*it)["metadata"].is_object()) {
+      return drop("has no \"metadata\" object");
+    }
+    entries = &(*it)["metadata"];
+  } else {
+    if (!top.contains("metadata") || !top["metadata"].is_object()) return drop("has no \"metadata\" object");
+    entries = &top["metadata"];
+  }
+  (*entries)[rel] = doc;
+  return ReplaceFileAtomically(holder, convert::DumpJson(top), &ctx->dirty);
+}
+
 namespace {
 
 // ------------------------------------------------------------ one array
@@ -430,7 +480,8 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     SLABFS_ASSIGN_OR_RETURN(Json doc, convert::ReadJsonFile(file));
     if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
     doc["shape"] = shape;
-    return ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty);
+    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
+    return UpdateConsolidated(ctx_.get(), file, doc);
   }
 
   void SetShapeLocked(const Dims& shape) {
@@ -465,6 +516,7 @@ std::string ChildPath(std::string_view parent, std::string_view name) {
 
 ZarrWriter::ZarrWriter(ZarrStore* store) : store_(store), ctx_(std::make_shared<ZarrWriteContext>()) {
   ctx_->store = store->path();
+  ctx_->v3 = store->v3();
 }
 
 Result<std::shared_ptr<WritableStoreDataset>> ZarrWriter::OpenDatasetForWriting(ObjectId id) {
@@ -516,7 +568,8 @@ Status ZarrWriter::EditAttributes(const std::string& dir, const std::function<St
     if (!attrs->is_object()) return Status::Corruption(file + ": \"attributes\" is not an object");
   }
   SLABFS_RETURN_IF_ERROR(change(*attrs));
-  return ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty);
+  SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
+  return UpdateConsolidated(ctx_.get(), file, doc);
 }
 
 Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attribute& value) {
@@ -589,15 +642,19 @@ Result<ObjectId> ZarrWriter::CreateGroup(ObjectId parent, std::string_view name)
   ctx_->dirty.Add(dir);
   const bool v3 = store_->v3();
   const std::string meta_file = child + (v3 ? "/zarr.json" : "/.zgroup");
-  Status s = ReplaceFileAtomically(meta_file, convert::DumpJson(convert::GroupMetadata(v3 ? 3 : 2, Json::object())),
-                                   &ctx_->dirty);
+  const Json group = convert::GroupMetadata(v3 ? 3 : 2, Json::object());
+  Status s = ReplaceFileAtomically(meta_file, convert::DumpJson(group), &ctx_->dirty);
   if (!s.ok()) {
     ::rmdir(child.c_str());
     return Err(std::move(s));
   }
+  s = UpdateConsolidated(ctx_.get(), meta_file, group);
   std::unique_lock tree(store_->tree_mu());
   const ObjectId id = store_->AddNode(parent, std::string(name), ChildPath(parent_path, name), ObjectKind::kGroup);
   store_->node(id).location = child;
+  // The group is made; consolidated metadata that could not be updated is
+  // reported all the same.
+  if (!s.ok()) return Err(std::move(s));
   return id;
 }
 

@@ -19,7 +19,10 @@
 // shape (.zarray or zarr.json) and a new group (.zgroup, or a zarr.json of
 // node_type "group") are written the same way: the document is read, the
 // one member changed, the whole written to a temporary file, fsynced and
-// renamed over it; members slabfs does not know are kept.
+// renamed over it; members slabfs does not know are kept. A store with
+// consolidated metadata (v2's root .zmetadata, v3's root zarr.json
+// "consolidated_metadata") has the document's entry there updated the same
+// way, under the same lock (UpdateConsolidated).
 //
 // Resizing (first dimension only): shrinking writes the new shape, then
 // removes the chunks wholly outside it and resets the cut rows of the last
@@ -101,12 +104,22 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view bytes, Di
 
 // What the store's writer and its datasets share (they outlive the store).
 struct ZarrWriteContext {
-  std::string store;  // the store's path, for messages
+  std::string store;  // the store's path (its root directory)
+  bool v3 = false;
   // One metadata rewrite at a time: after any ZarrLayout::mu, before the
   // tree's lock.
   std::mutex meta_mu;
   DirtyDirs dirty;
 };
+
+// After the metadata document `file` (a .zarray, .zattrs, .zgroup or
+// zarr.json under the store's root) was rewritten as `doc`: its entry in
+// the store's consolidated metadata, if the store has any (v2's root
+// .zmetadata, v3's root zarr.json "consolidated_metadata"), is set to
+// `doc` (added when missing), the document replaced as ReplaceFileAtomically
+// does. Consolidated metadata that cannot be parsed is logged and removed
+// (v3: the member dropped) rather than left stale. Under meta_mu.
+Status UpdateConsolidated(ZarrWriteContext* ctx, const std::string& file, const tools::convert::Json& doc);
 
 class ZarrWriter final : public StoreWriter {
  public:

@@ -474,5 +474,34 @@ TEST_F(ZarrWriterTest, AFillChunkRemovesAFileTheStoreDidNotList) {
   EXPECT_EQ(ReadAll(*Open(false), "/a"), std::vector<int32_t>(56, 0));
 }
 
+// A store with consolidated metadata (.zmetadata, as `slab export` and
+// zarr.consolidate_metadata write it) has it updated with every metadata
+// document the writer rewrites; one that cannot be parsed is removed.
+TEST_F(ZarrWriterTest, ConsolidatedMetadataFollowsTheDocuments) {
+  MakeArray("a", 10, "null");
+  WriteText(root_ / ".zmetadata", R"({"metadata": {".zgroup": {"zarr_format": 2}, "a/.zarray": )" +
+                                      ReadText(root_ / "a" / ".zarray") + R"(}, "zarr_consolidated_format": 1})");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  ASSERT_OK(ds->Resize(13));
+  auto id = store->Resolve("/a");
+  ASSERT_TRUE(id.has_value());
+  ASSERT_OK(store->writer()->SetAttribute(*id, "units", Attribute::String("m")));
+  ASSERT_TRUE(store->writer()->CreateGroup(kRootId, "g").has_value());
+  std::string z = ReadText(root_ / ".zmetadata");
+  for (const char* want : {"\"a/.zarray\"", "13,", "\"a/.zattrs\"", "\"units\": \"m\"", "\"g/.zgroup\"",
+                           "\"zarr_consolidated_format\": 1", "\".zgroup\""}) {
+    EXPECT_NE(z.find(want), std::string::npos) << want << " not in " << z;
+  }
+  EXPECT_EQ(z.find("10,"), std::string::npos) << z;
+  // Not JSON: removed rather than left stale.
+  WriteText(root_ / ".zmetadata", "{not json");
+  ASSERT_OK(ds->Resize(14));
+  EXPECT_FALSE(fs::exists(root_ / ".zmetadata"));
+  // No consolidated metadata: none is made.
+  ASSERT_OK(ds->Resize(15));
+  EXPECT_FALSE(fs::exists(root_ / ".zmetadata"));
+}
+
 }  // namespace
 }  // namespace slabfs::stores
