@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -22,6 +25,7 @@
 #include "engine/cache/chunk_cache.h"
 #include "engine/io/os_error.h"
 #include "engine/selection/hyperslab.h"
+#include "engine/util/expensive_checks.h"
 #include "stores/zarr/zarr_dataset.h"
 #include "stores/zarr/zarr_tree.h"
 #include "tools/convert/zarr_codecs.h"
@@ -265,6 +269,15 @@ class ZarrArrayWriter final : public WritableStoreDataset {
       if (rows > d.max_shape[0]) {
         return Status::OutOfRange(fmt::format("{}: {} rows is more than the maximum {}", l.path, rows, d.max_shape[0]));
       }
+      // The sizes must stay within what the store opens (under 2^63 bytes).
+      uint64_t row_bytes = l.item_size;
+      for (size_t i = 1; i < d.shape.size(); ++i) {
+        row_bytes = d.shape[i] != 0 && row_bytes > UINT64_MAX / d.shape[i] ? UINT64_MAX : row_bytes * d.shape[i];
+      }
+      if (row_bytes != 0 && rows > static_cast<uint64_t>(INT64_MAX) / row_bytes) {
+        return Status::OutOfRange(
+            fmt::format("{}: {} rows of {} bytes is 2^63 bytes or more", l.path, rows, row_bytes));
+      }
       const uint64_t old = d.shape[0];
       if (rows == old) return Status::OK();
       Dims shape = d.shape;
@@ -304,6 +317,18 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     if (layout_->read_only_reason.empty()) return Status::OK();
     return Status::ReadOnly(fmt::format("{}: array {} cannot be changed ({}): {}", layout_->store, layout_->path, op,
                                         layout_->read_only_reason));
+  }
+
+  // Drops the cached chunk at `linear` (replaced or removed). Under mu,
+  // exclusively, so no reader holds it pinned: one that does is a broken
+  // invariant, logged, and fatal where the expensive checks are on.
+  void ForgetCached(uint64_t linear) {
+    if (cache_->Erase(engine::CacheKey{cache_id_, linear})) return;
+    spdlog::error(
+        "zarr store {}: array {}: chunk {} was replaced while pinned in the cache; a reader may see the old one",
+        layout_->store, layout_->path, linear);
+    assert(false && "a replaced Zarr chunk was pinned in the cache");
+    if (engine::ExpensiveChecks()) std::abort();
   }
 
   // The grid coordinates of the chunk at linear position `linear`.
@@ -352,7 +377,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
       } else if (errno != ENOENT) {
         return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
       }
-      (void)cache_->Erase(engine::CacheKey{cache_id_, linear});
+      ForgetCached(linear);
       return Status::OK();
     }
     std::string raw(image, bytes);
@@ -375,7 +400,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, stored, &ctx_->dirty).WithContext(what));
     // The cache held the old chunk: readers are shut out (mu) until it is
     // gone, so none can see it or put it back.
-    (void)cache_->Erase(engine::CacheKey{cache_id_, linear});
+    ForgetCached(linear);
     cache_->CountBytesWritten(stored.size());
     if (index >= 0) {
       d.stored_bytes = d.stored_bytes - std::min(d.stored_bytes, l.file_bytes[index]) + stored.size();
@@ -411,7 +436,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
       }
       ctx_->dirty.Add(ParentOf(file));
-      (void)cache_->Erase(engine::CacheKey{cache_id_, l.keys[i]});
+      ForgetCached(l.keys[i]);
       d.stored_bytes -= std::min(d.stored_bytes, l.file_bytes[i]);
       l.keys.erase(l.keys.begin() + static_cast<ptrdiff_t>(i));
       l.file_bytes.erase(l.file_bytes.begin() + static_cast<ptrdiff_t>(i));
@@ -594,6 +619,10 @@ Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attrib
 }
 
 Status ZarrWriter::RemoveAttribute(ObjectId id, std::string_view name) {
+  if (name == convert::kMaxShapeAttribute) {
+    return Status::NotSupported(fmt::format("{}: {} is kept by slabfs's export, not removed by hand", store_->path(),
+                                            convert::kMaxShapeAttribute));
+  }
   SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(id));
   std::lock_guard meta(ctx_->meta_mu);
   SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {

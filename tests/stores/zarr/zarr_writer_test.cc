@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -501,6 +502,38 @@ TEST_F(ZarrWriterTest, ConsolidatedMetadataFollowsTheDocuments) {
   // No consolidated metadata: none is made.
   ASSERT_OK(ds->Resize(15));
   EXPECT_FALSE(fs::exists(root_ / ".zmetadata"));
+}
+
+// A size whose byte count would reach 2^63 is refused and changes nothing;
+// the maximum shape an export recorded cannot be removed by hand, as it
+// cannot be set.
+TEST_F(ZarrWriterTest, OverflowingSizesAndTheMaxShapeAttributeAreRefused) {
+  MakeArray("a", 10, "null");
+  MakeArray("b", 10, "null");
+  const std::string attrs =
+      std::string(R"({"x": 1, ")") + std::string(tools::convert::kMaxShapeAttribute) + R"(": [20, 7]})";
+  WriteText(root_ / "b" / ".zattrs", attrs);
+  const std::string zarray = ReadText(root_ / "a" / ".zarray");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  // 28 bytes a row.
+  for (uint64_t rows : {UINT64_MAX, uint64_t{INT64_MAX} / 28 + 1, uint64_t{1} << 62}) {
+    SCOPED_TRACE(rows);
+    Status s = ds->Resize(rows);
+    EXPECT_FALSE(s.ok());
+    EXPECT_TRUE(s.code() == Code::kOutOfRange || s.code() == Code::kInvalidArgument) << s.ToString();
+  }
+  EXPECT_EQ(ds->info().dataset.shape, (Dims{10, 7}));
+  EXPECT_EQ(ReadText(root_ / "a" / ".zarray"), zarray);
+  ASSERT_OK(ds->Resize(uint64_t{INT64_MAX} / 28));  // the largest that fits
+  EXPECT_EQ(ds->info().dataset.shape, (Dims{uint64_t{INT64_MAX} / 28, 7}));
+  ASSERT_OK(ds->Resize(3));
+  auto id = store->Resolve("/b");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_CODE(store->writer()->RemoveAttribute(*id, tools::convert::kMaxShapeAttribute), Code::kNotSupported);
+  EXPECT_EQ(ReadText(root_ / "b" / ".zattrs"), attrs);
+  ASSERT_OK(store->writer()->RemoveAttribute(*id, "x"));
+  EXPECT_NE(ReadText(root_ / "b" / ".zattrs").find(tools::convert::kMaxShapeAttribute), std::string::npos);
 }
 
 }  // namespace
