@@ -31,6 +31,7 @@
 #include "stores/zarr/zarr_store.h"
 #include "stores/zarr/zarr_writer.h"
 #include "tests/testutil/status_matchers.h"
+#include "tools/convert/zarr_json.h"
 
 namespace slabfs::stores {
 namespace {
@@ -534,6 +535,43 @@ TEST_F(ZarrWriterTest, OverflowingSizesAndTheMaxShapeAttributeAreRefused) {
   EXPECT_EQ(ReadText(root_ / "b" / ".zattrs"), attrs);
   ASSERT_OK(store->writer()->RemoveAttribute(*id, "x"));
   EXPECT_NE(ReadText(root_ / "b" / ".zattrs").find(tools::convert::kMaxShapeAttribute), std::string::npos);
+}
+
+// The same for a v3 store: the entry of each node in the root zarr.json's
+// "consolidated_metadata", the rest of the root document kept.
+TEST_F(ZarrWriterTest, V3ConsolidatedMetadataFollowsTheDocuments) {
+  fs::remove(root_ / ".zgroup");
+  const std::string array = R"({"zarr_format": 3, "node_type": "array", "shape": [10, 7], "data_type": "int32",
+    "fill_value": -1, "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 3]}},
+    "chunk_key_encoding": {"name": "default"}, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "attributes": {}})";
+  fs::create_directories(root_ / "a");
+  WriteText(root_ / "a" / "zarr.json", array);
+  WriteText(root_ / "zarr.json", R"({"zarr_format": 3, "node_type": "group", "attributes": {"t": 1},
+    "consolidated_metadata": {"kind": "inline", "must_understand": false, "metadata": {"a": )" +
+                                     array + "}}}");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  ASSERT_OK(ds->Resize(13));
+  auto id = store->Resolve("/a");
+  ASSERT_TRUE(id.has_value());
+  ASSERT_OK(store->writer()->SetAttribute(*id, "units", Attribute::String("m")));
+  ASSERT_TRUE(store->writer()->CreateGroup(kRootId, "g").has_value());
+  ASSERT_OK(store->writer()->SetAttribute(kRootId, "note", Attribute::String("n")));
+  auto root = tools::convert::ReadJsonFile((root_ / "zarr.json").string());
+  ASSERT_TRUE(root.has_value());
+  const auto& meta = (*root)["consolidated_metadata"]["metadata"];
+  EXPECT_EQ(meta["a"]["shape"], tools::convert::Json::array({13, 7}));
+  EXPECT_EQ(meta["a"]["attributes"]["units"], "m");
+  EXPECT_EQ(meta["g"]["node_type"], "group");
+  EXPECT_EQ((*root)["attributes"]["t"], 1);
+  EXPECT_EQ((*root)["attributes"]["note"], "n");
+  EXPECT_EQ((*root)["consolidated_metadata"]["kind"], "inline");
+  // What reopening the store finds.
+  auto again = Open(false);
+  auto read = again->OpenDataset("/a");
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ((*read)->info().dataset.shape, (Dims{13, 7}));
 }
 
 }  // namespace
