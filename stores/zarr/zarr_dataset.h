@@ -34,6 +34,11 @@ struct ZarrLayout : ChunkedLayout {
   // value; not for a v2 array whose fill_value is null, which zarr-python
   // reads as uninitialised memory).
   bool drop_fill_chunks = false;
+  // Writable store: chunk files found past the end along the first
+  // dimension when the store opened (a shrink interrupted leaves them),
+  // not in `keys`; a grow removes them before they would come back into
+  // the shape. Guarded by `mu`.
+  std::vector<Dims> past_end;
   // Writable store: held by one byte-view change at a time
   // (WritableStoreDataset::Exclusively), before `mu`.
   std::mutex change_mu;

@@ -241,6 +241,7 @@ class Walker {
       spdlog::info("zarr store {}: {}: {} chunk key(s) outside the chunk grid ignored", store_->path(), shown,
                    listed.outside);
     }
+    if (writable_) l->past_end = std::move(listed.past_end);
     const size_t rank = a.shape.size();
     l->keys.reserve(listed.chunks.size());
     l->file_bytes.reserve(listed.chunks.size());

@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -22,6 +25,7 @@
 #include "engine/cache/chunk_cache.h"
 #include "engine/io/os_error.h"
 #include "engine/selection/hyperslab.h"
+#include "engine/util/expensive_checks.h"
 #include "stores/zarr/zarr_dataset.h"
 #include "stores/zarr/zarr_tree.h"
 #include "tools/convert/zarr_codecs.h"
@@ -86,12 +90,20 @@ std::string ZarrReadOnlyReason(const convert::ZarrArray& a) {
 
 // ------------------------------------------------------------ files
 
+DirtyDirs::DirtyDirs(std::function<int(int fd)> fsync_dir) : fsync_dir_(std::move(fsync_dir)) {
+  if (!fsync_dir_) fsync_dir_ = [](int fd) { return ::fsync(fd); };
+}
+
 void DirtyDirs::Add(std::string dir) {
   std::lock_guard lock(mu_);
   dirs_.insert(std::move(dir));
 }
 
 Status DirtyDirs::SyncAll() {
+  // Held until the failed directories are back in dirs_: a second caller
+  // neither returns while these are still being fsynced nor misses a
+  // failure (it retries them).
+  std::lock_guard sync(sync_mu_);
   std::set<std::string> todo;
   {
     std::lock_guard lock(mu_);
@@ -104,13 +116,14 @@ Status DirtyDirs::SyncAll() {
     if (fd < 0) {
       s = engine::StatusFromErrno(errno, *it);
     } else {
-      if (::fsync(fd) != 0) s = engine::StatusFromErrno(errno, "fsync " + *it);
+      if (fsync_dir_(fd) != 0) s = engine::StatusFromErrno(errno, "fsync " + *it);
       ::close(fd);
     }
     if (s.ok() || s.code() == Code::kNotFound) {
       it = todo.erase(it);
       continue;
     }
+    spdlog::warn("zarr store: directory {} not synced, kept for the next sync: {}", *it, s.message());
     if (first.ok()) first = s;
     ++it;
   }
@@ -138,6 +151,56 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view bytes, Di
   }
   dirty->Add(ParentOf(path));
   return Status::OK();
+}
+
+Status UpdateConsolidated(ZarrWriteContext* ctx, const std::string& file, const Json& doc) {
+  const std::string& root = ctx->store;
+  if (!file.starts_with(root)) return Status::OK();
+  std::string rel = file.substr(root.size());
+  while (rel.starts_with("/")) rel.erase(0, 1);
+  if (ctx->v3) {
+    // The key of a node is its path ("a", "g/b"); the root holds the rest.
+    if (rel == "zarr.json") return Status::OK();
+    if (!rel.ends_with("/zarr.json")) return Status::OK();
+    rel.resize(rel.size() - std::string_view("/zarr.json").size());
+  }
+  const std::string holder = root + (ctx->v3 ? "/zarr.json" : "/.zmetadata");
+  auto read = convert::ReadJsonFile(holder);
+  if (!read) {
+    if (!ctx->v3 && read.error().code() == Code::kNotFound) return Status::OK();
+    if (ctx->v3) return read.error().WithContext("the store's consolidated metadata");
+  }
+  auto drop = [&](std::string why) -> Status {
+    spdlog::warn("zarr store {}: consolidated metadata in {} {}: removed rather than left stale", root, holder, why);
+    if (!ctx->v3) {
+      if (::unlink(holder.c_str()) != 0 && errno != ENOENT) return engine::StatusFromErrno(errno, holder);
+      ctx->dirty.Add(ParentOf(holder));
+      return Status::OK();
+    }
+    Json top = std::move(*read);
+    top.erase("consolidated_metadata");
+    return ReplaceFileAtomically(holder, convert::DumpJson(top), &ctx->dirty);
+  };
+  if (!read) return drop("cannot be read (" + read.error().message() + ")");
+  Json& top = *read;
+  if (!top.is_object()) {
+    if (ctx->v3) return Status::Corruption(holder + ": not a JSON object");
+    return drop("is not a JSON object");
+  }
+  Json* entries = nullptr;
+  if (ctx->v3) {
+    auto it = top.find("consolidated_metadata");
+    if (it == top.end() || it->is_null()) return Status::OK();  // not consolidated
+    if (!it->is_object() || !it->contains("metadata") || !(*it)["metadata"].is_object()) {
+      return drop("has no \"metadata\" object");
+    }
+    entries = &(*it)["metadata"];
+  } else {
+    if (!top.contains("metadata") || !top["metadata"].is_object()) return drop("has no \"metadata\" object");
+    entries = &top["metadata"];
+  }
+  (*entries)[rel] = doc;
+  return ReplaceFileAtomically(holder, convert::DumpJson(top), &ctx->dirty);
 }
 
 namespace {
@@ -206,6 +269,15 @@ class ZarrArrayWriter final : public WritableStoreDataset {
       if (rows > d.max_shape[0]) {
         return Status::OutOfRange(fmt::format("{}: {} rows is more than the maximum {}", l.path, rows, d.max_shape[0]));
       }
+      // The sizes must stay within what the store opens (under 2^63 bytes).
+      uint64_t row_bytes = l.item_size;
+      for (size_t i = 1; i < d.shape.size(); ++i) {
+        row_bytes = d.shape[i] != 0 && row_bytes > UINT64_MAX / d.shape[i] ? UINT64_MAX : row_bytes * d.shape[i];
+      }
+      if (row_bytes != 0 && rows > static_cast<uint64_t>(INT64_MAX) / row_bytes) {
+        return Status::OutOfRange(
+            fmt::format("{}: {} rows of {} bytes is 2^63 bytes or more", l.path, rows, row_bytes));
+      }
       const uint64_t old = d.shape[0];
       if (rows == old) return Status::OK();
       Dims shape = d.shape;
@@ -219,6 +291,12 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         if (rows % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(rows));
         return Status::OK();
       }
+      // Chunk files past the old end would come back into the shape: those
+      // a shrink left in the keys (its removal failed partway) and those
+      // found past the end when the store opened (a shrink interrupted).
+      const uint64_t old_grid = GridAlong(d.shape, l.chunk, 0);
+      SLABFS_RETURN_IF_ERROR(RemoveChunksFromLocked(old_grid));
+      SLABFS_RETURN_IF_ERROR(RemovePastEndLocked(old_grid));
       if (old % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(old));
       SLABFS_RETURN_IF_ERROR(WriteShapeLocked(shape));
       SetShapeLocked(shape);
@@ -239,6 +317,18 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     if (layout_->read_only_reason.empty()) return Status::OK();
     return Status::ReadOnly(fmt::format("{}: array {} cannot be changed ({}): {}", layout_->store, layout_->path, op,
                                         layout_->read_only_reason));
+  }
+
+  // Drops the cached chunk at `linear` (replaced or removed). Under mu,
+  // exclusively, so no reader holds it pinned: one that does is a broken
+  // invariant, logged, and fatal where the expensive checks are on.
+  void ForgetCached(uint64_t linear) {
+    if (cache_->Erase(engine::CacheKey{cache_id_, linear})) return;
+    spdlog::error(
+        "zarr store {}: array {}: chunk {} was replaced while pinned in the cache; a reader may see the old one",
+        layout_->store, layout_->path, linear);
+    assert(false && "a replaced Zarr chunk was pinned in the cache");
+    if (engine::ExpensiveChecks()) std::abort();
   }
 
   // The grid coordinates of the chunk at linear position `linear`.
@@ -280,8 +370,14 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         l.keys.erase(l.keys.begin() + index);
         l.file_bytes.erase(l.file_bytes.begin() + index);
         d.allocated_chunks = l.keys.size();
+      } else if (::unlink(file.c_str()) == 0) {
+        // Not a key the store knows, but a file there (past the end when
+        // the store opened, or another program's) would be read as data.
+        ctx_->dirty.Add(ParentOf(file));
+      } else if (errno != ENOENT) {
+        return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
       }
-      (void)cache_->Erase(engine::CacheKey{cache_id_, linear});
+      ForgetCached(linear);
       return Status::OK();
     }
     std::string raw(image, bytes);
@@ -304,7 +400,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, stored, &ctx_->dirty).WithContext(what));
     // The cache held the old chunk: readers are shut out (mu) until it is
     // gone, so none can see it or put it back.
-    (void)cache_->Erase(engine::CacheKey{cache_id_, linear});
+    ForgetCached(linear);
     cache_->CountBytesWritten(stored.size());
     if (index >= 0) {
       d.stored_bytes = d.stored_bytes - std::min(d.stored_bytes, l.file_bytes[index]) + stored.size();
@@ -340,13 +436,39 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
       }
       ctx_->dirty.Add(ParentOf(file));
-      (void)cache_->Erase(engine::CacheKey{cache_id_, l.keys[i]});
+      ForgetCached(l.keys[i]);
       d.stored_bytes -= std::min(d.stored_bytes, l.file_bytes[i]);
       l.keys.erase(l.keys.begin() + static_cast<ptrdiff_t>(i));
       l.file_bytes.erase(l.file_bytes.begin() + static_cast<ptrdiff_t>(i));
     }
     d.allocated_chunks = l.keys.size();
     return Status::OK();
+  }
+
+  // Removes the chunk files found past the end when the store opened whose
+  // first coordinate is `from` or more (one already gone is fine); those
+  // that cannot be removed stay noted, for the next grow to try again.
+  Status RemovePastEndLocked(uint64_t from) {
+    ZarrLayout& l = *layout_;
+    Status first;
+    std::vector<Dims> kept;
+    for (Dims& c : l.past_end) {
+      if (c[0] < from) {
+        kept.push_back(std::move(c));
+        continue;
+      }
+      const std::string file = l.dir + "/" + convert::ChunkKey(l.array, c);
+      if (::unlink(file.c_str()) == 0) {
+        ctx_->dirty.Add(ParentOf(file));
+      } else if (errno != ENOENT) {
+        Status s = engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
+        spdlog::warn("{} (a chunk past the old end; the array keeps its size)", s.message());
+        if (first.ok()) first = std::move(s);
+        kept.push_back(std::move(c));
+      }
+    }
+    l.past_end = std::move(kept);
+    return first;
   }
 
   // Sets rows `row` onwards of the chunk row holding `row` to the fill
@@ -383,7 +505,8 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     SLABFS_ASSIGN_OR_RETURN(Json doc, convert::ReadJsonFile(file));
     if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
     doc["shape"] = shape;
-    return ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty);
+    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
+    return UpdateConsolidated(ctx_.get(), file, doc);
   }
 
   void SetShapeLocked(const Dims& shape) {
@@ -418,6 +541,7 @@ std::string ChildPath(std::string_view parent, std::string_view name) {
 
 ZarrWriter::ZarrWriter(ZarrStore* store) : store_(store), ctx_(std::make_shared<ZarrWriteContext>()) {
   ctx_->store = store->path();
+  ctx_->v3 = store->v3();
 }
 
 Result<std::shared_ptr<WritableStoreDataset>> ZarrWriter::OpenDatasetForWriting(ObjectId id) {
@@ -469,7 +593,8 @@ Status ZarrWriter::EditAttributes(const std::string& dir, const std::function<St
     if (!attrs->is_object()) return Status::Corruption(file + ": \"attributes\" is not an object");
   }
   SLABFS_RETURN_IF_ERROR(change(*attrs));
-  return ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty);
+  SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
+  return UpdateConsolidated(ctx_.get(), file, doc);
 }
 
 Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attribute& value) {
@@ -494,6 +619,10 @@ Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attrib
 }
 
 Status ZarrWriter::RemoveAttribute(ObjectId id, std::string_view name) {
+  if (name == convert::kMaxShapeAttribute) {
+    return Status::NotSupported(fmt::format("{}: {} is kept by slabfs's export, not removed by hand", store_->path(),
+                                            convert::kMaxShapeAttribute));
+  }
   SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(id));
   std::lock_guard meta(ctx_->meta_mu);
   SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
@@ -542,15 +671,19 @@ Result<ObjectId> ZarrWriter::CreateGroup(ObjectId parent, std::string_view name)
   ctx_->dirty.Add(dir);
   const bool v3 = store_->v3();
   const std::string meta_file = child + (v3 ? "/zarr.json" : "/.zgroup");
-  Status s = ReplaceFileAtomically(meta_file, convert::DumpJson(convert::GroupMetadata(v3 ? 3 : 2, Json::object())),
-                                   &ctx_->dirty);
+  const Json group = convert::GroupMetadata(v3 ? 3 : 2, Json::object());
+  Status s = ReplaceFileAtomically(meta_file, convert::DumpJson(group), &ctx_->dirty);
   if (!s.ok()) {
     ::rmdir(child.c_str());
     return Err(std::move(s));
   }
+  s = UpdateConsolidated(ctx_.get(), meta_file, group);
   std::unique_lock tree(store_->tree_mu());
   const ObjectId id = store_->AddNode(parent, std::string(name), ChildPath(parent_path, name), ObjectKind::kGroup);
   store_->node(id).location = child;
+  // The group is made; consolidated metadata that could not be updated is
+  // reported all the same.
+  if (!s.ok()) return Err(std::move(s));
   return id;
 }
 

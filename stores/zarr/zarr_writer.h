@@ -19,13 +19,18 @@
 // shape (.zarray or zarr.json) and a new group (.zgroup, or a zarr.json of
 // node_type "group") are written the same way: the document is read, the
 // one member changed, the whole written to a temporary file, fsynced and
-// renamed over it; members slabfs does not know are kept.
+// renamed over it; members slabfs does not know are kept. A store with
+// consolidated metadata (v2's root .zmetadata, v3's root zarr.json
+// "consolidated_metadata") has the document's entry there updated the same
+// way, under the same lock (UpdateConsolidated).
 //
 // Resizing (first dimension only): shrinking writes the new shape, then
 // removes the chunks wholly outside it and resets the cut rows of the last
-// chunk row to the fill value; growing first resets the rows past the old
-// end in the old last chunk row (Zarr keeps edge chunks whole, and what
-// lay past the end must read as fill), then writes the new shape.
+// chunk row to the fill value; growing first removes chunk files past the
+// old end (a shrink interrupted, or failed partway, leaves them), resets
+// the rows past the old end in the old last chunk row (Zarr keeps edge
+// chunks whole, and what lay past the end must read as fill), then writes
+// the new shape.
 //
 // Crash safety: each chunk file and each metadata file is replaced whole,
 // atomically; nothing spans two files. A crash in the middle of a write
@@ -74,12 +79,21 @@ std::string ZarrReadOnlyReason(const tools::convert::ZarrArray& a);
 // The directories where files were renamed or made since the last Sync.
 class DirtyDirs {
  public:
+  // `fsync_dir` fsyncs one open directory, as fsync(2) does (-1 and errno
+  // on failure); null for fsync(2) itself (tests pass their own).
+  explicit DirtyDirs(std::function<int(int fd)> fsync_dir = nullptr);
+
   void Add(std::string dir);
-  // fsyncs each; those that fail stay for the next call. IOError.
+  // fsyncs each. One call at a time: a call returns only once every
+  // directory noted before it is fsynced, or has failed (a call that
+  // waited retries those the call before it failed). Those that fail stay
+  // for the next call and the first failure is returned. IOError.
   Status SyncAll();
 
  private:
-  std::mutex mu_;
+  std::function<int(int fd)> fsync_dir_;
+  std::mutex sync_mu_;  // held through SyncAll, before mu_
+  std::mutex mu_;       // guards dirs_
   std::set<std::string> dirs_;
 };
 
@@ -90,12 +104,22 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view bytes, Di
 
 // What the store's writer and its datasets share (they outlive the store).
 struct ZarrWriteContext {
-  std::string store;  // the store's path, for messages
+  std::string store;  // the store's path (its root directory)
+  bool v3 = false;
   // One metadata rewrite at a time: after any ZarrLayout::mu, before the
   // tree's lock.
   std::mutex meta_mu;
   DirtyDirs dirty;
 };
+
+// After the metadata document `file` (a .zarray, .zattrs, .zgroup or
+// zarr.json under the store's root) was rewritten as `doc`: its entry in
+// the store's consolidated metadata, if the store has any (v2's root
+// .zmetadata, v3's root zarr.json "consolidated_metadata"), is set to
+// `doc` (added when missing), the document replaced as ReplaceFileAtomically
+// does. Consolidated metadata that cannot be parsed is logged and removed
+// (v3: the member dropped) rather than left stale. Under meta_mu.
+Status UpdateConsolidated(ZarrWriteContext* ctx, const std::string& file, const tools::convert::Json& doc);
 
 class ZarrWriter final : public StoreWriter {
  public:

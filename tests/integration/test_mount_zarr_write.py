@@ -322,3 +322,38 @@ def test_an_hdf5_file_stays_read_only(tmp_path, mounter):
         with pytest.raises(OSError) as e:
             fn()
         assert e.value.errno == errno.EROFS
+
+
+def test_consolidated_metadata_follows_the_writes(tmp_path, mounter):
+    path = tmp_path / "c.zarr"
+    root = zarr.open_group(str(path), mode="w")
+    a = np.arange(10 * 7, dtype="<i4").reshape(10, 7)
+    arr = root.create_dataset("a", data=a, chunks=(4, 3), fill_value=-1, compressor=numcodecs.Zlib(level=1))
+    arr.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+    zarr.consolidate_metadata(str(path))
+    m = mounter(path)
+    f = m.path / "a"
+    extra = np.arange(100, 100 + 2 * 7, dtype="<i4").reshape(2, 7)
+    (tmp_path / "rows.bin").write_bytes(extra.tobytes())
+    assert run("sh", "-c", f"cat {tmp_path / 'rows.bin'} >> {f}").returncode == 0
+    assert run("setfattr", "-n", "user.units", "-v", "kelvin", f).returncode == 0
+    os.mkdir(m.path / "g")
+    assert m.unmount() == 0
+    want = np.concatenate([a, extra])
+    meta = json.loads((path / ".zmetadata").read_text())["metadata"]
+    assert meta["a/.zarray"]["shape"] == [12, 7]
+    assert meta["a/.zattrs"]["units"] == "kelvin"
+    assert "g/.zgroup" in meta
+    c = zarr.open_consolidated(str(path), mode="r")
+    assert c["a"].shape == (12, 7)
+    assert c["a"].attrs["units"] == "kelvin"
+    assert np.array_equal(c["a"][:], want)
+    assert "g" in c
+    try:
+        import xarray
+    except ImportError:
+        return
+    ds = xarray.open_zarr(str(path), consolidated=True, mask_and_scale=False)
+    assert ds["a"].shape == (12, 7)
+    assert ds["a"].attrs["units"] == "kelvin"
+    assert np.array_equal(ds["a"].values, want)

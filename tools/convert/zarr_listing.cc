@@ -125,11 +125,16 @@ Result<ZarrChunkListing> ListZarrChunks(const ZarrArray& a, const std::string& d
   Dims grid(rank);
   for (size_t d = 0; d < rank; ++d) grid[d] = a.shape[d] / a.chunks[d] + (a.shape[d] % a.chunks[d] != 0);
   auto add = [&](const Dims& c) {
-    for (size_t d = 0; d < rank; ++d) {
+    for (size_t d = 1; d < rank; ++d) {
       if (c[d] >= grid[d]) {
         ++out.outside;
         return;
       }
+    }
+    if (rank > 0 && c[0] >= grid[0]) {
+      ++out.outside;
+      out.past_end.push_back(c);
+      return;
     }
     out.chunks.push_back(c);
   };
@@ -162,6 +167,7 @@ Result<ZarrChunkListing> ListZarrChunks(const ZarrArray& a, const std::string& d
     }
   }
   std::sort(out.chunks.begin(), out.chunks.end());
+  std::sort(out.past_end.begin(), out.past_end.end());
   return out;
 }
 

@@ -47,9 +47,13 @@ Result<Json> ReadZarrGroupAttributes(const std::string& dir, bool v3);
 // sorted in C order; keys outside the chunk grid are counted in `outside`
 // and left out. Anything but a directory under a chunk key is listed, so
 // that a FIFO or device planted there is refused when read, not skipped.
+// Of those outside, the ones past the end along the first dimension only
+// (what a shrink interrupted leaves, and a grow would bring back) are in
+// `past_end`.
 struct ZarrChunkListing {
   std::vector<Dims> chunks;
   uint64_t outside = 0;
+  std::vector<Dims> past_end;
 };
 Result<ZarrChunkListing> ListZarrChunks(const ZarrArray& a, const std::string& dir);
 

@@ -11,10 +11,16 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +31,7 @@
 #include "stores/zarr/zarr_store.h"
 #include "stores/zarr/zarr_writer.h"
 #include "tests/testutil/status_matchers.h"
+#include "tools/convert/zarr_json.h"
 
 namespace slabfs::stores {
 namespace {
@@ -357,6 +364,214 @@ TEST(ZarrReadOnlyReasonTest, NamesACodecThatDecodesButCannotBeEncoded) {
 TEST_F(ZarrWriterTest, AStoreOpenedReadOnlyHasNoWriter) {
   MakeArray("a", 4, "null");
   EXPECT_EQ(Open(false)->writer(), nullptr);
+}
+
+// A directory whose fsync fails stays noted: the next SyncAll tries it
+// again, and the failure is returned.
+TEST(ZarrDirtyDirsTest, AFailedFsyncIsRetriedByTheNextSync) {
+  char tmpl[] = "/tmp/slabfs-dirtydirs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  int calls = 0;
+  bool fail = true;
+  DirtyDirs dirty([&](int) {
+    ++calls;
+    if (fail) {
+      errno = EIO;
+      return -1;
+    }
+    return 0;
+  });
+  dirty.Add(dir);
+  EXPECT_FALSE(dirty.SyncAll().ok());
+  EXPECT_EQ(calls, 1);
+  fail = false;
+  EXPECT_OK(dirty.SyncAll());
+  EXPECT_EQ(calls, 2);
+  EXPECT_OK(dirty.SyncAll());  // synced: not tried again
+  EXPECT_EQ(calls, 2);
+  fs::remove_all(dir);
+}
+
+// A second SyncAll while the first is still fsyncing returns only after
+// it; when the first one's fsync fails, the second tries the directory
+// again (and reports its own result) instead of finding nothing to do.
+TEST(ZarrDirtyDirsTest, ASecondSyncWaitsForTheFirstAndRetriesItsFailure) {
+  char tmpl[] = "/tmp/slabfs-dirtydirs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_first = false, release = false;
+  std::atomic<int> calls{0};
+  DirtyDirs dirty([&](int) {
+    if (calls.fetch_add(1) == 0) {
+      std::unique_lock lock(mu);
+      in_first = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+      errno = EIO;
+      return -1;
+    }
+    return 0;
+  });
+  dirty.Add(dir);
+  Status first_result, second_result;
+  std::thread first([&] { first_result = dirty.SyncAll(); });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return in_first; });
+  }
+  std::atomic<bool> second_done{false};
+  std::thread second([&] {
+    second_result = dirty.SyncAll();
+    second_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(second_done.load()) << "the second Sync returned while the first was still fsyncing";
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  first.join();
+  second.join();
+  EXPECT_FALSE(first_result.ok());
+  EXPECT_OK(second_result);
+  EXPECT_EQ(calls.load(), 2);  // the second call fsynced the directory again
+  fs::remove_all(dir);
+}
+
+// A shrink interrupted after the new shape was written leaves chunk files
+// past the end, which readers ignore; a later grow must not bring their
+// rows back.
+TEST_F(ZarrWriterTest, GrowingDoesNotBringBackChunksLeftPastTheEnd) {
+  MakeArray("a", 10, "null");  // chunk rows 0..2 of 4 rows
+  std::vector<int32_t> stale(12, 5);
+  std::string bytes(reinterpret_cast<const char*>(stale.data()), stale.size() * 4);
+  WriteText(root_ / "a" / "3.0", bytes);  // rows 12..15, as a crash leaves it
+  WriteText(root_ / "a" / "4.2", bytes);  // rows 16..19
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  EXPECT_EQ(ReadAll(*store, "/a"), std::vector<int32_t>(70, -1));
+  ASSERT_OK(ds->Resize(20));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "3.0"));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "4.2"));
+  EXPECT_EQ(ReadAll(*store, "/a"), std::vector<int32_t>(140, -1));
+  EXPECT_EQ(ReadAll(*Open(false), "/a"), std::vector<int32_t>(140, -1));
+}
+
+// A chunk file the store did not list when it opened (another program's)
+// is removed when the chunk comes to hold only the fill value, not left to
+// be read as data.
+TEST_F(ZarrWriterTest, AFillChunkRemovesAFileTheStoreDidNotList) {
+  MakeArray("a", 8, "null", "0");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  std::vector<int32_t> stale(12, 5);
+  WriteText(root_ / "a" / "1.1", std::string(reinterpret_cast<const char*>(stale.data()), stale.size() * 4));
+  const std::vector<int32_t> zeros(12, 0);
+  ASSERT_OK(ds->Write(Slab::Box({4, 3}, {4, 3}), zeros.data()));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "1.1"));
+  EXPECT_EQ(ReadAll(*Open(false), "/a"), std::vector<int32_t>(56, 0));
+}
+
+// A store with consolidated metadata (.zmetadata, as `slab export` and
+// zarr.consolidate_metadata write it) has it updated with every metadata
+// document the writer rewrites; one that cannot be parsed is removed.
+TEST_F(ZarrWriterTest, ConsolidatedMetadataFollowsTheDocuments) {
+  MakeArray("a", 10, "null");
+  WriteText(root_ / ".zmetadata", R"({"metadata": {".zgroup": {"zarr_format": 2}, "a/.zarray": )" +
+                                      ReadText(root_ / "a" / ".zarray") + R"(}, "zarr_consolidated_format": 1})");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  ASSERT_OK(ds->Resize(13));
+  auto id = store->Resolve("/a");
+  ASSERT_TRUE(id.has_value());
+  ASSERT_OK(store->writer()->SetAttribute(*id, "units", Attribute::String("m")));
+  ASSERT_TRUE(store->writer()->CreateGroup(kRootId, "g").has_value());
+  std::string z = ReadText(root_ / ".zmetadata");
+  for (const char* want : {"\"a/.zarray\"", "13,", "\"a/.zattrs\"", "\"units\": \"m\"", "\"g/.zgroup\"",
+                           "\"zarr_consolidated_format\": 1", "\".zgroup\""}) {
+    EXPECT_NE(z.find(want), std::string::npos) << want << " not in " << z;
+  }
+  EXPECT_EQ(z.find("10,"), std::string::npos) << z;
+  // Not JSON: removed rather than left stale.
+  WriteText(root_ / ".zmetadata", "{not json");
+  ASSERT_OK(ds->Resize(14));
+  EXPECT_FALSE(fs::exists(root_ / ".zmetadata"));
+  // No consolidated metadata: none is made.
+  ASSERT_OK(ds->Resize(15));
+  EXPECT_FALSE(fs::exists(root_ / ".zmetadata"));
+}
+
+// A size whose byte count would reach 2^63 is refused and changes nothing;
+// the maximum shape an export recorded cannot be removed by hand, as it
+// cannot be set.
+TEST_F(ZarrWriterTest, OverflowingSizesAndTheMaxShapeAttributeAreRefused) {
+  MakeArray("a", 10, "null");
+  MakeArray("b", 10, "null");
+  const std::string attrs =
+      std::string(R"({"x": 1, ")") + std::string(tools::convert::kMaxShapeAttribute) + R"(": [20, 7]})";
+  WriteText(root_ / "b" / ".zattrs", attrs);
+  const std::string zarray = ReadText(root_ / "a" / ".zarray");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  // 28 bytes a row.
+  for (uint64_t rows : {UINT64_MAX, uint64_t{INT64_MAX} / 28 + 1, uint64_t{1} << 62}) {
+    SCOPED_TRACE(rows);
+    Status s = ds->Resize(rows);
+    EXPECT_FALSE(s.ok());
+    EXPECT_TRUE(s.code() == Code::kOutOfRange || s.code() == Code::kInvalidArgument) << s.ToString();
+  }
+  EXPECT_EQ(ds->info().dataset.shape, (Dims{10, 7}));
+  EXPECT_EQ(ReadText(root_ / "a" / ".zarray"), zarray);
+  ASSERT_OK(ds->Resize(uint64_t{INT64_MAX} / 28));  // the largest that fits
+  EXPECT_EQ(ds->info().dataset.shape, (Dims{uint64_t{INT64_MAX} / 28, 7}));
+  ASSERT_OK(ds->Resize(3));
+  auto id = store->Resolve("/b");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_CODE(store->writer()->RemoveAttribute(*id, tools::convert::kMaxShapeAttribute), Code::kNotSupported);
+  EXPECT_EQ(ReadText(root_ / "b" / ".zattrs"), attrs);
+  ASSERT_OK(store->writer()->RemoveAttribute(*id, "x"));
+  EXPECT_NE(ReadText(root_ / "b" / ".zattrs").find(tools::convert::kMaxShapeAttribute), std::string::npos);
+}
+
+// The same for a v3 store: the entry of each node in the root zarr.json's
+// "consolidated_metadata", the rest of the root document kept.
+TEST_F(ZarrWriterTest, V3ConsolidatedMetadataFollowsTheDocuments) {
+  fs::remove(root_ / ".zgroup");
+  const std::string array = R"({"zarr_format": 3, "node_type": "array", "shape": [10, 7], "data_type": "int32",
+    "fill_value": -1, "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 3]}},
+    "chunk_key_encoding": {"name": "default"}, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "attributes": {}})";
+  fs::create_directories(root_ / "a");
+  WriteText(root_ / "a" / "zarr.json", array);
+  WriteText(root_ / "zarr.json", R"({"zarr_format": 3, "node_type": "group", "attributes": {"t": 1},
+    "consolidated_metadata": {"kind": "inline", "must_understand": false, "metadata": {"a": )" +
+                                     array + "}}}");
+  auto store = Open();
+  auto ds = Writable(*store, "/a");
+  ASSERT_OK(ds->Resize(13));
+  auto id = store->Resolve("/a");
+  ASSERT_TRUE(id.has_value());
+  ASSERT_OK(store->writer()->SetAttribute(*id, "units", Attribute::String("m")));
+  ASSERT_TRUE(store->writer()->CreateGroup(kRootId, "g").has_value());
+  ASSERT_OK(store->writer()->SetAttribute(kRootId, "note", Attribute::String("n")));
+  auto root = tools::convert::ReadJsonFile((root_ / "zarr.json").string());
+  ASSERT_TRUE(root.has_value());
+  const auto& meta = (*root)["consolidated_metadata"]["metadata"];
+  EXPECT_EQ(meta["a"]["shape"], tools::convert::Json::array({13, 7}));
+  EXPECT_EQ(meta["a"]["attributes"]["units"], "m");
+  EXPECT_EQ(meta["g"]["node_type"], "group");
+  EXPECT_EQ((*root)["attributes"]["t"], 1);
+  EXPECT_EQ((*root)["attributes"]["note"], "n");
+  EXPECT_EQ((*root)["consolidated_metadata"]["kind"], "inline");
+  // What reopening the store finds.
+  auto again = Open(false);
+  auto read = again->OpenDataset("/a");
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ((*read)->info().dataset.shape, (Dims{13, 7}));
 }
 
 }  // namespace
