@@ -243,6 +243,19 @@ Status StoreDataset::ForEachDefinedRun(uint64_t first, uint64_t count, const Dat
   return Status::OK();
 }
 
+Result<uint64_t> StoreDataset::CountDefined() const {
+  const DatasetInfo d = info().dataset;
+  uint64_t total = 0;
+  if (d.num_elements == 0) return total;
+  SLABFS_ASSIGN_OR_RETURN(std::vector<Box> boxes, Defined(Slab::All(d.shape)));
+  for (const Box& b : boxes) {
+    uint64_t n = 1;
+    for (uint64_t c : b.count) n *= c;
+    total += n;
+  }
+  return total;
+}
+
 Result<ObjectId> Store::Resolve(std::string_view path) const {
   SLABFS_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
   ObjectId id = kRootId;

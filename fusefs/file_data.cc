@@ -30,18 +30,7 @@ Status FileData::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset
 }
 
 Result<uint64_t> FileData::CountDefined(const Dataset::WalkCheck& check) const {
-  if (slab_) return slab_->CountDefined(check);
-  const DatasetInfo d = foreign_->info().dataset;
-  uint64_t total = 0;
-  if (d.num_elements == 0) return total;
-  Dims start(d.shape.size(), 0);
-  SLABFS_ASSIGN_OR_RETURN(std::vector<Box> boxes, foreign_->Defined(Slab::Box(start, d.shape)));
-  for (const Box& b : boxes) {
-    uint64_t n = 1;
-    for (uint64_t c : b.count) n *= c;
-    total += n;
-  }
-  return total;
+  return slab_ ? slab_->CountDefined(check) : foreign_->CountDefined();
 }
 
 }  // namespace slabfs::fusefs

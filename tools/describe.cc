@@ -92,17 +92,9 @@ Result<Description> Describe(const Store& c, std::string_view path) {
     if (!d.dataset->sparse) {
       // DatasetInfo counts defined elements for sparse datasets only; for a
       // dense one they are those of its stored chunks.
-      uint64_t defined = 0;
-      if (d.dataset->num_elements > 0) {
-        auto boxes = (*ds)->Defined(Slab::All(d.dataset->shape));
-        if (!boxes) return Err(AddContext(boxes.error(), d.path));
-        for (const Box& b : *boxes) {
-          uint64_t n = 1;
-          for (uint64_t e : b.count) n *= e;
-          defined += n;
-        }
-      }
-      d.dataset->defined_elements = defined;
+      auto defined = (*ds)->CountDefined();
+      if (!defined) return Err(AddContext(defined.error(), d.path));
+      d.dataset->defined_elements = *defined;
     }
   }
   d.foreign = c.format() != "slab";

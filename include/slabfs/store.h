@@ -136,6 +136,10 @@ class StoreDataset {
   // each step and stops the walk with its error (an interrupted lseek).
   Status ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
                            const Dataset::WalkCheck& check = {}) const;
+  // How many elements are defined (those of the stored chunks; for a
+  // container's sparse dataset, those written and not erased): the sum of
+  // Defined's boxes over the whole dataset (Dataset::CountDefined).
+  Result<uint64_t> CountDefined() const;
 
   // The bytes of the stored chunk at grid coordinates `coords` as the store
   // keeps them, for a copy into a container that stores them unchanged

@@ -297,6 +297,44 @@ def test_refusals_name_what_is_refused(store, mounter):
         assert op in log, op
 
 
+def test_everyday_tools_that_need_new_files_change_nothing(store, mounter, tmp_path):
+    """The tools that write a new file and rename it over the old one (sed
+    -i, rsync, an editor's atomic save), tar x (which unlinks before it
+    creates) and mv from another file system all need a create, unlink or
+    rename, which a Zarr mount refuses: each fails, and leaves every array's
+    bytes, dtype and the store's files as they were. Reading out with
+    rsync -a and tar c gives each array's bytes."""
+    m = mounter(store)
+    arrays = {p.name: p.read_bytes() for p in [m.path / "bytes", m.path / "run1" / "frames"]}
+    dtypes = {n: os.getxattr(m.path / ("run1/frames" if n == "frames" else n), "user.slab.dtype") for n in arrays}
+    before = tree_digest(store)
+    src = tmp_path / "src"
+    (src / "run1").mkdir(parents=True)
+    (src / "bytes").write_bytes(b"\x01" * len(arrays["bytes"]))
+    (src / "run1" / "frames").write_bytes(b"\x02" * 64)
+    (src / "new.txt").write_text("new\n")
+    assert run("sed", "-i", "s/a/b/", m.path / "bytes", check=False).returncode != 0
+    assert run("rsync", "-a", f"{src}/", f"{m.path}/", check=False).returncode != 0
+    assert run("tar", "-C", src, "-cf", tmp_path / "a.tar", ".").returncode == 0
+    assert run("tar", "-C", m.path, "-xf", tmp_path / "a.tar", check=False).returncode != 0
+    assert run("mv", src / "new.txt", m.path / "new.txt", check=False).returncode != 0
+    assert (src / "new.txt").exists()  # mv keeps its source when the copy fails
+    with pytest.raises(OSError) as e:  # an editor's save: a temporary file, then a rename over the array
+        with open(m.path / ".bytes.swp", "wb") as f:
+            f.write(b"x")
+    assert e.value.errno == errno.ENOTSUP
+    for name, data in arrays.items():
+        path = m.path / ("run1/frames" if name == "frames" else name)
+        assert path.read_bytes() == data, name
+        assert os.getxattr(path, "user.slab.dtype") == dtypes[name], name
+    out = tmp_path / "out"
+    assert run("rsync", "-a", f"{m.path}/", f"{out}/").returncode == 0
+    assert (out / "bytes").read_bytes() == arrays["bytes"]
+    assert (out / "run1" / "frames").read_bytes() == arrays["frames"]
+    assert m.unmount() == 0
+    assert tree_digest(store) == before
+
+
 def test_a_read_only_zarr_mount_refuses_writes(store, mounter):
     before = tree_digest(store)
     m = mounter(store, "-o", "ro")

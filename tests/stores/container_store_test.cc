@@ -90,6 +90,8 @@ TEST(ContainerStoreTest, DefinedWalkJumpsOverHoles) {
   EXPECT_EQ(runs[1].first, (n / 2) * n + n - 3);
   EXPECT_EQ(runs[2].first, n * n - 1);
   for (const ElementRun& r : runs) EXPECT_EQ(r.count, 1u);
+  // A sparse dataset's defined elements: the three written.
+  EXPECT_EQ(ds->CountDefined().value(), 3u);
   // A step per row of each stored chunk at most (a row of 2^25 elements is
   // longer than a step's window), not one per window of the hole.
   EXPECT_LE(checks, 3 * 64 + 1);

@@ -227,6 +227,8 @@ TEST_P(StoreConformanceTest, DefinedRunsAndStoredChunksAgree) {
     if (d.num_elements == 0 || d.num_elements > (1u << 22)) continue;
     ASSERT_OK_AND_ASSIGN(std::vector<Box> boxes, ds->Defined(Slab::All(d.shape)));
     const std::vector<bool> mask = MaskOf(boxes, d.shape, d.num_elements);
+    ASSERT_OK_AND_ASSIGN(uint64_t defined, ds->CountDefined());
+    EXPECT_EQ(defined, static_cast<uint64_t>(std::count(mask.begin(), mask.end(), true)));
     // The stored chunks' elements are the defined ones (no sparse datasets
     // here), and as many chunks are stored as the file stores.
     ASSERT_OK_AND_ASSIGN(std::vector<StoredChunk> chunks, ds->StoredChunks());
