@@ -158,7 +158,10 @@ Status ContainerImpl::Close() {
   if (!read_only_) {
     {
       WriterLock ns(ns_mu_);
-      // Handles cannot outlive the container: reclaim every removed dataset.
+      // Handles cannot outlive the container: reclaim every removed dataset,
+      // and commit what that frees (else a dataset removed while a handle
+      // still used it at the last commit would leak its space).
+      if (!detached_.empty()) data_dirty_ = true;
       for (auto& ds : detached_) {
         Status r = ds->ReclaimDetached();
         if (!r.ok()) LogWarn("reclaiming " + ds->what() + ": " + r.ToString());
