@@ -424,7 +424,8 @@ uint64_t DatasetState::ReserveChunk(ChunkCoord coords, const ChunkRecord& rec, u
   if (rec.allocated() && alloc.IsFresh(rec.addr) && FileBytesOf(coords, rec) == bytes) return rec.addr;
   // Fixed-size chunks are page-aligned for direct partial I/O; variable ones
   // are always read whole and packed close.
-  return alloc.Allocate(bytes, format_->variable_size() ? 16 : bytes >= 4096 ? 4096 : 64);
+  return alloc.Allocate(bytes, !format_->variable_size() && bytes >= Allocator::kPageAlign ? Allocator::kPageAlign
+                                                                                           : Allocator::kPackedAlign);
 }
 
 Status DatasetState::SettleChunk(ChunkCoord coords, const ChunkRecord& rec, uint64_t dest, uint64_t bytes,

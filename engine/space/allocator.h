@@ -89,6 +89,16 @@ class Allocator {
   // `oldest_reader` is free, whatever its birth.
   uint64_t Release(uint64_t oldest_reader, int64_t made_by);
 
+  // The alignments the container asks for. Metadata blocks and chunks that
+  // are read whole (variable-size ones, and fixed ones under a page) pack
+  // byte to byte: any alignment leaves a free sliver beside nearly every
+  // block (at 64 bytes, three per new small file: 296,000 free extents for
+  // 99,000 files), which the free list then carries for ever. Fixed-size
+  // chunks of a page or more start on a page, for direct partial reads and
+  // splice.
+  static constexpr uint64_t kPackedAlign = 1;
+  static constexpr uint64_t kPageAlign = 4096;
+
   // Births are remembered for at most this many extents in use; past it,
   // new extents count as born at 0 (kept as long as any older reader).
   static constexpr size_t kMaxBirths = 1u << 20;

@@ -65,7 +65,7 @@ Result<BlockRef> BlockStore::Write(BlockType type, std::string_view payload, uin
   if (image.size() > kMaxBlockBytes)
     return Err(Status::NotSupported(std::string(BlockTypeName(type)) + " block would exceed " +
                                     std::to_string(kMaxBlockBytes >> 20) + " MiB"));
-  BlockRef ref{alloc_->Allocate(image.size(), 64), static_cast<uint32_t>(image.size())};
+  BlockRef ref{alloc_->Allocate(image.size(), Allocator::kPackedAlign), static_cast<uint32_t>(image.size())};
   Status s = file_->WriteAt(ref.addr, image.data(), image.size());
   if (!s.ok()) {
     alloc_->Free(ref.addr, ref.len);

@@ -105,7 +105,7 @@ Result<BlockRef> FreeListLog::Write(BlockStore& store, uint64_t generation, int6
     // The block's own allocation changes the list by at most two extents.
     const size_t slots = alloc.Unreferenced(generation, now).size() + 2;
     const uint64_t len = kBlockHeaderBytes + FreeListPayloadBytes(slots);
-    ref = {alloc.Allocate(len, 64), static_cast<uint32_t>(len)};
+    ref = {alloc.Allocate(len, Allocator::kPackedAlign), static_cast<uint32_t>(len)};
     std::vector<FreedExtent> unreferenced = alloc.Unreferenced(generation, now);
     entries = unreferenced.size();
     if (entries > slots) {
@@ -119,7 +119,7 @@ Result<BlockRef> FreeListLog::Write(BlockStore& store, uint64_t generation, int6
     // allocation adds at most two.
     const size_t slots = carried + alloc.num_changes() + 2;
     const uint64_t len = kBlockHeaderBytes + FreeListDeltaPayloadBytes(slots);
-    ref = {alloc.Allocate(len, 64), static_cast<uint32_t>(len)};
+    ref = {alloc.Allocate(len, Allocator::kPackedAlign), static_cast<uint32_t>(len)};
     FreeListDelta d;
     d.prev = chain_.blocks[chain_.blocks.size() - 1 - merged];
     d.depth = static_cast<uint32_t>(chain_.blocks.size() - merged);  // the base is depth 0

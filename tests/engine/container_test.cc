@@ -778,20 +778,20 @@ TEST(NewContainerTest, HoldsNoBlocksUntilItsFirstCommitAndThatLeavesNoHole) {
 }
 
 TEST(NewContainerTest, PackedExtentsLeaveNoGaps) {
-  // Chunks of 3,000 bytes and 36 bytes, and filtered ones of any size:
-  // aligned, each leaves a gap; packed, none does.
+  // Chunks of 5,000 bytes (page-aligned unless packed: each leaves a gap)
+  // and 36 bytes, and filtered ones of any size (packed either way).
   for (bool pack : {false, true}) {
     SCOPED_TRACE(pack);
     auto disk = testutil::NewDisk();
     ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.pack = pack}));
     ASSERT_OK_AND_ASSIGN(Dataset a,
-                         c->CreateDataset("/a", {.dtype = DType::kU4, .shape = {100, 30}, .chunks = {25, 30}}));
+                         c->CreateDataset("/a", {.dtype = DType::kU4, .shape = {100, 50}, .chunks = {25, 50}}));
     ASSERT_OK_AND_ASSIGN(Dataset b, c->CreateDataset("/b", {.dtype = DType::kU1, .shape = {360}, .chunks = {36}}));
     ASSERT_OK_AND_ASSIGN(
         Dataset f,
         c->CreateDataset(
             "/f", {.dtype = DType::kU2, .shape = {5000}, .chunks = {700}, .filters = "shuffle,deflate=6,checksum"}));
-    std::vector<uint32_t> va(3000);
+    std::vector<uint32_t> va(5000);
     for (size_t i = 0; i < va.size(); ++i) va[i] = static_cast<uint32_t>(i * 7);
     ASSERT_OK(a.WriteElements(0, va.size(), va.data()));
     std::vector<uint8_t> vb(360, 9);
@@ -808,7 +808,7 @@ TEST(NewContainerTest, PackedExtentsLeaveNoGaps) {
     ASSERT_OK(c->Close());
     ASSERT_OK_AND_ASSIGN(auto r, testutil::OpenOnDisk(disk, {.read_only = true}));
     ASSERT_OK_AND_ASSIGN(Dataset a2, r->OpenDataset("/a"));
-    std::vector<uint32_t> got(3000);
+    std::vector<uint32_t> got(5000);
     ASSERT_OK(a2.ReadElements(0, got.size(), got.data()));
     EXPECT_EQ(got, va);
     ASSERT_OK_AND_ASSIGN(Dataset f2, r->OpenDataset("/f"));

@@ -150,5 +150,26 @@ TEST_F(FreeListLogFileTest, RandomChangesKeepTheListExactThroughReopens) {
   }
 }
 
+// Small new files, each committed on its own (as the mount's close does):
+// metadata blocks and small chunks are packed (Allocator::kPackedAlign), so
+// the free list holds what commits freed, not an alignment sliver beside
+// every block. At 64-byte alignment these 400 files left 1,323 free
+// extents (3.3 a file); packed, 382: what best fit leaves of the holes
+// that rewritten group blocks free.
+TEST_F(FreeListLogFileTest, SmallFilesLeaveNoAlignmentSliversInTheList) {
+  constexpr int kFiles = 400;
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, Container::Open(path_, {.create = true}));
+    for (int i = 0; i < kFiles; ++i) {
+      ASSERT_NO_FATAL_FAILURE(AddFile(*c, i));
+      ASSERT_OK(c->Commit());
+    }
+    ASSERT_OK(c->Close());
+  }
+  FsckReport r = Check();
+  ASSERT_TRUE(r.clean()) << (r.findings.empty() ? "" : r.findings[0].what);
+  EXPECT_LT(r.stats.free_extents, kFiles * 3u / 2u) << "free extents after " << kFiles << " one-file commits";
+}
+
 }  // namespace
 }  // namespace slabfs
