@@ -35,6 +35,7 @@
 #include "engine/txn/reader_table.h"
 #include "engine/util/log.h"
 #include "engine/util/mutex.h"
+#include "engine/util/name_map.h"
 #include "engine/util/thread_annotations.h"
 #include "slabfs/container.h"
 
@@ -375,7 +376,7 @@ class ContainerImpl {
     ObjectKind kind = ObjectKind::kGroup;
     Node* parent = nullptr;
     std::string name;
-    std::map<std::string, Node*, std::less<>> children;
+    NameMap<Node*> children;             // in name order, found by hash
     std::vector<AttributeRecord> attrs;  // sorted by name
     // The bytes of attrs' names and values (AttributeBytes), kept so that
     // setting one attribute does not sum all of them again.
