@@ -9,14 +9,19 @@
 //   create   create a dataset at the N+1st name, write its bytes, commit
 //   rename   rename one dataset within its group, commit
 //   lookup   resolve the path of a random entry (no commit)
-//   list     list the group of a random entry (no commit; milliseconds)
-// and reports per-operation milliseconds (min/median/max) and the bytes the
-// commits wrote per operation (wchar of /proc/self/io). The peer in the
+//   list     list the group of a random entry (no commit; milliseconds;
+//            up to 20, after the others)
+// and reports per-operation milliseconds (min/median/max; lookups in
+// microseconds), the bytes the commits wrote per operation (wchar of
+// /proc/self/io) and the median CPU time of the process per create and
+// rename (user + system: the work, without the wait for the disk, whose
+// fdatasyncs share the peer's journal). The peer in the
 // same run is a plain directory on the same disk: open(O_CREAT), write,
 // fdatasync, close, fsync of the directory (a create as durable as a
 // commit), and rename + fsync of the directory.
 //
-//   bench_commit [--dir D] [--max-n 100000] [--ops 200] [--layout flat|tree|both]
+//   bench_commit [--dir D] [--max-n 100000] [--ops 200] [--layout flat|tree|both|tiny]
+// (tiny: only the 1 x 1 chunks row, TinyChunksThenSmallCommits)
 // (the last size is --max-n less the operations and 1,000: a group holds at
 // most 100,000 entries)
 #include <dirent.h>
@@ -51,23 +56,37 @@ uint64_t WrittenBytes() {
   return 0;
 }
 
+// The process's CPU time (user and system, every thread) in milliseconds:
+// what an operation costs the machine, without the wait for the disk that
+// makes wall times of fdatasync noisy (and shared with the peer's journal).
+double CpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+double MedianOf(std::vector<double> s) {
+  std::sort(s.begin(), s.end());
+  return s.empty() ? 0 : s[s.size() / 2];
+}
+
 struct Stats {
   std::vector<double> ms;
+  std::vector<double> cpu_ms;  // when measured
   uint64_t bytes = 0;
-  std::string Row() const {
+  // min median max of `ms` times `scale`, KiB per op, median CPU ms.
+  std::string Row(double scale = 1) const {
     std::vector<double> s = ms;
     std::sort(s.begin(), s.end());
     char buf[160];
     if (s.empty()) return "-";
-    std::snprintf(buf, sizeof buf, "%8.3f %8.3f %8.3f %9.1f", s.front(), s[s.size() / 2], s.back(),
-                  static_cast<double>(bytes) / 1024.0 / static_cast<double>(s.size()));
+    int n = std::snprintf(buf, sizeof buf, "%8.3f %8.3f %8.3f %9.1f", s.front() * scale, s[s.size() / 2] * scale,
+                          s.back() * scale, static_cast<double>(bytes) / 1024.0 / static_cast<double>(s.size()));
+    if (!cpu_ms.empty()) std::snprintf(buf + n, sizeof buf - n, " %8.3f", MedianOf(cpu_ms));
     return buf;
   }
-  double median() const {
-    std::vector<double> s = ms;
-    std::sort(s.begin(), s.end());
-    return s.empty() ? 0 : s[s.size() / 2];
-  }
+  double median() const { return MedianOf(ms); }
+  double cpu_median() const { return MedianOf(cpu_ms); }
 };
 
 std::string NameOf(uint64_t i) {
@@ -118,6 +137,49 @@ void PlainCreate(const std::string& dir, uint64_t i, const std::string& payload)
   bench::FsyncPath(dir);
 }
 
+// The issue's row "every commit after one dataset with 1x1 chunks got
+// 1 MiB": a 1024 x 1024 u1 dataset in 1 x 1 chunks written whole (a
+// million chunk extents) and committed, then `ops` commits of one small new
+// file each, timed as the creates above; before the free list was written
+// as deltas each took 0.6-1 s (the whole list rewritten).
+void TinyChunksThenSmallCommits(const std::string& dir, int ops, const std::string& payload) {
+  const std::string path = dir + "/bench_commit_tiny.slab";
+  std::filesystem::remove(path);
+  auto c = Container::Open(path, {.create = true});
+  Check(StatusOf(c), "open");
+  auto ds = (*c)->CreateDataset("/tiny", {.dtype = DType::kU1, .shape = {1024, 1024}, .chunks = {1, 1}});
+  Check(StatusOf(ds), "create");
+  std::string bytes(1 << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(1 + i % 251);
+  auto t0 = Clock::now();
+  Check(ds->WriteBytes(0, bytes.size(), bytes.data()), "write");
+  Check((*c)->Commit(), "commit");
+  const double first_s = bench::Seconds(t0, Clock::now());
+  Check(StatusOf((*c)->MakeGroups("/flat")), "mkdir");
+  Stats after;
+  for (int k = 0; k < ops; ++k) {
+    const uint64_t w0 = WrittenBytes();
+    const double c0 = CpuMs();
+    t0 = Clock::now();
+    CreateEntry(**c, false, static_cast<uint64_t>(k), payload);
+    Check((*c)->Commit(), "commit");
+    const auto t1 = Clock::now();
+    after.cpu_ms.push_back(CpuMs() - c0);
+    after.bytes += WrittenBytes() - w0;
+    after.ms.push_back(bench::Seconds(t0, t1) * 1e3);
+  }
+  std::printf("1x1 chunks: a 1 MiB dataset in 1,048,576 chunks written and committed in %.2f s\n", first_s);
+  std::printf("%-6s %8s %-7s %s\n", "1x1", "-", "create", after.Row().c_str());
+  if (auto r = CheckContainer(path, {.verify_data = false})) {
+    std::printf("1x1 container: %.1f MiB, %llu free extents, free list in %llu blocks%s\n",
+                static_cast<double>(r->stats.file_bytes) / 1048576.0,
+                static_cast<unsigned long long>(r->stats.free_extents),
+                static_cast<unsigned long long>(r->stats.free_list_blocks), r->clean() ? "" : " (NOT CLEAN)");
+  }
+  Check((*c)->Close(), "close");
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,7 +198,7 @@ int main(int argc, char** argv) {
     else if (a == "--layout")
       layout = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: bench_commit [--dir D] [--max-n N] [--ops K] [--layout flat|tree|both]\n");
+      std::fprintf(stderr, "usage: bench_commit [--dir D] [--max-n N] [--ops K] [--layout flat|tree|both|tiny]\n");
       return 2;
     }
   }
@@ -147,6 +209,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> layouts;
   if (layout == "both" || layout == "flat") layouts.push_back("flat");
   if (layout == "both" || layout == "tree") layouts.push_back("tree");
+  if (layout == "tiny") {
+    TinyChunksThenSmallCommits(dir, ops, payload);
+    return 0;
+  }
   for (const std::string& lay : layouts) {
     const bool tree = lay == "tree";
     const std::string path = dir + "/bench_commit.slab";
@@ -157,9 +223,9 @@ int main(int argc, char** argv) {
     auto c = Container::Open(path, {.create = true});
     Check(StatusOf(c), "open");
     Check(StatusOf((*c)->MakeGroups(tree ? "/tree" : "/flat")), "mkdir");
-    std::printf("%-5s %8s %-7s %8s %8s %8s %9s\n", "layout", "N", "op", "min", "median", "max", "KiB/op");
+    std::printf("%-5s %8s %-7s %8s %8s %8s %9s %8s\n", "layout", "N", "op", "min", "median", "max", "KiB/op", "CPU ms");
     uint64_t n = 0;
-    double first_create = 0, first_plain = 0;
+    double first_create = 0, first_plain = 0, first_create_cpu = 0, first_rename_cpu = 0, first_lookup = 0;
     // A group holds at most 100,000 entries (engine/format/limits.h): the
     // last size leaves room for the operations timed there.
     for (uint64_t step = 1000; step <= max_n; step *= 10) {
@@ -175,10 +241,12 @@ int main(int argc, char** argv) {
       for (int k = 0; k < ops; ++k) {
         // Interleaved: slabfs, then the plain directory.
         uint64_t w0 = WrittenBytes();
+        double c0 = CpuMs();
         auto t0 = Clock::now();
         CreateEntry(**c, tree, n, payload);
         Check((*c)->Commit(), "commit");
         auto t1 = Clock::now();
+        create.cpu_ms.push_back(CpuMs() - c0);
         create.bytes += WrittenBytes() - w0;
         create.ms.push_back(bench::Seconds(t0, t1) * 1e3);
         w0 = WrittenBytes();
@@ -192,10 +260,12 @@ int main(int argc, char** argv) {
         const uint64_t victim = rng() % n;
         const std::string from = GroupOf(tree, victim) + "/" + NameOf(victim);
         w0 = WrittenBytes();
+        c0 = CpuMs();
         t0 = Clock::now();
         Check((*c)->Rename(from, from + ".r"), "rename");
         Check((*c)->Commit(), "commit");
         t1 = Clock::now();
+        rename.cpu_ms.push_back(CpuMs() - c0);
         rename.bytes += WrittenBytes() - w0;
         rename.ms.push_back(bench::Seconds(t0, t1) * 1e3);
         Check((*c)->Rename(from + ".r", from), "rename back");
@@ -212,26 +282,38 @@ int main(int argc, char** argv) {
         Check(StatusOf((*c)->Resolve(GroupOf(tree, probe) + "/" + NameOf(probe))), "resolve");
         t1 = Clock::now();
         lookup.ms.push_back(bench::Seconds(t0, t1) * 1e3);
-        auto g = (*c)->Resolve(GroupOf(tree, probe));
-        t0 = Clock::now();
+      }
+      // Listings in a loop of their own: listing 100,000 names allocates
+      // and frees as many strings, and run between the operations above it
+      // left them a cold cache and a fragmented heap (twice the CPU time
+      // per create at 100,000 entries, none of it the create's own).
+      for (int k = 0; k < std::min(ops, 20); ++k) {
+        auto g = (*c)->Resolve(GroupOf(tree, rng() % n));
+        auto t0 = Clock::now();
         Check(StatusOf((*c)->List(*g)), "list");
-        t1 = Clock::now();
+        auto t1 = Clock::now();
         list.ms.push_back(bench::Seconds(t0, t1) * 1e3);
       }
       Check((*c)->Commit(), "commit");
       if (first_create == 0) {
         first_create = create.median();
+        first_create_cpu = create.cpu_median();
+        first_rename_cpu = rename.cpu_median();
         first_plain = peer.median();
       }
-      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir; %.2fx N=1000)\n", lay.c_str(),
+      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir; %.2fx N=1000, CPU %.2fx)\n", lay.c_str(),
                   static_cast<unsigned long long>(target), "create", create.Row().c_str(),
-                  create.median() / peer.median(), create.median() / first_create);
+                  create.median() / peer.median(), create.median() / first_create,
+                  create.cpu_median() / first_create_cpu);
       std::printf("%-6s %8llu %-7s %s  (%.2fx N=1000)\n", lay.c_str(), static_cast<unsigned long long>(target), "plain",
                   peer.Row().c_str(), peer.median() / first_plain);
-      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir)\n", lay.c_str(), static_cast<unsigned long long>(target),
-                  "rename", rename.Row().c_str(), rename.median() / peer_rename.median());
-      std::printf("%-6s %8llu %-7s %s\n", lay.c_str(), static_cast<unsigned long long>(target), "lookup",
-                  lookup.Row().c_str());
+      std::printf("%-6s %8llu %-7s %s  (%.2fx the plain dir; CPU %.2fx N=1000)\n", lay.c_str(),
+                  static_cast<unsigned long long>(target), "rename", rename.Row().c_str(),
+                  rename.median() / peer_rename.median(), rename.cpu_median() / first_rename_cpu);
+      if (first_lookup == 0) first_lookup = lookup.median();
+      std::printf("%-6s %8llu %-7s %s  (microseconds; %.2fx N=1000)\n", lay.c_str(),
+                  static_cast<unsigned long long>(target), "lookup", lookup.Row(1000).c_str(),
+                  lookup.median() / first_lookup);
       std::printf("%-6s %8llu %-7s %s\n", lay.c_str(), static_cast<unsigned long long>(target), "list",
                   list.Row().c_str());
       // What the container holds at this size (fsck of the committed state).
