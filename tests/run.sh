@@ -38,6 +38,7 @@ if [ $# -gt 0 ] || [ -n "${SLABFS_SANITIZE:-}" ]; then STAGES=${SLABFS_STAGES:-b
 want() { [[ " $STAGES " == *" $1 "* ]]; }
 
 TIMES=()
+THREAD_USE_LIST=""  # set by the ctest stage of a whole run (stage_ctest)
 timed() {
   local name=$1 t0=$SECONDS
   shift
@@ -99,7 +100,16 @@ stage_ctest() {
   # in the daemons the mount tests start, in the same build quickstart and
   # the benchmarks use (the tsan stage runs only the engine tests of files
   # that use threads).
-  (cd "$BUILD_DIR" && SLABFS_EXPENSIVE_CHECKS=1 ctest --output-on-failure -j "$JOBS" --timeout 900 "$@")
+  # A whole run (no ctest arguments) also lists the engine tests that used
+  # a second thread (tests/tsan/thread_use_check.cc), for the tsan stage.
+  local list=""
+  if [ $# -eq 0 ]; then
+    list="$(cd "$BUILD_DIR" && pwd)/thread_using_tests.txt"
+    rm -f "$list"
+  fi
+  (cd "$BUILD_DIR" && SLABFS_THREAD_USE_LIST="$list" SLABFS_EXPENSIVE_CHECKS=1 \
+    ctest --output-on-failure -j "$JOBS" --timeout 900 "$@")
+  THREAD_USE_LIST=$list
 }
 
 # Clang's thread safety analysis (build-tsa/, clang-16): the engine's and the
@@ -137,8 +147,11 @@ stage_fuzz() {
 # engine_tests (tests/tsan/thread_use_check.cc: a test that used a second
 # thread fails if its file is not on the list). The single-threaded tests
 # of other files run in ctest only, with the same expensive checks
-# (SLABFS_EXPENSIVE_CHECKS=1 in ctest's environment). Of the listed files' tests it
-# skips single-threaded sweeps that repeat one code path hundreds of times
+# (SLABFS_EXPENSIVE_CHECKS=1 in ctest's environment). Of the listed files'
+# tests it runs those that used a second thread in this run's ctest stage
+# (which writes their names to build/thread_using_tests.txt: about 130 of
+# 590), or, without a whole ctest stage before it, all of them but the
+# single-threaded sweeps that repeat one code path hundreds of times
 # (TSAN_SKIP below; ctest runs them). They run in one
 # shard per core side by side; then the many-clients, follow and
 # spliced-read mount tests against the instrumented daemon (with the build
@@ -176,11 +189,19 @@ stage_tsan() {
   TSAN_SKIP+=':FreeListChains/CommitTest.CrashAfterEveryWriteLeavesOldOrNewState/5'
   TSAN_SKIP+=':FreeListChains/CommitTest.CrashAfterEveryWriteLeavesOldOrNewState/7'
   TSAN_SKIP+=':FreeListChains/CommitTest.CrashAfterEveryWriteLeavesOldOrNewState/63'
+  # Of those files' tests, just the ones that used a second thread in this
+  # run's ctest stage (a test that never does cannot race; about a fifth of
+  # them), when it ran them all; else every test of the files.
+  local only=""
+  if [ -n "${THREAD_USE_LIST:-}" ] && [ -s "$THREAD_USE_LIST" ]; then
+    only=$(sort -u "$THREAD_USE_LIST" | paste -sd:)
+    echo "tests/run.sh: under ThreadSanitizer, the $(sort -u "$THREAD_USE_LIST" | wc -l) engine tests that used threads in ctest"
+  fi
   local pids=() logs=() i failed=0
   for ((i = 0; i < JOBS; i++)); do
     logs+=("$dir/engine_tsan_tests.shard$i.log")
     GTEST_TOTAL_SHARDS=$JOBS GTEST_SHARD_INDEX=$i "$dir/bin/engine_tsan_tests" --gtest_brief=1 \
-      --gtest_filter="-$TSAN_SKIP" \
+      --gtest_filter="$only-$TSAN_SKIP" \
       >"${logs[$i]}" 2>&1 &
     pids+=($!)
   done

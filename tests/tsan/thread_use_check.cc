@@ -13,8 +13,10 @@
 // counts before calling libc's; ParallelFor is wrapped at link time
 // (-Wl,--wrap, tests/CMakeLists.txt), counting calls of n >= 2.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -53,6 +55,23 @@ bool OnTheList(std::string_view file) {
   return false;
 }
 
+// SLABFS_THREAD_USE_LIST=PATH: append the name of every test that used a
+// second thread (and whose file is on the list) to PATH, a line each, for
+// the tsan stage, which then runs just those under ThreadSanitizer (a test
+// that never starts a second thread cannot race). ctest runs one test per
+// process, two at a time: each line is one O_APPEND write.
+void AppendToUseList(const testing::TestInfo& info) {
+  const char* path = std::getenv("SLABFS_THREAD_USE_LIST");
+  if (path == nullptr || *path == '\0') return;
+  const std::string line = std::string(info.test_suite_name()) + "." + info.name() + "\n";
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    std::fprintf(stderr, "thread_use_check: cannot append to %s\n", path);
+    g_rule_broken = true;
+  }
+  if (fd >= 0) ::close(fd);
+}
+
 class ThreadUseCheck : public testing::EmptyTestEventListener {
  public:
   // The engine's pool starts its workers the first time anything asks for
@@ -71,7 +90,10 @@ class ThreadUseCheck : public testing::EmptyTestEventListener {
     // SLABFS_THREAD_USE_REPORT=1: name every test that used a second thread.
     if (std::getenv("SLABFS_THREAD_USE_REPORT"))
       std::fprintf(stderr, "thread_use_check: uses threads: %s %s.%s\n", file, info.test_suite_name(), info.name());
-    if (OnTheList(file)) return;
+    if (OnTheList(file)) {
+      AppendToUseList(info);
+      return;
+    }
     std::fprintf(stderr,
                  "thread_use_check: %s.%s started %d thread(s) and made %d ParallelFor call(s) of 2+ items, but "
                  "its file %s is not in SLABFS_TSAN_TEST_FILES (tests/CMakeLists.txt): the tsan stage of "
