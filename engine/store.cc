@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "engine/selection/boxes.h"
 #include "engine/selection/hyperslab.h"
 
 namespace slabfs {
@@ -138,47 +139,74 @@ namespace {
 // The most elements one step of ForEachDefinedRun asks Defined about.
 constexpr uint64_t kDefinedWalkWindow = uint64_t{1} << 22;
 
-// The first element at or after linear position `at` (in a dataset of
-// `shape`, C order) that lies inside box b, or nullopt: the least
-// coordinate tuple >= at's that is inside the box, lexicographically.
-std::optional<uint64_t> NextElementInBox(const Dims& shape, const Box& b, uint64_t at) {
-  const size_t rank = shape.size();
-  for (uint64_t c : b.count)
-    if (c == 0) return std::nullopt;
-  Dims c(rank);
-  for (size_t d = rank, rest = at; d-- > 0;) {
-    c[d] = rest % shape[d];
-    rest /= shape[d];
-  }
-  Dims x(rank);
-  size_t d = 0;
-  for (; d < rank; ++d) {
-    const uint64_t lo = b.start[d], hi = b.start[d] + b.count[d];  // [lo, hi)
-    if (c[d] < lo) {
-      x[d] = lo;
-      break;
-    }
-    if (c[d] >= hi) {
-      // Past the box in this dimension: the last earlier dimension that can
-      // still move one up, the rest from the box's start.
-      size_t k = d;
-      while (k-- > 0 && x[k] + 1 >= b.start[k] + b.count[k]) {
-      }
-      if (k == static_cast<size_t>(-1)) return std::nullopt;
-      ++x[k];
-      d = k;
-      break;
-    }
-    x[d] = c[d];
-  }
-  if (d == rank) return at;  // inside the box
-  for (size_t e = d + 1; e < rank; ++e) x[e] = b.start[e];
-  uint64_t linear = 0;
-  for (size_t e = 0; e < rank; ++e) linear = linear * shape[e] + x[e];
-  return linear;
-}
-
 }  // namespace
+
+Result<StoreDataset::NextStoredElement> StoreDataset::StoredElementFinder() const {
+  const DatasetInfo d = info().dataset;
+  const size_t rank = d.shape.size();
+  if (rank == 0) {
+    return NextStoredElement([n = d.num_elements](uint64_t at) -> Result<std::optional<uint64_t>> {
+      return at < n ? std::optional<uint64_t>(at) : std::nullopt;
+    });
+  }
+  // The stored chunks' boxes, with their first and last elements, sorted
+  // by the first: a box can hold an element at or after `at` only if its
+  // last is, and the ones that start no earlier than `at - span` (span:
+  // the most any box's last lies past its first) are the only ones whose
+  // last can; a box that starts after the best found so far cannot beat it.
+  struct Span {
+    uint64_t first, last;
+    Box box;
+  };
+  auto spans = std::make_shared<std::vector<Span>>();
+  SLABFS_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks, StoredChunks());
+  const bool gridded =
+      d.chunks.size() == rank && std::all_of(d.chunks.begin(), d.chunks.end(), [](uint64_t c) { return c != 0; });
+  auto linear = [&](const Dims& x) {
+    uint64_t l = 0;
+    for (size_t i = 0; i < rank; ++i) l = l * d.shape[i] + x[i];
+    return l;
+  };
+  for (const StoredChunk& sc : chunks) {
+    Box b{Dims(rank), Dims(rank)};
+    if (!gridded || sc.coords.size() != rank) {
+      b = Box{Dims(rank, 0), d.shape};  // the whole dataset
+      spans->assign(1, Span{0, d.num_elements == 0 ? 0 : d.num_elements - 1, b});
+      break;
+    }
+    bool inside = true;
+    for (size_t i = 0; i < rank; ++i) {
+      const uint64_t start = sc.coords[i] * d.chunks[i];
+      if (sc.coords[i] > d.shape[i] / d.chunks[i] || start >= d.shape[i]) {
+        inside = false;
+        break;
+      }
+      b.start[i] = start;
+      b.count[i] = std::min(d.chunks[i], d.shape[i] - start);
+    }
+    if (!inside) continue;
+    Dims end(rank);
+    for (size_t i = 0; i < rank; ++i) end[i] = b.start[i] + b.count[i] - 1;
+    spans->push_back(Span{linear(b.start), linear(end), std::move(b)});
+  }
+  std::sort(spans->begin(), spans->end(), [](const Span& x, const Span& y) { return x.first < y.first; });
+  uint64_t span = 0;
+  for (const Span& s : *spans) span = std::max(span, s.last - s.first);
+  return NextStoredElement([spans, span, shape = d.shape](uint64_t at) -> Result<std::optional<uint64_t>> {
+    const uint64_t from = at > span ? at - span : 0;
+    auto it =
+        std::lower_bound(spans->begin(), spans->end(), from, [](const Span& s, uint64_t v) { return s.first < v; });
+    std::optional<uint64_t> next;
+    for (; it != spans->end(); ++it) {
+      if (next && it->first >= *next) break;
+      if (it->last < at) continue;
+      std::optional<uint64_t> n = engine::NextElementInBox(shape, it->box, at);
+      if (n && (!next || *n < *next)) next = n;
+      if (next && *next == at) break;
+    }
+    return next;
+  });
+}
 
 Status StoreDataset::ForEachDefinedRun(uint64_t first, uint64_t count, const Dataset::RunVisitor& fn,
                                        const Dataset::WalkCheck& check) const {
@@ -188,47 +216,15 @@ Status StoreDataset::ForEachDefinedRun(uint64_t first, uint64_t count, const Dat
                                    " outside " + std::to_string(d.num_elements));
   }
   if (count == 0) return Status::OK();
-  const size_t rank = d.shape.size();
-  // The stored chunks' boxes: no element outside them is defined, so a
-  // step starts at the first of their elements at or after where the last
-  // ended.
-  std::vector<Box> boxes;
-  if (rank > 0) {
-    SLABFS_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks, StoredChunks());
-    const bool gridded =
-        d.chunks.size() == rank && std::all_of(d.chunks.begin(), d.chunks.end(), [](uint64_t c) { return c != 0; });
-    for (const StoredChunk& sc : chunks) {
-      if (!gridded || sc.coords.size() != rank) {
-        boxes.assign(1, Box{Dims(rank, 0), d.shape});  // the whole dataset
-        break;
-      }
-      Box b{Dims(rank), Dims(rank)};
-      bool inside = true;
-      for (size_t i = 0; i < rank; ++i) {
-        const uint64_t start = sc.coords[i] * d.chunks[i];
-        if (sc.coords[i] > d.shape[i] / d.chunks[i] || start >= d.shape[i]) {
-          inside = false;
-          break;
-        }
-        b.start[i] = start;
-        b.count[i] = std::min(d.chunks[i], d.shape[i] - start);
-      }
-      if (inside) boxes.push_back(std::move(b));
-    }
-  }
+  // No element outside a stored chunk is defined, so a step starts at the
+  // first of their elements at or after where the last ended.
+  SLABFS_ASSIGN_OR_RETURN(NextStoredElement next_stored, StoredElementFinder());
   const uint64_t end = first + count;
   for (uint64_t at = first; at < end;) {
     if (check) SLABFS_RETURN_IF_ERROR(check());
-    if (rank > 0) {
-      std::optional<uint64_t> next;
-      for (const Box& b : boxes) {
-        std::optional<uint64_t> n = NextElementInBox(d.shape, b, at);
-        if (n && (!next || *n < *next)) next = n;
-        if (next && *next == at) break;
-      }
-      if (!next || *next >= end) return Status::OK();
-      at = *next;
-    }
+    SLABFS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, next_stored(at));
+    if (!next || *next >= end) return Status::OK();
+    at = *next;
     // A dataset cut shorter since the walk began (a truncate beside an
     // lseek) ends the walk where it ends now: the first dimension is the
     // outermost, so the elements before keep their places.

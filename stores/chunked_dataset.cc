@@ -166,11 +166,49 @@ std::vector<StoredChunk> ChunkedDataset::StoredChunksLocked() const {
       c.coords[d] = linear % g;
       linear /= g;
     }
+    if (linear != 0) continue;  // past the grid: no chunk of this shape
     DescribeChunk(i, &c);
     out.push_back(std::move(c));
   }
   return out;
 }
+
+namespace {
+
+// The chunk grid of a dataset: chunks per dimension, and how the sorted
+// linear keys of ChunkedLayout map to grid coordinates and element boxes.
+struct Grid {
+  const Dims& shape;
+  const Dims& chunk;
+  Dims cells;  // chunks per dimension (ceil(shape / chunk))
+
+  Grid(const Dims& s, const Dims& c) : shape(s), chunk(c), cells(s.size()) {
+    for (size_t d = 0; d < s.size(); ++d) cells[d] = (s[d] + c[d] - 1) / c[d];
+  }
+  uint64_t KeyOf(const Dims& g) const {
+    uint64_t k = 0;
+    for (size_t d = 0; d < g.size(); ++d) k = k * cells[d] + g[d];
+    return k;
+  }
+  // The box of the chunk with key `key` (clipped to the shape), or false
+  // when it lies outside the shape.
+  bool BoxOf(uint64_t key, Box* b) const {
+    const size_t rank = shape.size();
+    b->start.assign(rank, 0);
+    b->count.assign(rank, 0);
+    for (size_t d = rank; d-- > 0;) {
+      if (cells[d] == 0) return false;
+      const uint64_t g = key % cells[d];
+      key /= cells[d];
+      b->start[d] = g * chunk[d];
+      if (b->start[d] >= shape[d]) return false;
+      b->count[d] = std::min(chunk[d], shape[d] - b->start[d]);
+    }
+    return key == 0;  // a key past the grid (stale after a shrink) is outside
+  }
+};
+
+}  // namespace
 
 Result<std::vector<Box>> ChunkedDataset::Defined(const Slab& sel) const {
   const ChunkedLayout& l = *layout_;
@@ -186,15 +224,30 @@ Result<std::vector<Box>> ChunkedDataset::Defined(const Slab& sel) const {
     hi[d] = n.start + n.extent();
     if (lo[d] == hi[d]) return std::vector<Box>{};
   }
-  const std::vector<StoredChunk> chunks = StoredChunksLocked();
   std::vector<Box> boxes;
-  for (const StoredChunk& c : chunks) {
+  if (rank == 0 || l.chunk.size() != rank) {
+    // A scalar (one box of no dimensions once stored), or no grid to look
+    // chunks up in.
+    if (rank == 0 && !l.keys.empty()) boxes.push_back(Box{});
+    return boxes;
+  }
+  // Only the keys between the chunks of the box's first and last corners:
+  // a chunk holding an element of the box lies between them in C order.
+  const Grid grid(shape, l.chunk);
+  Dims g0(rank), g1(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    g0[d] = lo[d] / l.chunk[d];
+    g1[d] = (hi[d] - 1) / l.chunk[d];
+  }
+  auto it = std::lower_bound(l.keys.begin(), l.keys.end(), grid.KeyOf(g0));
+  const uint64_t last_key = grid.KeyOf(g1);
+  Box cb;
+  for (; it != l.keys.end() && *it <= last_key; ++it) {
+    if (!grid.BoxOf(*it, &cb)) continue;
     Box b{Dims(rank), Dims(rank)};
     bool empty = false;
     for (size_t d = 0; d < rank && !empty; ++d) {
-      const uint64_t c0 = c.coords[d] * l.chunk[d];
-      const uint64_t c1 = std::min(c0 + l.chunk[d], shape[d]);
-      const uint64_t a = std::max(c0, lo[d]), z = std::min(c1, hi[d]);
+      const uint64_t a = std::max(cb.start[d], lo[d]), z = std::min(cb.start[d] + cb.count[d], hi[d]);
       empty = a >= z;
       b.start[d] = a;
       b.count[d] = empty ? 0 : z - a;
@@ -202,6 +255,51 @@ Result<std::vector<Box>> ChunkedDataset::Defined(const Slab& sel) const {
     if (!empty) boxes.push_back(std::move(b));
   }
   return engine::MergeBoxes(std::move(boxes));
+}
+
+Result<StoreDataset::NextStoredElement> ChunkedDataset::StoredElementFinder() const {
+  {
+    std::shared_lock lock(layout_->mu);
+    const ChunkedLayout& l = *layout_;
+    if (l.info.dataset.shape.empty() || l.chunk.size() != l.info.dataset.shape.size())
+      return StoreDataset::StoredElementFinder();
+  }
+  // Each call looks at the layout as it is then (a writable store's
+  // dataset may change between the steps of a walk).
+  return NextStoredElement([layout = layout_](uint64_t at) -> Result<std::optional<uint64_t>> {
+    const ChunkedLayout& l = *layout;
+    std::shared_lock lock(l.mu);
+    const Dims& shape = l.info.dataset.shape;
+    const size_t rank = shape.size();
+    if (rank == 0 || l.chunk.size() != rank) return std::optional<uint64_t>();
+    uint64_t total = 1;
+    for (uint64_t s : shape) total *= s;
+    if (at >= total) return std::optional<uint64_t>();
+    const Grid grid(shape, l.chunk);
+    // The chunks per band: every grid cell but the first dimension's.
+    uint64_t per_band = 1;
+    for (size_t d = 1; d < rank; ++d) per_band *= grid.cells[d];
+    const uint64_t band = (at / (total / shape[0])) / l.chunk[0];
+    std::optional<uint64_t> next;
+    auto consider = [&](uint64_t key) {
+      Box b;
+      if (!grid.BoxOf(key, &b)) return;
+      std::optional<uint64_t> n = engine::NextElementInBox(shape, b, at);
+      if (n && (!next || *n < *next)) next = n;
+    };
+    // The stored chunks of at's band: any of them may hold elements at or
+    // after it (later rows of the band).
+    auto it = std::lower_bound(l.keys.begin(), l.keys.end(), band * per_band);
+    for (; it != l.keys.end() && *it < (band + 1) * per_band; ++it) {
+      consider(*it);
+      if (next && *next == at) return next;
+    }
+    // Every element of a later band comes after every element of this one,
+    // and within a band a lower key starts at a lower element: the first
+    // stored chunk after the band starts the earliest of them.
+    for (; it != l.keys.end() && !next; ++it) consider(*it);
+    return next;
+  });
 }
 
 }  // namespace slabfs::stores

@@ -76,6 +76,10 @@ class ChunkedDataset : public StoreDataset {
   Status Read(const Slab& sel, void* buf, const MemSpace* mem = nullptr) const final;
   Result<std::vector<StoredChunk>> StoredChunks() const final;
   Result<std::vector<Box>> Defined(const Slab& sel) const final;
+  // From the sorted chunk keys: the stored chunks of the band of `at` (the
+  // chunks that share its chunk row along the first dimension) and the
+  // first stored chunk after that band.
+  Result<NextStoredElement> StoredElementFinder() const final;
 
   // Loads stored chunk `index` (into layout().keys) at grid coordinates
   // `coords` and decodes it into out: the whole chunk, chunk_elements()

@@ -45,4 +45,41 @@ std::vector<Box> MergeBoxes(std::vector<Box> boxes) {
   return boxes;
 }
 
+std::optional<uint64_t> NextElementInBox(const Dims& shape, const Box& b, uint64_t at) {
+  const size_t rank = shape.size();
+  for (uint64_t c : b.count)
+    if (c == 0) return std::nullopt;
+  Dims c(rank);
+  for (size_t d = rank, rest = at; d-- > 0;) {
+    c[d] = rest % shape[d];
+    rest /= shape[d];
+  }
+  Dims x(rank);
+  size_t d = 0;
+  for (; d < rank; ++d) {
+    const uint64_t lo = b.start[d], hi = b.start[d] + b.count[d];  // [lo, hi)
+    if (c[d] < lo) {
+      x[d] = lo;
+      break;
+    }
+    if (c[d] >= hi) {
+      // Past the box in this dimension: the last earlier dimension that can
+      // still move one up, the rest from the box's start.
+      size_t k = d;
+      while (k-- > 0 && x[k] + 1 >= b.start[k] + b.count[k]) {
+      }
+      if (k == static_cast<size_t>(-1)) return std::nullopt;
+      ++x[k];
+      d = k;
+      break;
+    }
+    x[d] = c[d];
+  }
+  if (d == rank) return at;  // inside the box
+  for (size_t e = d + 1; e < rank; ++e) x[e] = b.start[e];
+  uint64_t linear = 0;
+  for (size_t e = 0; e < rank; ++e) linear = linear * shape[e] + x[e];
+  return linear;
+}
+
 }  // namespace slabfs::engine

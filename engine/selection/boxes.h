@@ -2,6 +2,8 @@
 #ifndef SLABFS_ENGINE_SELECTION_BOXES_H_
 #define SLABFS_ENGINE_SELECTION_BOXES_H_
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "slabfs/types.h"
@@ -13,6 +15,11 @@ namespace slabfs::engine {
 // the same elements in no more boxes, sorted in C order of their first
 // element. A region stored in several chunks becomes one box.
 std::vector<Box> MergeBoxes(std::vector<Box> boxes);
+
+// The first element at or after linear position `at` (in a dataset of
+// `shape`, C order) that lies inside box b, or nullopt: the least
+// coordinate tuple >= at's that is inside the box, lexicographically.
+std::optional<uint64_t> NextElementInBox(const Dims& shape, const Box& b, uint64_t at);
 
 }  // namespace slabfs::engine
 

@@ -39,7 +39,9 @@
 #define SLABFS_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -140,6 +142,17 @@ class StoreDataset {
   // container's sparse dataset, those written and not erased): the sum of
   // Defined's boxes over the whole dataset (Dataset::CountDefined).
   Result<uint64_t> CountDefined() const;
+
+  // What ForEachDefinedRun jumps by, made once per walk: given an element
+  // (C order), the first element at or after it that lies in a stored
+  // chunk (the only elements Defined can name), or nullopt when none does.
+  using NextStoredElement = std::function<Result<std::optional<uint64_t>>(uint64_t at)>;
+  // The default takes the boxes of every stored chunk (StoredChunks(), once
+  // per walk) and, per step, the few whose elements can reach past `at`. A
+  // store that keeps its chunks in order overrides it to look at the
+  // chunks near `at` only (stores/chunked_dataset.h), so a walk of one
+  // step costs what those chunks do, not all of them.
+  virtual Result<NextStoredElement> StoredElementFinder() const;
 
   // The bytes of the stored chunk at grid coordinates `coords` as the store
   // keeps them, for a copy into a container that stores them unchanged
