@@ -91,6 +91,17 @@ class ZarrWriterTest : public ::testing::Test {
     return *ds;
   }
 
+  // Changes every kind of metadata document of /a's store through the
+  // writer: /a grows to 13 rows, gets the attribute units=m, and a group g
+  // is made under the root.
+  static void ChangeEveryDocument(Store& store, WritableStoreDataset& a) {
+    ASSERT_OK(a.Resize(13));
+    auto id = store.Resolve("/a");
+    ASSERT_TRUE(id.has_value());
+    ASSERT_OK(store.writer()->SetAttribute(*id, "units", Attribute::String("m")));
+    ASSERT_TRUE(store.writer()->CreateGroup(kRootId, "g").has_value());
+  }
+
   static std::vector<int32_t> ReadAll(const Store& s, const std::string& path) {
     auto ds = s.OpenDataset(path);
     EXPECT_TRUE(ds.has_value());
@@ -485,11 +496,7 @@ TEST_F(ZarrWriterTest, ConsolidatedMetadataFollowsTheDocuments) {
                                       ReadText(root_ / "a" / ".zarray") + R"(}, "zarr_consolidated_format": 1})");
   auto store = Open();
   auto ds = Writable(*store, "/a");
-  ASSERT_OK(ds->Resize(13));
-  auto id = store->Resolve("/a");
-  ASSERT_TRUE(id.has_value());
-  ASSERT_OK(store->writer()->SetAttribute(*id, "units", Attribute::String("m")));
-  ASSERT_TRUE(store->writer()->CreateGroup(kRootId, "g").has_value());
+  ASSERT_NO_FATAL_FAILURE(ChangeEveryDocument(*store, *ds));
   std::string z = ReadText(root_ / ".zmetadata");
   for (const char* want : {"\"a/.zarray\"", "13,", "\"a/.zattrs\"", "\"units\": \"m\"", "\"g/.zgroup\"",
                            "\"zarr_consolidated_format\": 1", "\".zgroup\""}) {
@@ -552,11 +559,7 @@ TEST_F(ZarrWriterTest, V3ConsolidatedMetadataFollowsTheDocuments) {
                                      array + "}}}");
   auto store = Open();
   auto ds = Writable(*store, "/a");
-  ASSERT_OK(ds->Resize(13));
-  auto id = store->Resolve("/a");
-  ASSERT_TRUE(id.has_value());
-  ASSERT_OK(store->writer()->SetAttribute(*id, "units", Attribute::String("m")));
-  ASSERT_TRUE(store->writer()->CreateGroup(kRootId, "g").has_value());
+  ASSERT_NO_FATAL_FAILURE(ChangeEveryDocument(*store, *ds));
   ASSERT_OK(store->writer()->SetAttribute(kRootId, "note", Attribute::String("n")));
   auto root = tools::convert::ReadJsonFile((root_ / "zarr.json").string());
   ASSERT_TRUE(root.has_value());
