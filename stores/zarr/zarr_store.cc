@@ -15,6 +15,7 @@
 
 #include "engine/cache/chunk_cache.h"
 #include "engine/io/os_error.h"
+#include "stores/object_path.h"
 #include "stores/store_tree.h"
 #include "stores/zarr/zarr_dataset.h"
 #include "stores/zarr/zarr_tree.h"
@@ -31,10 +32,6 @@ using convert::ZarrNodeKind;
 
 // Groups nested deeper than this are not walked (a hostile store).
 constexpr int kMaxDepth = 256;
-
-std::string JoinPath(std::string_view parent, std::string_view name) {
-  return parent == "/" || parent.empty() ? fmt::format("/{}", name) : fmt::format("{}/{}", parent, name);
-}
 
 // How the codecs encode a chunk, in the store's own terms
 // ("blosc(lz4,5,shuffle)", "zlib=4", "crc32c"; "transpose" first).

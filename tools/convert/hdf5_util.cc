@@ -150,18 +150,6 @@ std::vector<hsize_t> ToHsize(const Dims& dims) { return {dims.begin(), dims.end(
 
 Dims FromHsize(const hsize_t* dims, size_t rank) { return Dims(dims, dims + rank); }
 
-std::string JoinPath(std::string_view parent, std::string_view name) {
-  if (parent.empty() || parent == "/") return fmt::format("/{}", name);
-  return fmt::format("{}/{}", parent, name);
-}
-
-std::string BaseName(std::string_view path) {
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos || path.size() == 1) return std::string(path);
-  return std::string(path.substr(slash + 1));
-}
-
 std::string Hdf5FilterName(H5Z_filter_t id, const char* stored) {
   switch (id) {
     case H5Z_FILTER_SZIP: return "szip";

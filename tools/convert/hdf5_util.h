@@ -21,6 +21,7 @@
 
 #include "slabfs/status.h"
 #include "slabfs/types.h"
+#include "stores/object_path.h"
 
 namespace slabfs::tools::convert {
 
@@ -108,9 +109,9 @@ inline constexpr hsize_t kMaxListedHdf5Chunks = 4096;
 // "unknown".
 std::string Hdf5FilterName(H5Z_filter_t id, const char* stored);
 
-std::string JoinPath(std::string_view parent, std::string_view name);
-// The last component of a path ("/a/b" -> "b", "/" -> "/").
-std::string BaseName(std::string_view path);
+// Object paths (stores/object_path.h).
+using stores::BaseName;
+using stores::JoinPath;
 
 }  // namespace slabfs::tools::convert
 

@@ -9,7 +9,6 @@
 
 #include "tools/block_walk.h"
 #include "tools/commands.h"
-#include "tools/convert/hdf5_util.h"
 #include "tools/convert/scalar.h"
 
 namespace slabfs::tools::convert {

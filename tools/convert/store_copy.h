@@ -30,9 +30,13 @@
 #include "slabfs/container.h"
 #include "slabfs/status.h"
 #include "slabfs/store.h"
+#include "stores/object_path.h"
 #include "tools/convert/progress.h"
 
 namespace slabfs::tools::convert {
+
+using stores::BaseName;
+using stores::JoinPath;
 
 using Attrs = std::vector<std::pair<std::string, Attribute>>;
 
