@@ -3,6 +3,7 @@
 #
 #   bin/slabfs, bin/slab, bin/umount-slabfs      (the top-level CMakeLists.txt)
 #   lib.../libslabfs.so.0.1                      the engine as one shared library
+#   lib/slabfs/slabfs-hdf5{,-export}.so          format modules (cmake/format_modules.cmake)
 #   include/slabfs/*.h                           its public headers
 #   lib.../cmake/slabfs/, lib.../pkgconfig/slabfs.pc   find_package(slabfs), pkg-config
 #   share/man/man1/slabfs.1.gz, slab.1.gz        from --help (help2man, when installed)

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #if SLABFS_HAVE_HDF5_STORE
-#include "stores/hdf5/hdf5_store.h"
+#include "stores/hdf5/hdf5_store_module.h"
 #endif
 #if SLABFS_HAVE_ZARR_STORE
 #include "stores/zarr/zarr_store.h"
@@ -31,7 +31,13 @@ Result<std::unique_ptr<Store>> OpenForeignStore(const std::string& path, StoreFo
 #if SLABFS_HAVE_HDF5_STORE
       Hdf5StoreOptions o;
       o.cache_bytes = options.cache_bytes;
-      return OpenHdf5Store(path, o);
+      // slab and slabfs load the HDF5 store now, the first time a file needs it.
+      auto entry = Hdf5StoreEntry();
+      if (!entry) {
+        return Err(
+            Status::NotSupported(fmt::format("{} is an HDF5 or netCDF-4 file, and {}", path, entry.error().message())));
+      }
+      return (*entry)->open(path, o);
 #else
       return Err(Status::NotSupported(
           fmt::format("{} is an HDF5 or netCDF-4 file, and this slabfs was built without libhdf5 (libhdf5-dev): "

@@ -2,12 +2,11 @@
 nothing is rebuilt), inspected with dpkg-deb (name, control fields and
 dependencies, contents, stripped binaries, lintian when installed), then
 unpacked into a scratch root (dpkg-deb -x) and used from there: `slab
---help`, `man -l` of both pages, `import slabfs` with /usr/bin/python3, a
+--help`, HDF5 through the packaged modules, `man -l` of both pages, `import slabfs` with /usr/bin/python3, a
 C++ program through the packaged CMake config, the bash completion, and
 `mount -t fuse.slabfs` running the packaged daemon (through mount.fuse3, in
 a private mount namespace, always unmounted)."""
 import os
-import pathlib
 import re
 import shutil
 import subprocess
@@ -98,6 +97,9 @@ def test_contents(deb):
             f"/usr/lib/{ma}/libslabfs.so", f"/usr/lib/{ma}/libslabfs.so.0.1",
             f"/usr/lib/{ma}/cmake/slabfs/slabfsConfig.cmake",
             f"/usr/lib/{ma}/pkgconfig/slabfs.pc",
+            # The HDF5 store and export, loaded by the programs on first use
+            # (stores/modules/format_module.h): ../lib/slabfs from /usr/bin.
+            "/usr/lib/slabfs/slabfs-hdf5.so", "/usr/lib/slabfs/slabfs-hdf5-export.so",
             "/usr/lib/python3/dist-packages/slabfs/__init__.py",
             "/usr/lib/python3/dist-packages/slabfs/xarray_backend.py",
             "/usr/lib/python3/dist-packages/slabfs/py.typed",  # PEP 561: typed, with _slabfs.pyi
@@ -122,7 +124,8 @@ def test_binaries_are_stripped_and_small(root):
     ma = multiarch()
     objects = [root / "usr/bin/slabfs", root / "usr/bin/slab", root / f"usr/lib/{ma}/libslabfs.so.0.1"]
     objects += list((root / "usr/lib/python3/dist-packages/slabfs").glob("_slabfs*.so"))
-    assert len(objects) == 4
+    objects += [root / "usr/lib/slabfs/slabfs-hdf5.so", root / "usr/lib/slabfs/slabfs-hdf5-export.so"]
+    assert len(objects) == 6
     for o in objects:
         assert is_stripped(o), o
         assert o.stat().st_size < 12 << 20, (o, o.stat().st_size)
@@ -153,6 +156,11 @@ def test_programs_and_man_pages_from_the_unpacked_tree(root, tmp_path):
     sh(root / "usr/bin/slab", "create", c)
     sh(root / "usr/bin/slab", "mkdset", c, "/x", "--dtype", "f4", "--shape", "4,4")
     assert "/x" in slab("info", c, "/x").stdout
+    # HDF5 through the packaged modules (/usr/lib/slabfs, found from the
+    # packaged program's own place): an export, then reading it back.
+    h5 = tmp_path / "a.h5"
+    sh(root / "usr/bin/slab", "export", c, h5)
+    assert "shape: 4,4" in sh(root / "usr/bin/slab", "info", h5, "/x").stdout
     env = dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="100")
     for page, words in (("slab", ["slab - create, inspect", "SUBCOMMAND", "repack", "EXAMPLES"]),
                         ("slabfs", ["slabfs - mount a slabfs container", "cache_size", "fuse.slabfs",

@@ -20,6 +20,7 @@
 #include "tools/byte_stream.h"
 #include "tools/commands.h"
 #include "tools/convert/convert.h"
+#include "tools/convert/hdf5_export_module.h"
 #include "tools/convert/store_copy.h"
 #include "tools/session.h"
 
@@ -258,13 +259,20 @@ Status RunExportTree(const TreeExportOptions& o, std::ostream& out) {
     auto id = src->Resolve(o.from);
     if (!id) return AddContext(id.error(), o.from);
   }
+  // HDF5 is written by a module that slab loads now (stores/modules/format_module.h).
+  const Hdf5ExportModule* hdf5 = nullptr;
+  if (f == Format::kHdf5) {
+    auto entry = Hdf5ExportEntry();
+    if (!entry) return AddContext(entry.error(), fmt::format("{}: writing HDF5", o.output));
+    hdf5 = *entry;
+  }
   Progress progress("exporting", o.quiet);
   const std::string temp = TempPathNextTo(o.output);
   CopyReport report(out, /*strict=*/false);
   CopyOptions copy{.from = o.from, .into = "/", .group_is_root = true};
   Status s = Guarded([&] {
     std::unique_ptr<CopySink> sink =
-        f == Format::kHdf5 ? Hdf5Sink(temp, report) : ZarrSink(temp, f == Format::kZarr3 ? 3 : 2, report);
+        hdf5 != nullptr ? hdf5->sink(temp, report) : ZarrSink(temp, f == Format::kZarr3 ? 3 : 2, report);
     Status copied = CopyStore(*src, copy, *sink, progress, report);
     sink.reset();  // closes what it holds before the temporary name is removed or renamed
     return copied;

@@ -1,0 +1,11 @@
+// The HDF5 store loaded from slabfs-hdf5.so on first use: `slab` and `slabfs`.
+#include "stores/hdf5/hdf5_store_module.h"
+
+namespace slabfs::stores {
+
+Result<const Hdf5StoreModule*> Hdf5StoreEntry() {
+  SLABFS_ASSIGN_OR_RETURN(const FormatModuleHeader* header, LoadFormatModule("hdf5", "slabfs_hdf5_store_module"));
+  return reinterpret_cast<const Hdf5StoreModule*>(header);
+}
+
+}  // namespace slabfs::stores
