@@ -15,6 +15,7 @@
 
 namespace slabfs {
 namespace {
+namespace filtered_dataset_test {  // its own names in a unity batch
 
 using testutil::Disk;
 using testutil::NewDisk;
@@ -447,5 +448,6 @@ TEST(FilteredDataset, GrowingAndShrinkingKeepsStoredBytesExact) {
   ASSERT_OK(c->Close());
 }
 
+}  // namespace filtered_dataset_test
 }  // namespace
 }  // namespace slabfs

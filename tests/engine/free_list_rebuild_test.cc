@@ -19,6 +19,7 @@
 
 namespace slabfs {
 namespace {
+namespace free_list_rebuild_test {  // its own names in a unity batch
 
 using testutil::DiskSize;
 using testutil::NewDisk;
@@ -172,5 +173,6 @@ TEST(FreeListRebuild, RebuildOnRequestGivesLeakedSpaceBack) {
   EXPECT_TRUE(Check(disk).clean());
 }
 
+}  // namespace free_list_rebuild_test
 }  // namespace
 }  // namespace slabfs

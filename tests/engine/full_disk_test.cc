@@ -17,6 +17,7 @@
 
 namespace slabfs {
 namespace {
+namespace full_disk_test {  // its own names in a unity batch
 
 using testutil::DiskSize;
 using testutil::NewDisk;
@@ -134,5 +135,6 @@ TEST(FullDisk, FailedWholeChunkOverwriteKeepsTheOldBytes) {
   }
 }
 
+}  // namespace full_disk_test
 }  // namespace
 }  // namespace slabfs

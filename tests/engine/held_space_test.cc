@@ -14,6 +14,7 @@
 
 namespace slabfs {
 namespace {
+namespace held_space_test {  // its own names in a unity batch
 
 using testutil::DiskSize;
 using testutil::NewDisk;
@@ -108,5 +109,6 @@ TEST(HeldSpaceTest, AReaderOfARewrittenCommitKeepsItsExtents) {
   EXPECT_TRUE(seen == Pattern(n, 4));
 }
 
+}  // namespace held_space_test
 }  // namespace
 }  // namespace slabfs

@@ -15,6 +15,7 @@
 
 namespace slabfs {
 namespace {
+namespace resize_test {  // its own names in a unity batch
 
 using testutil::NewDisk;
 using testutil::OpenOnDisk;
@@ -408,5 +409,6 @@ TEST(GrowthTest, AppendingRowByRowCostsTheSameAtAnyLength) {
   for (uint64_t w : cost) EXPECT_LE(w, 12u) << "a commit of one appended row made " << w << " writes";
 }
 
+}  // namespace resize_test
 }  // namespace
 }  // namespace slabfs

@@ -12,6 +12,7 @@
 
 namespace slabfs {
 namespace {
+namespace sparse_dataset_test {  // its own names in a unity batch
 
 using engine::CountBits;
 using engine::DecodeSparse;
@@ -437,5 +438,6 @@ TEST(DenseDefinedTest, StoredChunksAreDefinedAndEraseFreesWholeChunks) {
   EXPECT_EQ(ds.Defined(Slab::Box({0, 0}, {11, 10})).error().code(), Code::kInvalidArgument);
 }
 
+}  // namespace sparse_dataset_test
 }  // namespace
 }  // namespace slabfs

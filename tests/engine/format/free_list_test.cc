@@ -18,6 +18,7 @@
 
 namespace slabfs::engine {
 namespace {
+namespace free_list_test {  // its own names in a unity batch
 
 constexpr uint64_t kEnd = kDataStart + (1 << 20);
 
@@ -215,5 +216,6 @@ TEST(FreeListTest, RejectsExtentsFreedByALaterCommitOrAtANegativeTime) {
   EXPECT_CODE(DecodeFreeList(RawFreeList(1, {{kDataStart, 10, 3, -1}}), kEnd, 2, 10), Code::kCorruption);
 }
 
+}  // namespace free_list_test
 }  // namespace
 }  // namespace slabfs::engine

@@ -24,6 +24,7 @@
 
 namespace slabfs::engine {
 namespace {
+namespace object_test {  // its own names in a unity batch
 
 constexpr uint64_t kEnd = kDataStart + (1 << 20);
 constexpr DType kAllDTypes[] = {DType::kI1, DType::kI2, DType::kI4, DType::kI8, DType::kU1,
@@ -854,5 +855,6 @@ TEST(ObjectTest, MapsObjectKindsToBlockTypes) {
   EXPECT_EQ(BlockTypeOf(ObjectKind::kDataset), BlockType::kDataset);
 }
 
+}  // namespace object_test
 }  // namespace
 }  // namespace slabfs::engine

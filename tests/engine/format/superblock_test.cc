@@ -15,6 +15,7 @@
 
 namespace slabfs::engine {
 namespace {
+namespace superblock_test {  // its own names in a unity batch
 
 // Field offsets of the encoding (docs/format.md).
 constexpr size_t kVersionAt = 8;
@@ -265,5 +266,6 @@ TEST(SuperblockTest, TellsMissingMagicApartFromDamage) {
   EXPECT_CODE(DecodeSuperblock(s), Code::kCorruption);
 }
 
+}  // namespace superblock_test
 }  // namespace
 }  // namespace slabfs::engine

@@ -24,6 +24,7 @@
 
 namespace slabfs {
 namespace {
+namespace fsck_test {  // its own names in a unity batch
 
 namespace fs = std::filesystem;
 using Extent = engine::FreedExtent;
@@ -348,5 +349,6 @@ TEST_F(FsckTest, ProgressSeesEveryChunkAndCanStop) {
   EXPECT_FALSE(stopped.has_value());
 }
 
+}  // namespace fsck_test
 }  // namespace
 }  // namespace slabfs

@@ -28,6 +28,7 @@
 
 namespace slabfs::engine {
 namespace {
+namespace btree_test {  // its own names in a unity batch
 
 using Index = BTreeIndex;
 using Key = std::vector<uint64_t>;
@@ -1277,5 +1278,6 @@ TEST_F(BTreeHostileTest, DestroyFreesNothingWhenBlocksRepeat) {
   EXPECT_EQ(alloc_.free_bytes(), free_before);
 }
 
+}  // namespace btree_test
 }  // namespace
 }  // namespace slabfs::engine

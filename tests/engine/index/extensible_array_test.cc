@@ -28,6 +28,7 @@
 
 namespace slabfs::engine {
 namespace {
+namespace extensible_array_test {  // its own names in a unity batch
 
 using namespace testutil::paged;  // the blocks and root, written out
 using Index = PagedArrayIndex;
@@ -1179,5 +1180,6 @@ TEST_F(ExtensibleArrayHostileTest, RejectsATopListingChildrenPastTheLargestKey) 
   EXPECT_OK(GetThrough(g, fine, Index::kMaxDepth, 0));
 }
 
+}  // namespace extensible_array_test
 }  // namespace
 }  // namespace slabfs::engine

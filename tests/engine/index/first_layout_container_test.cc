@@ -24,6 +24,7 @@
 
 namespace slabfs {
 namespace {
+namespace first_layout_container_test {  // its own names in a unity batch
 
 namespace fs = std::filesystem;
 using engine::BlockType;
@@ -160,5 +161,6 @@ TEST_F(FirstFixedArrayLayoutTest, ChangesWriteTheNewBlocksAndStayClean) {
   EXPECT_GE(blocks[BlockType::kPagedNode], 1 + 2);
 }
 
+}  // namespace first_layout_container_test
 }  // namespace
 }  // namespace slabfs

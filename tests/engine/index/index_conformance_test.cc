@@ -45,6 +45,7 @@
 
 namespace slabfs::engine {
 namespace {
+namespace index_conformance_test {  // its own names in a unity batch
 
 using Key = std::vector<uint64_t>;
 using Reference = std::map<Key, ChunkRecord>;  // allocated records only
@@ -916,5 +917,6 @@ INSTANTIATE_TEST_SUITE_P(Kinds, LargeGridIndexTest,
 INSTANTIATE_TEST_SUITE_P(Kinds, BlockIndexTest, testing::ValuesIn(Where([](const Case& c) { return !InHeader(c); })),
                          CaseName);
 
+}  // namespace index_conformance_test
 }  // namespace
 }  // namespace slabfs::engine

@@ -16,6 +16,7 @@
 
 namespace slabfs {
 namespace {
+namespace slice_test {  // its own names in a unity batch
 
 // {start, stride, count} of one dimension.
 using Dim = std::tuple<uint64_t, uint64_t, uint64_t>;
@@ -332,5 +333,6 @@ TEST(IntersectBoxTest, MatchesBruteForce) {
   EXPECT_GT(met, 500);
 }
 
+}  // namespace slice_test
 }  // namespace
 }  // namespace slabfs

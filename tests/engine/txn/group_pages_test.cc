@@ -24,6 +24,7 @@
 
 namespace slabfs {
 namespace {
+namespace group_pages_test {  // its own names in a unity batch
 
 using engine::ChildPageRef;
 using engine::ChildRecord;
@@ -390,5 +391,6 @@ TEST_P(GroupPagesCrashTest, ACrashAtAnyWriteOfACommitLeavesTheOldOrTheNewListing
 // 3,000 names of ~220 bytes make ~60-90 pages: page tables.
 INSTANTIATE_TEST_SUITE_P(ShortAndLongNames, GroupPagesCrashTest, ::testing::Values(size_t{0}, size_t{200}));
 
+}  // namespace group_pages_test
 }  // namespace
 }  // namespace slabfs
