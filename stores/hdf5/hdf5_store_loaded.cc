@@ -4,8 +4,7 @@
 namespace slabfs::stores {
 
 Result<const Hdf5StoreModule*> Hdf5StoreEntry() {
-  SLABFS_ASSIGN_OR_RETURN(const FormatModuleHeader* header, LoadFormatModule("hdf5", "slabfs_hdf5_store_module"));
-  return reinterpret_cast<const Hdf5StoreModule*>(header);
+  return LoadFormatModuleTable<Hdf5StoreModule>("hdf5", "slabfs_hdf5_store_module");
 }
 
 }  // namespace slabfs::stores

@@ -23,8 +23,10 @@
 #ifndef SLABFS_STORES_MODULES_FORMAT_MODULE_H_
 #define SLABFS_STORES_MODULES_FORMAT_MODULE_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "slabfs/status.h"
 
@@ -46,6 +48,16 @@ std::string FormatModuleDir();
 // the file and the loader's reason, when it is missing, does not load, lacks
 // the entry or comes from another build.
 Result<const FormatModuleHeader*> LoadFormatModule(std::string_view name, const char* entry);
+
+// LoadFormatModule for a module whose entry table is `Table`, which must
+// start with its FormatModuleHeader `header` (checked here, at compile time).
+template <class Table>
+Result<const Table*> LoadFormatModuleTable(std::string_view name, const char* entry) {
+  static_assert(std::is_standard_layout_v<Table> && offsetof(Table, header) == 0,
+                "a module's entry table starts with its FormatModuleHeader");
+  SLABFS_ASSIGN_OR_RETURN(const FormatModuleHeader* header, LoadFormatModule(name, entry));
+  return reinterpret_cast<const Table*>(header);
+}
 
 }  // namespace slabfs::stores
 

@@ -4,9 +4,7 @@
 namespace slabfs::tools::convert {
 
 Result<const Hdf5ExportModule*> Hdf5ExportEntry() {
-  SLABFS_ASSIGN_OR_RETURN(const stores::FormatModuleHeader* header,
-                          stores::LoadFormatModule("hdf5-export", "slabfs_hdf5_export_module"));
-  return reinterpret_cast<const Hdf5ExportModule*>(header);
+  return stores::LoadFormatModuleTable<Hdf5ExportModule>("hdf5-export", "slabfs_hdf5_export_module");
 }
 
 }  // namespace slabfs::tools::convert
