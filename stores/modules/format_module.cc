@@ -1,6 +1,9 @@
 #include "stores/modules/format_module.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -23,6 +27,43 @@ struct Loaded {
   Status status;  // why it did not load, when it did not
   void* handle = nullptr;
 };
+
+// What the loader would map of `path`, checked against the file's size
+// before dlopen sees it: a truncated module (a copy cut short, a full disk
+// during an install) would otherwise be mapped past its end, and the
+// loader would die of SIGBUS touching it. Empty when the file may be
+// handed to dlopen (which still refuses a bad header with its reason).
+std::string TruncatedElf(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fmt::format("cannot be opened ({})", std::strerror(errno));
+  struct stat st {};
+  std::string why;
+  Elf64_Ehdr eh{};
+  if (::fstat(fd, &st) != 0) {
+    why = fmt::format("cannot be examined ({})", std::strerror(errno));
+  } else if (::pread(fd, &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh) ||
+             std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
+    why = "is not a 64-bit ELF shared object";
+  } else {
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    const uint64_t ph_bytes = uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr);
+    std::vector<Elf64_Phdr> ph(eh.e_phnum);
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size || ph_bytes > size - eh.e_phoff ||
+        ::pread(fd, ph.data(), ph_bytes, static_cast<off_t>(eh.e_phoff)) != static_cast<ssize_t>(ph_bytes)) {
+      why = fmt::format("is cut short: its program headers lie past its end ({} bytes)", size);
+    } else {
+      for (const Elf64_Phdr& p : ph) {
+        if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC) continue;
+        if (p.p_offset > size || p.p_filesz > size - p.p_offset) {
+          why = fmt::format("is cut short: a segment ends at byte {} of {}", p.p_offset + p.p_filesz, size);
+          break;
+        }
+      }
+    }
+  }
+  ::close(fd);
+  return why;
+}
 
 }  // namespace
 
@@ -51,6 +92,8 @@ Result<const FormatModuleHeader*> LoadFormatModule(std::string_view name, const 
     if (::access(path.c_str(), R_OK) != 0) {
       l.status = refused(
           fmt::format("cannot be read ({}): reinstall slabfs, or rebuild it with libhdf5-dev", std::strerror(errno)));
+    } else if (std::string cut = TruncatedElf(path); !cut.empty()) {
+      l.status = refused(fmt::format("does not load: it {}: reinstall slabfs", cut));
     } else if (void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL); handle == nullptr) {
       // RTLD_NOW: every symbol the module takes from this program is
       // resolved here, so a module that does not fit fails now with the

@@ -1,10 +1,11 @@
 // Format modules: code whose library is costly to load, in a shared object
 // that a program loads the first time a file needs it.
 //
-// Debian's libhdf5 brings about 35 shared libraries with it (libcurl and
-// its TLS, Kerberos and LDAP stack), and loading them costs every process
-// that links it about 18 ms of CPU on a 2-core VM, four times what `slab`
-// costs without them, whatever the command. So the HDF5 store and the HDF5
+// Debian's libhdf5 brings about 30 shared libraries with it (libcurl and
+// its TLS, Kerberos and LDAP stack), and loading them cost every process
+// that linked it 13-16 ms of CPU on a 2-core VM, three times what `slab`
+// costs without them, whatever the command (perf stat: `slab --help`
+// 22.6 -> 6.9 ms). So the HDF5 store and the HDF5
 // export are modules (stores/hdf5/hdf5_store_module.h,
 // tools/convert/hdf5_export_module.h): `slab` and `slabfs` load
 // slabfs-hdf5.so or slabfs-hdf5-export.so from their module directory when
@@ -45,8 +46,9 @@ std::string FormatModuleDir();
 // Loads `<FormatModuleDir()>/slabfs-<name>.so` (once per process; it stays
 // loaded) and returns the table its extern "C" function `entry` returns,
 // after checking the table's header against this build. NotSupported, naming
-// the file and the loader's reason, when it is missing, does not load, lacks
-// the entry or comes from another build.
+// the file and the reason, when it is missing, is cut short (checked before
+// the loader maps it: a truncated file would kill the loader with SIGBUS),
+// does not load, lacks the entry or comes from another build.
 Result<const FormatModuleHeader*> LoadFormatModule(std::string_view name, const char* entry);
 
 // LoadFormatModule for a module whose entry table is `Table`, which must

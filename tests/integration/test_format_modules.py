@@ -97,3 +97,27 @@ def test_a_missing_module_is_named_and_nothing_else_is_lost(h5file, lone_bin, tm
         if os.path.ismount(mnt):
             subprocess.run(["fusermount3", "-u", str(mnt)], capture_output=True)
     assert not os.path.ismount(mnt)
+
+
+def test_a_damaged_module_is_refused_with_the_loaders_reason(h5file, lone_bin, tmp_path):
+    """Bytes on disk are untrusted: a module file that is not a shared object
+    (a copy cut short at several places, which the loader would map past
+    its end and die of SIGBUS; garbage) is refused with the reason, never
+    run, and the program goes on with containers."""
+    modules = lone_bin.parent / "lib" / "slabfs"
+    modules.mkdir(parents=True)
+    real = (MODULES / "slabfs-hdf5.so").read_bytes()
+    # Where the loaded segments end (the rest is debug information, which
+    # the loader never maps: a module cut there still loads).
+    loads = [line.split() for line in run("readelf", "-lW", MODULES / "slabfs-hdf5.so").stdout.splitlines()
+             if line.split()[:1] == ["LOAD"]]
+    mapped = max(int(f[1], 16) + int(f[4], 16) for f in loads)
+    for damaged in (real[:40], real[:4096], real[:mapped - 100], b"not a shared object\n" * 100):
+        (modules / "slabfs-hdf5.so").write_bytes(damaged)
+        cp = run(lone_bin / "slab", "info", h5file, "/g/x", check=False)
+        assert cp.returncode == 1, cp
+        assert str(modules / "slabfs-hdf5.so") in cp.stderr and "does not load" in cp.stderr, cp.stderr
+        assert len(cp.stderr.strip().splitlines()) == 1, cp.stderr
+    c = tmp_path / "c.slab"
+    run(lone_bin / "slab", "create", c)
+    assert run(lone_bin / "slab", "ls", c).returncode == 0
