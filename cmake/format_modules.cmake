@@ -1,8 +1,8 @@
 # Format modules (stores/modules/format_module.h): the HDF5 store and the
 # HDF5 export as shared objects that `slab` and `slabfs` load the first time
 # a file needs them, so that no other command or mount pays for loading
-# libhdf5 and the ~35 libraries it brings (about 18 ms of CPU a process on a
-# 2-core VM).
+# libhdf5 and the ~30 libraries it brings (13-16 ms of CPU a process on a
+# 2-core VM; docs/architecture.md).
 #
 #   build/lib/slabfs/slabfs-hdf5.so          the HDF5 store (slab and slabfs)
 #   build/lib/slabfs/slabfs-hdf5-export.so   the HDF5 export (slab)
