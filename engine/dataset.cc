@@ -383,11 +383,17 @@ Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stri
         continue;
       }
       // Any other chunk is loaded (and decoded) whole into the cache
-      // (stripes decode their chunks on several cores at once).
-      std::unique_ptr<char[]> data = cache.TakeBuffer(format_->MemBytes(elements));
-      SLABFS_RETURN_IF_ERROR(LoadChunk(cur.coords(), rec, cur.linear(), elements, data.get()));
-      e = cache.Insert(key, std::move(data), format_->MemBytes(elements), false);
-    } else if (e->partial.load(std::memory_order_acquire)) {
+      // (stripes decode their chunks on several cores at once), once
+      // however many readers want it at the same time.
+      ChunkCache::Claim claim;
+      e = cache.ClaimLoad(key, &claim);
+      if (!e) {
+        std::unique_ptr<char[]> data = cache.TakeBuffer(format_->MemBytes(elements));
+        SLABFS_RETURN_IF_ERROR(LoadChunk(cur.coords(), rec, cur.linear(), elements, data.get()));
+        e = claim.Fill(std::move(data), format_->MemBytes(elements));
+      }
+    }
+    if (e->partial.load(std::memory_order_acquire)) {
       // Partly overwritten without being read: bring in the rest first.
       Status s = CompleteEntry(e);
       if (!s.ok()) {

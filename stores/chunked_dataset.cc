@@ -131,10 +131,17 @@ Status ChunkedDataset::ReadStripe(const engine::TransferPlan& plan, char* out, s
       continue;
     }
     if (e == nullptr) {
-      std::unique_ptr<char[]> data = cache_->TakeBuffer(chunk_bytes);
-      SLABFS_RETURN_IF_ERROR(LoadChunk(at, cur.coords(), data.get()));
-      cache_->CountBytesRead(StoredBytes(at));
-      e = cache_->Insert(key, std::move(data), chunk_bytes, /*dirty=*/false);
+      // Loaded into the cache once, however many reads want it at the
+      // same time (the kernel's read-ahead requests cut across the same
+      // chunks): the others wait for this load.
+      engine::ChunkCache::Claim claim;
+      e = cache_->ClaimLoad(key, &claim);
+      if (e == nullptr) {
+        std::unique_ptr<char[]> data = cache_->TakeBuffer(chunk_bytes);
+        SLABFS_RETURN_IF_ERROR(LoadChunk(at, cur.coords(), data.get()));
+        cache_->CountBytesRead(StoredBytes(at));
+        e = claim.Fill(std::move(data), chunk_bytes);
+      }
     }
     const char* src = e->data.get();
     cur.ForEachRun(

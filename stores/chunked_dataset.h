@@ -11,6 +11,9 @@
 // (usually a struct deriving from it that adds what its LoadChunk needs),
 // and implements LoadChunk and DescribeChunk.
 //
+// Loads are single-flight (ChunkCache::ClaimLoad): concurrent reads that
+// miss one chunk (the kernel's read-ahead requests) decode it once.
+//
 // Thread safety: as StoreDataset (every method from any number of threads;
 // LoadChunk must allow that too). The chunk cache is shared by the store's
 // datasets; `cache_id` tells them apart in its keys. A store that changes

@@ -3,11 +3,20 @@
 #include <algorithm>
 
 #include "engine/cache/buffer_pool.h"
+#include "engine/util/expensive_checks.h"
+#include "engine/util/log.h"
 
 namespace slabfs::engine {
 namespace {
 constexpr size_t kMaxGhosts = 8192;
 }
+
+// One chunk's load under a Claim: its waiters sleep until `done`.
+struct ChunkCache::Load {
+  Mutex mu{LockRank::kChunkLoad};
+  CondVar finished;
+  bool done GUARDED_BY(mu) = false;
+};
 
 ChunkCache::ChunkCache(uint64_t budget, uint64_t max_budget)
     : budget_(budget), max_budget_(std::max(budget, max_budget)) {}
@@ -75,27 +84,97 @@ bool ChunkCache::HoldsChanges(const CacheKey& key) const {
 }
 
 ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty) {
-  MutexLock lock(mu_);
-  auto it = map_.find(key);
-  if (it != map_.end()) {
-    Entry* e = it->second.get();
-    ++e->pins;
-    TouchLocked(e);
-    RecycleLocked(std::move(data), bytes);
-    return e;
+  std::shared_ptr<Load> load;
+  Entry* e = nullptr;
+  {
+    MutexLock lock(mu_);
+    load = TakeLoadLocked(key, nullptr);
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      e = it->second.get();
+      ++e->pins;
+      TouchLocked(e);
+      RecycleLocked(std::move(data), bytes);
+    } else {
+      auto owned = std::make_unique<Entry>();
+      e = owned.get();
+      e->key = key;
+      e->data = std::move(data);
+      e->bytes = bytes;
+      e->pins = 1;
+      lru_.push_back(e);
+      e->pos = std::prev(lru_.end());
+      e->order = ++order_seq_;
+      map_.emplace(key, std::move(owned));
+      resident_ += bytes;
+      SetDirtyLocked(e, dirty);
+    }
   }
-  auto owned = std::make_unique<Entry>();
-  Entry* e = owned.get();
-  e->key = key;
-  e->data = std::move(data);
-  e->bytes = bytes;
-  e->pins = 1;
-  lru_.push_back(e);
-  e->pos = std::prev(lru_.end());
-  e->order = ++order_seq_;
-  map_.emplace(key, std::move(owned));
-  resident_ += bytes;
-  SetDirtyLocked(e, dirty);
+  FinishLoad(load);
+  return e;
+}
+
+std::shared_ptr<ChunkCache::Load> ChunkCache::TakeLoadLocked(const CacheKey& key, const Load* load) {
+  if (loading_.empty()) return nullptr;
+  auto it = loading_.find(key);
+  if (it == loading_.end() || (load != nullptr && it->second.get() != load)) return nullptr;
+  std::shared_ptr<Load> taken = std::move(it->second);
+  loading_.erase(it);
+  return taken;
+}
+
+void ChunkCache::FinishLoad(const std::shared_ptr<Load>& load) {
+  if (!load) return;
+  MutexLock lock(load->mu);
+  load->done = true;
+  load->finished.NotifyAll();
+}
+
+ChunkCache::Entry* ChunkCache::ClaimLoad(const CacheKey& key, Claim* claim) {
+  for (;;) {
+    std::shared_ptr<Load> wait;
+    {
+      MutexLock lock(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) {
+        Entry* e = it->second.get();
+        ++e->pins;
+        TouchLocked(e);
+        return e;
+      }
+      auto [lit, fresh] = loading_.try_emplace(key);
+      if (fresh) {
+        lit->second = std::make_shared<Load>();
+        claim->cache_ = this;
+        claim->key_ = key;
+        claim->load_ = lit->second;
+        return nullptr;
+      }
+      wait = lit->second;
+    }
+    if (NoBlockIoLocksHeld() != 0) {
+      // The wait lasts another thread's read and decode of the chunk.
+      LogWarn("a chunk load waited for under a lock that forbids block I/O (engine/util/lock_order.h)");
+      if (ExpensiveChecks()) std::abort();
+    }
+    MutexLock lock(wait->mu);
+    while (!wait->done) wait->finished.Wait(wait->mu);
+  }
+}
+
+ChunkCache::Claim::~Claim() {
+  if (!load_) return;
+  std::shared_ptr<Load> load;
+  {
+    MutexLock lock(cache_->mu_);
+    load = cache_->TakeLoadLocked(key_, load_.get());
+  }
+  FinishLoad(load);
+}
+
+ChunkCache::Entry* ChunkCache::Claim::Fill(std::unique_ptr<char[]> data, size_t bytes) {
+  Entry* e = cache_->Insert(key_, std::move(data), bytes, /*dirty=*/false);
+  load_.reset();
   return e;
 }
 

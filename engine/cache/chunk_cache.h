@@ -20,8 +20,12 @@
 // are fully used, and a chunk still being filled only when nothing else is
 // left (ShedCandidates): a working set that fits is written once.
 //
-// Thread safety: all methods are thread-safe. An entry returned by Lookup or
-// Insert is pinned (not evicted) until Unpin. Its bytes may be read by any
+// Loads are single-flight (ClaimLoad): when several readers miss one chunk
+// at once (the kernel's read-ahead requests arrive together and cut across
+// the same chunks), one loads and decodes it and the others wait for it.
+//
+// Thread safety: all methods are thread-safe. An entry returned by Lookup,
+// Insert or ClaimLoad is pinned (not evicted) until Unpin. Its bytes may be read by any
 // holder of the dataset's read lock and changed only under its write lock.
 #ifndef SLABFS_ENGINE_CACHE_CHUNK_CACHE_H_
 #define SLABFS_ENGINE_CACHE_CHUNK_CACHE_H_
@@ -57,6 +61,8 @@ struct CacheKeyHash {
 };
 
 class ChunkCache {
+  struct Load;
+
  public:
   struct Entry {
     CacheKey key;
@@ -102,6 +108,35 @@ class ChunkCache {
   // the cache's lock only when the entry becomes fully used (it moves to
   // the list evicted first), once per load.
   void Release(Entry* e, uint64_t used_bytes);
+
+  // The right to load one chunk into the cache, held by one thread at a
+  // time (ClaimLoad). Given up by Fill, or on destruction (the load failed,
+  // or threw): then a waiting reader claims the chunk in turn.
+  class Claim {
+   public:
+    Claim() = default;
+    Claim(const Claim&) = delete;
+    Claim& operator=(const Claim&) = delete;
+    ~Claim();
+    bool held() const { return load_ != nullptr; }
+    // Inserts the loaded chunk (clean) and gives the claim up: Insert.
+    Entry* Fill(std::unique_ptr<char[]> data, size_t bytes);
+
+   private:
+    friend class ChunkCache;
+    ChunkCache* cache_ = nullptr;
+    CacheKey key_;
+    std::shared_ptr<Load> load_;
+  };
+  // For a reader that missed `key` (Lookup) and is about to load the chunk
+  // whole into the cache: the entry, pinned, when it is resident now,
+  // perhaps after waiting for another thread's load of it; else nullptr,
+  // and *claim holds the claim: the caller loads the chunk and Fills it in.
+  // A thread holds one claim at a time and waits for no other while it
+  // does (no cycle of waits), and calls this holding no lock that forbids
+  // block I/O (engine/util/lock_order.h): the wait lasts a load.
+  Entry* ClaimLoad(const CacheKey& key, Claim* claim);
+
   void MarkDirty(Entry* e);
   void MarkClean(Entry* e);
   // Unpins the entry and removes it, dirty or not: its changes are gone.
@@ -161,6 +196,10 @@ class ChunkCache {
   void TouchLocked(Entry* e) REQUIRES(mu_);
   void RememberGhostLocked(const CacheKey& k) REQUIRES(mu_);
   void RecycleLocked(std::unique_ptr<char[]> data, size_t bytes) REQUIRES(mu_);
+  // Ends the load of `key` if it is `load` (any, when null): drops it from
+  // loading_ and returns it, for FinishLoad once mu_ is released.
+  std::shared_ptr<Load> TakeLoadLocked(const CacheKey& key, const Load* load) REQUIRES(mu_);
+  static void FinishLoad(const std::shared_ptr<Load>& load);
 
   // Innermost lock: nothing is called while holding it but the BufferPool,
   // whose lock is a leaf. Adaptive: every read of a cached chunk takes it
@@ -198,6 +237,8 @@ class ChunkCache {
   // dataset's changes without looking at every cached chunk.
   std::unordered_map<uint64_t, std::unordered_set<Entry*>> dirty_of_ GUARDED_BY(mu_);
   uint64_t order_seq_ GUARDED_BY(mu_) = 0;
+  // The chunks being loaded under a Claim, each with what its waiters wait on.
+  std::unordered_map<CacheKey, std::shared_ptr<Load>, CacheKeyHash> loading_ GUARDED_BY(mu_);
   void SetDirtyLocked(Entry* e, bool dirty) REQUIRES(mu_);
   std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0}, bypass_reads_{0},
       bypass_writes_{0}, extent_reads_{0};

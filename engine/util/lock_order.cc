@@ -22,6 +22,7 @@ const char* LockRankName(LockRank rank) {
     case LockRank::kDatasetPath: return "DatasetState::path_mu_";
     case LockRank::kChunkCache: return "ChunkCache::mu_";
     case LockRank::kBufferPool: return "BufferPool::mu_";
+    case LockRank::kChunkLoad: return "ChunkCache::Load::mu";
     case LockRank::kThreadPool: return "a thread pool mutex";
   }
   return "a mutex of an unknown rank";

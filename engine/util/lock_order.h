@@ -40,6 +40,12 @@
 //                         the cache's map and lists
 //   kBufferPool           BufferPool::mu_                      no
 //                         recycled chunk buffers, process-wide
+//   kChunkLoad            ChunkCache::Load::mu                 no
+//                         a chunk load's end, which readers
+//                         of the same chunk wait for (taken
+//                         with no cache lock held; the wait
+//                         itself lasts a load, so it is made
+//                         holding no lock that forbids I/O)
 //   kThreadPool           the thread pool's queue and each     no
 //                         job's completion (thread_pool.cc)
 //
@@ -100,6 +106,7 @@ enum class LockRank : uint8_t {
   kDatasetPath = 63,
   kChunkCache = 70,
   kBufferPool = 71,
+  kChunkLoad = 72,
   kThreadPool = 80,
 };
 

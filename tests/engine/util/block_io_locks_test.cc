@@ -18,7 +18,7 @@ TEST(BlockIoLocksTest, RanksPastTheIndexLoadsForbidBlockIo) {
   EXPECT_TRUE(RankAllowsBlockIo(LockRank::kIndexLoad));
   EXPECT_TRUE(RankAllowsBlockIo(LockRank::kUnranked));
   for (LockRank r : {LockRank::kDirtyDatasets, LockRank::kDiskRoom, LockRank::kAllocator, LockRank::kDatasetPath,
-                     LockRank::kChunkCache, LockRank::kBufferPool, LockRank::kThreadPool})
+                     LockRank::kChunkCache, LockRank::kBufferPool, LockRank::kChunkLoad, LockRank::kThreadPool})
     EXPECT_FALSE(RankAllowsBlockIo(r)) << LockRankName(r);
 }
 

@@ -139,10 +139,10 @@ TEST_F(LockOrderTest, AssertHeldAbortsUnlessHeld) {
 }
 
 TEST_F(LockOrderTest, EveryRankIsNamed) {
-  for (LockRank r :
-       {LockRank::kContainerCommit, LockRank::kContainerNamespace, LockRank::kDataset, LockRank::kChunkMerge,
-        LockRank::kIndexLoad, LockRank::kDirtyDatasets, LockRank::kDiskRoom, LockRank::kAllocator,
-        LockRank::kDatasetPath, LockRank::kChunkCache, LockRank::kBufferPool, LockRank::kThreadPool}) {
+  for (LockRank r : {LockRank::kContainerCommit, LockRank::kContainerNamespace, LockRank::kDataset,
+                     LockRank::kChunkMerge, LockRank::kIndexLoad, LockRank::kDirtyDatasets, LockRank::kDiskRoom,
+                     LockRank::kAllocator, LockRank::kDatasetPath, LockRank::kChunkCache, LockRank::kBufferPool,
+                     LockRank::kChunkLoad, LockRank::kThreadPool}) {
     EXPECT_NE(std::string(LockRankName(r)), "a mutex of an unknown rank") << static_cast<int>(r);
   }
 }
