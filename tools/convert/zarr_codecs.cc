@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/filter/decode_scratch.h"
 #include "engine/filter/deflate_pool.h"
 #include "engine/filter/shuffle.h"
 #include "slabfs/checksum.h"
@@ -49,16 +50,15 @@ struct DecodedSize {
   size_t most = 0;
 };
 
-// Inflates a whole zlib or gzip stream into `size` bytes; the stream must
-// end where the input does.
-Status Inflate(bool gzip, std::string_view in, DecodedSize size, std::string_view what, std::string* out) {
+// Inflates a whole zlib or gzip stream into `room` bytes at dst (exactly
+// size.exact when known); the stream must end where the input does. Sets
+// *made to the bytes it decoded.
+Status Inflate(bool gzip, std::string_view in, DecodedSize size, std::string_view what, char* dst, size_t room,
+               size_t* made) {
   SLABFS_ASSIGN_OR_RETURN(libdeflate_decompressor * z, Decompressor());
-  const size_t room = size.exact.value_or(size.most);
-  out->resize(room);
-  size_t used = 0, made = 0;
-  const libdeflate_result rc =
-      gzip ? libdeflate_gzip_decompress_ex(z, in.data(), in.size(), out->data(), room, &used, &made)
-           : libdeflate_zlib_decompress_ex(z, in.data(), in.size(), out->data(), room, &used, &made);
+  size_t used = 0;
+  const libdeflate_result rc = gzip ? libdeflate_gzip_decompress_ex(z, in.data(), in.size(), dst, room, &used, made)
+                                    : libdeflate_zlib_decompress_ex(z, in.data(), in.size(), dst, room, &used, made);
   const char* kind = gzip ? "gzip" : "zlib";
   if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
     return Status::Corruption(
@@ -67,11 +67,10 @@ Status Inflate(bool gzip, std::string_view in, DecodedSize size, std::string_vie
   if (rc != LIBDEFLATE_SUCCESS) {
     return Status::Corruption(fmt::format("{}: the {} stream is damaged or truncated", what, kind));
   }
-  if (size.exact && made != *size.exact) {
+  if (size.exact && *made != *size.exact) {
     return Status::Corruption(
-        fmt::format("{}: the {} stream decodes to {} bytes, not the chunk's {}", what, kind, made, *size.exact));
+        fmt::format("{}: the {} stream decodes to {} bytes, not the chunk's {}", what, kind, *made, *size.exact));
   }
-  out->resize(made);
   if (used != in.size()) {
     return Status::Corruption(
         fmt::format("{}: {} bytes follow the end of the {} stream", what, in.size() - used, kind));
@@ -95,31 +94,36 @@ Result<std::string> BloscEncode(const ZarrCodec& c, const std::string& in) {
   return out;
 }
 
-Status BloscDecode(std::string_view in, DecodedSize size, std::string_view what, std::string* out) {
+// The bytes a blosc stream decodes to, checked against its header and
+// `size`, before anything is decoded.
+Result<size_t> BloscDecodedBytes(std::string_view in, DecodedSize size, std::string_view what) {
   if (in.size() < BLOSC_MIN_HEADER_LENGTH) {
-    return Status::Corruption(fmt::format("{}: {} bytes are too short for a blosc header", what, in.size()));
+    return Err(Status::Corruption(fmt::format("{}: {} bytes are too short for a blosc header", what, in.size())));
   }
   size_t nbytes = 0, cbytes = 0, blocksize = 0;
   blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &blocksize);
   if (cbytes != in.size()) {
-    return Status::Corruption(fmt::format("{}: the blosc header says {} compressed bytes but the chunk holds {}{}",
-                                          what, cbytes, in.size(), cbytes > in.size() ? " (truncated)" : ""));
+    return Err(Status::Corruption(fmt::format("{}: the blosc header says {} compressed bytes but the chunk holds {}{}",
+                                              what, cbytes, in.size(), cbytes > in.size() ? " (truncated)" : "")));
   }
   size_t validated = 0;
   if (blosc_cbuffer_validate(in.data(), in.size(), &validated) < 0 || validated != nbytes) {
-    return Status::Corruption(fmt::format("{}: the blosc header is damaged", what));
+    return Err(Status::Corruption(fmt::format("{}: the blosc header is damaged", what)));
   }
   if (size.exact && nbytes != *size.exact) {
-    return Status::Corruption(
-        fmt::format("{}: the blosc stream decodes to {} bytes, not the chunk's {}", what, nbytes, *size.exact));
+    return Err(Status::Corruption(
+        fmt::format("{}: the blosc stream decodes to {} bytes, not the chunk's {}", what, nbytes, *size.exact)));
   }
   if (nbytes > size.most) {
-    return Status::Corruption(fmt::format("{}: the blosc stream decodes to {} bytes, more than the {} it can hold here",
-                                          what, nbytes, size.most));
+    return Err(Status::Corruption(fmt::format(
+        "{}: the blosc stream decodes to {} bytes, more than the {} it can hold here", what, nbytes, size.most)));
   }
-  out->resize(nbytes);
+  return nbytes;
+}
+
+Status BloscDecode(std::string_view in, size_t nbytes, std::string_view what, char* dst) {
   if (nbytes == 0) return Status::OK();
-  const int n = blosc_decompress_ctx(in.data(), out->data(), nbytes, 1);
+  const int n = blosc_decompress_ctx(in.data(), dst, nbytes, 1);
   if (n < 0 || static_cast<size_t>(n) != nbytes) {
     return Status::Corruption(fmt::format("{}: the blosc stream is damaged", what));
   }
@@ -166,7 +170,7 @@ Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::strin
 }
 
 Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
-                   std::string_view what, std::string* out) {
+                   std::string_view what, char* out) {
   // The size of each codec's input when the chunk was encoded: exact where
   // only checksums and shuffles came before it, else bounded by what the
   // compressors before it can make of the chunk at worst. A compressor's
@@ -195,40 +199,69 @@ Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored
         break;
     }
   }
-  std::string a(stored), b;
+  // Each step writes into this thread's scratch buffers, the last one that
+  // changes the bytes straight into `out` (engine/filter/decode_scratch.h):
+  // nothing is allocated or zero-filled per chunk.
+  const size_t last = engine::LastTransformingStep(codecs.size(), [&](size_t i) {
+    const ZarrCodec& c = codecs[i];
+    return c.kind != ZarrCodec::Kind::kCrc32c && !(c.kind == ZarrCodec::Kind::kShuffle && c.typesize <= 1);
+  });
+  engine::DecodeDestinations dest(out, expected, last);
+  std::string_view cur = stored;
   for (size_t i = codecs.size(); i-- > 0;) {
     const ZarrCodec& c = codecs[i];
     switch (c.kind) {
       case ZarrCodec::Kind::kCrc32c: {
-        if (a.size() < 4) {
-          return Status::Corruption(fmt::format("{}: {} bytes are too short for a CRC-32C", what, a.size()));
+        if (cur.size() < 4) {
+          return Status::Corruption(fmt::format("{}: {} bytes are too short for a CRC-32C", what, cur.size()));
         }
-        const size_t body = a.size() - 4;
+        const size_t body = cur.size() - 4;
         uint32_t want = 0;
-        for (int k = 0; k < 4; ++k) want |= uint32_t{static_cast<unsigned char>(a[body + k])} << (8 * k);
-        if (Crc32c(a.data(), body) != want) {
+        for (int k = 0; k < 4; ++k) want |= uint32_t{static_cast<unsigned char>(cur[body + k])} << (8 * k);
+        if (Crc32c(cur.data(), body) != want) {
           return Status::Corruption(fmt::format("{}: CRC-32C mismatch", what));
         }
-        a.resize(body);
+        cur = cur.substr(0, body);
         break;
       }
       case ZarrCodec::Kind::kZlib:
-      case ZarrCodec::Kind::kGzip:
-        SLABFS_RETURN_IF_ERROR(Inflate(c.kind == ZarrCodec::Kind::kGzip, a, size_in[i], what, &b));
-        a.swap(b);
+      case ZarrCodec::Kind::kGzip: {
+        const size_t room = size_in[i].exact.value_or(size_in[i].most);
+        char* dst = dest(i, room);
+        size_t made = 0;
+        SLABFS_RETURN_IF_ERROR(Inflate(c.kind == ZarrCodec::Kind::kGzip, cur, size_in[i], what, dst, room, &made));
+        cur = std::string_view(dst, made);
         break;
-      case ZarrCodec::Kind::kBlosc:
-        SLABFS_RETURN_IF_ERROR(BloscDecode(a, size_in[i], what, &b));
-        a.swap(b);
+      }
+      case ZarrCodec::Kind::kBlosc: {
+        SLABFS_ASSIGN_OR_RETURN(size_t nbytes, BloscDecodedBytes(cur, size_in[i], what));
+        char* dst = dest(i, nbytes);
+        SLABFS_RETURN_IF_ERROR(BloscDecode(cur, nbytes, what, dst));
+        cur = std::string_view(dst, nbytes);
         break;
-      case ZarrCodec::Kind::kShuffle: a = ByteShuffle(a, c.typesize, /*inverse=*/true); break;
+      }
+      case ZarrCodec::Kind::kShuffle:
+        if (c.typesize > 1) {
+          char* dst = dest(i, cur.size());
+          engine::UnshuffleBytes(cur.data(), cur.size(), c.typesize, dst);
+          cur = std::string_view(dst, cur.size());
+        }
+        break;
     }
   }
-  if (a.size() != expected) {
+  if (cur.size() != expected) {
     return Status::Corruption(
-        fmt::format("{}: the chunk holds {} bytes, not the {} its shape needs", what, a.size(), expected));
+        fmt::format("{}: the chunk holds {} bytes, not the {} its shape needs", what, cur.size(), expected));
   }
-  out->swap(a);
+  if (cur.data() != out) std::memcpy(out, cur.data(), expected);
+  return Status::OK();
+}
+
+Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
+                   std::string_view what, std::string* out) {
+  std::string decoded(expected, '\0');
+  SLABFS_RETURN_IF_ERROR(DecodeChunk(codecs, stored, expected, what, decoded.data()));
+  out->swap(decoded);
   return Status::OK();
 }
 

@@ -38,10 +38,16 @@ struct ZarrCodec {
 Result<std::string> EncodeChunk(const std::vector<ZarrCodec>& codecs, std::string raw);
 
 // Decodes stored chunk bytes with the codecs in reverse order into exactly
-// `expected` bytes (the chunk's elements) in *out; any chain of codecs,
-// several compressors included. Corruption naming `what` for a damaged,
-// truncated or wrong-sized chunk or a CRC-32C mismatch. Memory stays within
-// a small multiple of `expected` whatever the input claims.
+// `expected` bytes (the chunk's elements) at out; any chain of codecs,
+// several compressors included. The steps between work in this thread's
+// scratch buffers (engine/filter/decode_scratch.h), and the last one
+// writes into `out`. Corruption naming `what` for a damaged, truncated or
+// wrong-sized chunk or a CRC-32C mismatch (out's bytes are then undefined).
+// Memory stays within a small multiple of `expected` whatever the input
+// claims.
+Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
+                   std::string_view what, char* out);
+// The same into *out, which is left alone unless the chunk decodes.
 Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored, size_t expected,
                    std::string_view what, std::string* out);
 
