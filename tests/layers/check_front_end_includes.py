@@ -18,6 +18,7 @@ ALLOWED = {
     "engine/io/os_error.h",
     "engine/filter/shuffle.h",
     "engine/filter/deflate_pool.h",
+    "engine/filter/decode_scratch.h",
     "engine/util/expensive_checks.h",
 }
 FRONT_ENDS = ("fusefs", "tools", "python/src")
