@@ -157,29 +157,6 @@ Result<std::vector<StoredChunk>> ChunkedDataset::StoredChunks() const {
   return StoredChunksLocked();
 }
 
-std::vector<StoredChunk> ChunkedDataset::StoredChunksLocked() const {
-  const ChunkedLayout& l = *layout_;
-  const Dims& shape = l.info.dataset.shape;
-  const size_t rank = shape.size();
-  std::vector<StoredChunk> out;
-  out.reserve(l.keys.size());
-  for (size_t i = 0; i < l.keys.size(); ++i) {
-    StoredChunk c;
-    c.coords.assign(rank, 0);
-    uint64_t linear = l.keys[i];
-    for (size_t d = rank; d-- > 0;) {
-      const uint64_t g = (shape[d] + l.chunk[d] - 1) / l.chunk[d];
-      if (g == 0) break;
-      c.coords[d] = linear % g;
-      linear /= g;
-    }
-    if (linear != 0) continue;  // past the grid: no chunk of this shape
-    DescribeChunk(i, &c);
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
 namespace {
 
 // The chunk grid of a dataset: chunks per dimension, and how the sorted
@@ -197,25 +174,49 @@ struct Grid {
     for (size_t d = 0; d < g.size(); ++d) k = k * cells[d] + g[d];
     return k;
   }
+  // The grid coordinates of the chunk with key `key` into *g, or false
+  // when the key lies past the grid (stale after a shrink) or the grid has
+  // no cells.
+  bool CoordsOf(uint64_t key, Dims* g) const {
+    const size_t rank = shape.size();
+    g->assign(rank, 0);
+    for (size_t d = rank; d-- > 0;) {
+      if (cells[d] == 0) return false;
+      (*g)[d] = key % cells[d];
+      key /= cells[d];
+    }
+    return key == 0;
+  }
   // The box of the chunk with key `key` (clipped to the shape), or false
   // when it lies outside the shape.
   bool BoxOf(uint64_t key, Box* b) const {
+    if (!CoordsOf(key, &b->start)) return false;
     const size_t rank = shape.size();
-    b->start.assign(rank, 0);
     b->count.assign(rank, 0);
-    for (size_t d = rank; d-- > 0;) {
-      if (cells[d] == 0) return false;
-      const uint64_t g = key % cells[d];
-      key /= cells[d];
-      b->start[d] = g * chunk[d];
-      if (b->start[d] >= shape[d]) return false;
+    for (size_t d = 0; d < rank; ++d) {
+      b->start[d] *= chunk[d];
       b->count[d] = std::min(chunk[d], shape[d] - b->start[d]);
     }
-    return key == 0;  // a key past the grid (stale after a shrink) is outside
+    return true;
   }
 };
 
 }  // namespace
+
+std::vector<StoredChunk> ChunkedDataset::StoredChunksLocked() const {
+  const ChunkedLayout& l = *layout_;
+  std::vector<StoredChunk> out;
+  if (l.chunk.size() != l.info.dataset.shape.size()) return out;
+  const Grid grid(l.info.dataset.shape, l.chunk);
+  out.reserve(l.keys.size());
+  for (size_t i = 0; i < l.keys.size(); ++i) {
+    StoredChunk c;
+    if (!grid.CoordsOf(l.keys[i], &c.coords)) continue;  // past the grid: no chunk of this shape
+    DescribeChunk(i, &c);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 Result<std::vector<Box>> ChunkedDataset::Defined(const Slab& sel) const {
   const ChunkedLayout& l = *layout_;
