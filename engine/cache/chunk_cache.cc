@@ -88,7 +88,6 @@ ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[
   Entry* e = nullptr;
   {
     MutexLock lock(mu_);
-    load = TakeLoadLocked(key, nullptr);
     auto it = map_.find(key);
     if (it != map_.end()) {
       e = it->second.get();
@@ -102,13 +101,23 @@ ChunkCache::Entry* ChunkCache::Insert(const CacheKey& key, std::unique_ptr<char[
       e->data = std::move(data);
       e->bytes = bytes;
       e->pins = 1;
-      lru_.push_back(e);
+      // Into the map first: a list node that fails to allocate leaves no
+      // entry behind, and no list node names an entry the map lacks.
+      auto placed = map_.emplace(key, std::move(owned)).first;
+      try {
+        lru_.push_back(e);
+      } catch (...) {
+        map_.erase(placed);
+        throw;
+      }
       e->pos = std::prev(lru_.end());
       e->order = ++order_seq_;
-      map_.emplace(key, std::move(owned));
       resident_ += bytes;
       SetDirtyLocked(e, dirty);
     }
+    // Last, once the chunk is in: if anything above throws, the load is
+    // still registered, and the claim's holder hands it on (~Claim).
+    load = TakeLoadLocked(key, nullptr);
   }
   FinishLoad(load);
   return e;
@@ -142,12 +151,15 @@ ChunkCache::Entry* ChunkCache::ClaimLoad(const CacheKey& key, Claim* claim) {
         TouchLocked(e);
         return e;
       }
-      auto [lit, fresh] = loading_.try_emplace(key);
-      if (fresh) {
-        lit->second = std::make_shared<Load>();
+      auto lit = loading_.find(key);
+      if (lit == loading_.end()) {
+        // Made before it is registered: an allocation that fails leaves
+        // nothing in loading_ for the next reader to wait on.
+        auto load = std::make_shared<Load>();
+        loading_.emplace(key, load);
         claim->cache_ = this;
         claim->key_ = key;
-        claim->load_ = lit->second;
+        claim->load_ = std::move(load);
         return nullptr;
       }
       wait = lit->second;
