@@ -94,6 +94,7 @@ void UnshuffleFixed(const char* in, size_t elements, char* out) {
 }  // namespace
 
 void ShuffleBytes(const char* in, size_t n, size_t item_size, char* out) {
+  if (n == 0) return;  // in and out may be null then (an empty decode step's scratch)
   if (item_size <= 1) {
     if (n > 0) std::memcpy(out, in, n);
     return;
@@ -111,6 +112,7 @@ void ShuffleBytes(const char* in, size_t n, size_t item_size, char* out) {
 }
 
 void UnshuffleBytes(const char* in, size_t n, size_t item_size, char* out) {
+  if (n == 0) return;  // in and out may be null then (an empty decode step's scratch)
   if (item_size <= 1) {
     if (n > 0) std::memcpy(out, in, n);
     return;

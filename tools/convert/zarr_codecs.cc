@@ -253,7 +253,7 @@ Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored
     return Status::Corruption(
         fmt::format("{}: the chunk holds {} bytes, not the {} its shape needs", what, cur.size(), expected));
   }
-  if (cur.data() != out) std::memcpy(out, cur.data(), expected);
+  if (expected > 0 && cur.data() != out) std::memcpy(out, cur.data(), expected);
   return Status::OK();
 }
 
