@@ -14,6 +14,7 @@
 #include "fusefs/log.h"
 #include "fusefs/request.h"
 #include "fusefs/splice_reply.h"
+#include "fusefs/stale_end_page.h"
 #include "fusefs/store_changes.h"
 
 namespace slabfs::fusefs {
@@ -112,6 +113,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     if (fh->data.slab() == nullptr) return WriteToStore(req, fs, ino, fh, buf, size, off);
     Dataset ds = fh->dataset();  // a reference of our own (FileHandle::uses)
     const uint64_t old_size = ds.size_bytes();
+    const uint64_t told_size = fs.inodes.ReportedSize(ino, old_size);  // the end the kernel knows
     auto n = ds.WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, Dataset::Growth::kGrowRows);
     if (!n) {
       fh->DoneWith();
@@ -121,10 +123,17 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
       Log().info("write {} [{}, +{}): {} bytes fit before the end of the dataset ({} bytes); the rest is refused",
                  Describe(fs, ino), off, size, *n, ds.size_bytes());
     }
-    fs.inodes.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, ds.size_bytes());
+    const uint64_t new_size = ds.size_bytes();
+    fs.inodes.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, new_size);
     fh->written.store(true, std::memory_order_relaxed);
     fh->DoneWith();
     fs.inodes.Touch(ino);
+    // A gap between the end the kernel knew and the write reads as the
+    // fill value.
+    if (static_cast<uint64_t>(off) > told_size) {
+      DropStaleEndPage(fs, ino, ds.info().fill, told_size, static_cast<uint64_t>(off), static_cast<uint64_t>(off),
+                       static_cast<uint64_t>(off) + *n);
+    }
     fuse_reply_write(req, *n);
     return 0;
   });

@@ -30,6 +30,13 @@
 
 namespace slabfs::fusefs {
 
+// How long a handler waits for a drop before it answers anyway, and how
+// long after its answer it drops the pages at the ends once more (a read
+// may bring them back meanwhile): fallocate's punches and zeroed ranges
+// (sparse_ops.cc), a file that grew (stale_end_page.h).
+inline constexpr std::chrono::milliseconds kInvalidateWait{1000};
+inline constexpr std::chrono::milliseconds kRedropDelay{20};
+
 class Invalidator {
  public:
   // Called on the thread: (inode, offset, length) as for

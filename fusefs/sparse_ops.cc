@@ -18,18 +18,10 @@
 #include "fusefs/log.h"
 #include "fusefs/request.h"
 #include "fusefs/seek.h"
+#include "fusefs/stale_end_page.h"
 
 namespace slabfs::fusefs {
 namespace {
-
-using namespace std::chrono_literals;
-
-// How long fallocate waits for the kernel to drop the changed pages before
-// it answers anyway (see invalidator.h).
-constexpr std::chrono::milliseconds kInvalidateWait = 1000ms;
-
-// How long after its answer fallocate drops the cut end pages once more.
-constexpr std::chrono::milliseconds kRedropDelay = 20ms;
 
 // Zero-range writes the fill value in pieces of at most this many bytes.
 constexpr uint64_t kFillPieceBytes = 1 << 20;
@@ -199,11 +191,15 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
       if (row_bytes == 0) return Refuse(op, where(), Status::InvalidArgument("a row of this dataset holds no bytes"));
       const uint64_t rows = end / row_bytes + (end % row_bytes != 0 ? 1 : 0);
       if (rows > UINT64_MAX / row_bytes) return Refuse(op, where(), Status::OutOfRange("too many rows"));
+      const uint64_t told_size = fs.inodes.ReportedSize(ino, info.size_bytes);  // the end the kernel knows
       Status s = ds->SetSizeBytes(rows * row_bytes);
       if (!s.ok()) return Refuse(op, where(), s);
       if (FileHandle* fh = AsFile(fi)) fh->written.store(true, std::memory_order_relaxed);
       fs.inodes.ForgetAppendEnd(ino);
       fs.inodes.Touch(ino);
+      // Everything past the old end reads as the fill value; fallocate holds
+      // no page locked.
+      DropStaleEndPage(fs, ino, info.fill, told_size, rows * row_bytes, 0, 0);
       fuse_reply_err(req, 0);
       return 0;
     }

@@ -4,6 +4,7 @@
 
 #include "fusefs/log.h"
 #include "fusefs/request.h"
+#include "fusefs/stale_end_page.h"
 #include "slabfs/store_writer.h"
 
 namespace slabfs::fusefs {
@@ -41,6 +42,7 @@ int WriteToStore(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, FileHandle* fh,
     return Refuse("write", Describe(fs, ino), NoWriter(fs));
   }
   const uint64_t old_size = ds->info().dataset.size_bytes;
+  const uint64_t told_size = fs.inodes.ReportedSize(ino, old_size);  // the end the kernel knows
   auto n = ds->WriteBytesUpTo(static_cast<uint64_t>(off), size, buf, /*grow_rows=*/true);
   if (!n) {
     fh->DoneWith();
@@ -53,10 +55,17 @@ int WriteToStore(fuse_req_t req, Filesystem& fs, fuse_ino_t ino, FileHandle* fh,
   // A write that ends inside a row it added leaves a partial row: the size
   // reported is where it ended until the handle closes, as on a container,
   // so that the next O_APPEND write continues there (InodeTable).
-  fs.inodes.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, ds->info().dataset.size_bytes);
+  const DatasetInfo now = ds->info().dataset;
+  fs.inodes.NoteWriteEnd(ino, fh, static_cast<uint64_t>(off) + *n, old_size, now.size_bytes);
   fh->written.store(true, std::memory_order_relaxed);
   fh->DoneWith();
   fs.inodes.Touch(ino);
+  // A gap between the end the kernel knew and the write reads as the fill
+  // value.
+  if (static_cast<uint64_t>(off) > told_size) {
+    DropStaleEndPage(fs, ino, now.fill, told_size, static_cast<uint64_t>(off), static_cast<uint64_t>(off),
+                     static_cast<uint64_t>(off) + *n);
+  }
   fuse_reply_write(req, *n);
   return 0;
 }

@@ -476,3 +476,40 @@ def test_numpy_fromfile_and_memmap_of_a_grown_stream(container, mounter):
     np.testing.assert_array_equal(np.fromfile(s, dtype="<i2").reshape(-1, 32, 16), ref)
     assert m.unmount() == 0, m.log()
     assert export(c, "/s") == ref.tobytes()
+
+
+def od_i4(path):
+    """The file's bytes as little-endian i4, read by od(1)."""
+    out = run("od", "-An", "-v", "-t", "d4", "--endian=little", path).stdout.split()
+    return [int(v) for v in out]
+
+
+def test_a_gap_past_the_cached_end_reads_as_fill_and_survives_a_memmap_flush(container, mounter):
+    """The kernel caches a file's last page with zeros past its end. A write
+    past the end that leaves a gap, and fallocate growing the file, make the
+    gap the fill value in the dataset; the daemon must have the kernel drop
+    that page, or od reads zeros there and a memmap flush of the page stores
+    them (an exploratory tester's find)."""
+    c = container
+    mkstream(c, "/u", "i4", (2,), fill=-1, chunks=(4, 2))
+    mkstream(c, "/v", "i4", (2,), fill=-1, chunks=(4, 2))
+    m = mounter(c)
+    u, v = mpath(m, "/u"), mpath(m, "/v")
+    for p in (u, v):
+        with open(p, "ab") as f:
+            f.write(np.array([5, 6], "<i4").tobytes())
+        assert od_i4(p) == [5, 6]  # the kernel now caches page 0, zeros past byte 8
+    cp = subprocess.run(["dd", f"of={u}", "bs=4", "seek=7", "conv=notrunc", "status=none"],
+                        input=np.array([9], "<i4").tobytes(), capture_output=True)
+    assert cp.returncode == 0, cp.stderr
+    assert od_i4(u) == [5, 6, -1, -1, -1, -1, -1, 9]
+    mm = np.memmap(u, dtype="<i4", mode="r+")
+    mm[0] = 42
+    mm.flush()
+    del mm
+    assert od_i4(u) == [42, 6, -1, -1, -1, -1, -1, 9]
+    assert run("fallocate", "-l", "32", v).returncode == 0
+    assert od_i4(v) == [5, 6, -1, -1, -1, -1, -1, -1]
+    assert m.unmount() == 0, m.log()
+    assert export(c, "/u") == np.array([42, 6, -1, -1, -1, -1, -1, 9], "<i4").tobytes()
+    assert export(c, "/v") == np.array([5, 6, -1, -1, -1, -1, -1, -1], "<i4").tobytes()

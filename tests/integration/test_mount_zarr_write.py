@@ -171,6 +171,31 @@ def test_appends_that_end_inside_a_row_continue_it(tmp_path, mounter):
     assert le_bytes(z[...]) == expected
 
 
+def test_a_gap_past_the_cached_end_reads_as_fill_and_survives_a_memmap_flush(tmp_path, mounter):
+    """As on a container (test_mount_grow.py): the kernel's cached last page
+    holds zeros past the old end, and a write past the end leaves a gap that
+    reads as the fill value (NaN here): the page is dropped, so od, a memmap
+    flush and zarr-python see the fill value there."""
+    path = tmp_path / "g.zarr"
+    root = zarr.open_group(str(path), mode="w")
+    root.create_dataset("g", data=np.array([5, 6], dtype="<f4"), chunks=(4,), fill_value=np.nan,
+                        compressor=numcodecs.Zlib(level=1))
+    m = mounter(path)
+    g = m.path / "g"
+    assert np.array_equal(np.fromfile(g, dtype="<f4"), [5, 6])  # page 0 cached, zeros past byte 8
+    dd_patch(g, 28, np.array([9], "<f4").tobytes())
+    want = np.array([5, 6] + [np.nan] * 5 + [9], dtype="<f4")
+    assert g.read_bytes() == want.tobytes()
+    mm = np.memmap(g, dtype="<f4", mode="r+")
+    mm[0] = 42
+    mm.flush()
+    del mm
+    want[0] = 42
+    assert g.read_bytes() == want.tobytes()
+    assert m.unmount() == 0
+    assert zarr.open_array(str(path / "g"), mode="r")[...].tobytes() == want.tobytes()
+
+
 def test_setfattr_and_mkdir_reach_the_metadata(store, mounter):
     m = mounter(store)
     assert run("setfattr", "-n", "user.note", "-v", "hello", m.path).returncode == 0
