@@ -73,12 +73,28 @@ void LayoutKeeper::NoteCreated(ObjectId parent, std::string_view name, ObjectId 
   }
 }
 
-bool LayoutKeeper::IsNew(ObjectId id) {
-  std::lock_guard lock(mu_);
+bool LayoutKeeper::NewLocked(ObjectId id, bool untyped_only) {
   auto it = new_files_.find(id);
   if (it == new_files_.end()) return false;
   const NewFile& f = it->second;
+  if (untyped_only && f.typed) return false;
   return f.open > 0 || Clock::now() - f.last_used <= window_;
+}
+
+bool LayoutKeeper::IsNew(ObjectId id) {
+  std::lock_guard lock(mu_);
+  return NewLocked(id, false);
+}
+
+void LayoutKeeper::MarkTyped(ObjectId id) {
+  std::lock_guard lock(mu_);
+  auto it = new_files_.find(id);
+  if (it != new_files_.end()) it->second.typed = true;
+}
+
+bool LayoutKeeper::IsUntypedNew(ObjectId id) {
+  std::lock_guard lock(mu_);
+  return NewLocked(id, true);
 }
 
 void LayoutKeeper::Settle(ObjectId id) {
@@ -109,6 +125,12 @@ std::optional<KeptLayout> LayoutKeeper::TakePending(ObjectId id) {
   std::optional<KeptLayout> out = std::move(it->second.pending);
   it->second.pending.reset();
   return out;
+}
+
+void LayoutKeeper::KeepPending(ObjectId id, KeptLayout kept) {
+  std::lock_guard lock(mu_);
+  auto it = new_files_.find(id);
+  if (it != new_files_.end() && !it->second.pending) it->second.pending = std::move(kept);
 }
 
 LayoutEdit LayoutKeeper::Staged(ObjectId id) {

@@ -67,6 +67,13 @@ class LayoutKeeper {
   void NoteCreated(ObjectId parent, std::string_view name, ObjectId id);
   // Whether `id` is a new file (created by this mount, not yet typed).
   bool IsNew(ObjectId id);
+  // New file `id` took a layout from user.slab.* fields given to it (cp -a,
+  // mv from another disk, rsync -X): it stays new for more fields, but its
+  // layout is a dataset's, kept like one when it leaves its name.
+  void MarkTyped(ObjectId id);
+  // Whether `id` is a new file still untyped: a byte stream whose layout
+  // is not worth keeping for its name when it is removed or moved away.
+  bool IsUntypedNew(ObjectId id);
   // `id` is typed now (adopted a layout, or was given one): no longer new.
   void Settle(ObjectId id);
   // `id` was removed.
@@ -79,6 +86,9 @@ class LayoutKeeper {
 
   // The layout new file `id` waits to take at its last close, taken.
   std::optional<KeptLayout> TakePending(ObjectId id);
+  // Gives a taken layout back to wait for a later close (the file was
+  // closed before anything was written to it).
+  void KeepPending(ObjectId id, KeptLayout kept);
   // The user.slab.* fields given to new file `id` and not applied yet
   // (its bytes did not fit them yet); empty when none.
   LayoutEdit Staged(ObjectId id);
@@ -98,6 +108,7 @@ class LayoutKeeper {
     std::optional<KeptLayout> pending;
     LayoutEdit staged;
     bool typed_empty = false;
+    bool typed = false;
   };
   struct Left {
     Clock::time_point when;
@@ -105,6 +116,9 @@ class LayoutKeeper {
   };
   // Drops what is older than the window; at most every few seconds.
   void PruneLocked(Clock::time_point now);
+  // Whether `id` is new (open, or closed within the window), and untyped
+  // if `untyped_only`; mu_ held.
+  bool NewLocked(ObjectId id, bool untyped_only);
 
   const Clock::duration window_;
   std::mutex mu_;  // a leaf: guards everything below

@@ -129,6 +129,7 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
     Log().debug("{} {}: staged: {}", op, Describe(fs, ino), applied->waiting);
     return 0;
   }
+  fs.layouts.MarkTyped(ino);
   if (empty) fs.layouts.MarkTypedWhileEmpty(ino);
   Log().debug("{} {}: now {}", op, Describe(fs, ino), DescribeLayout(ds->info()));
   CommitChange(fs, op, Describe(fs, ino));
@@ -158,6 +159,7 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
             what, src_ds->size_bytes(), applied->waiting, DescribeLayout(dst_info), DescribeLayout(src_ds->info()));
         return 0;
       }
+      fs.layouts.MarkTyped(src);
     }
     const DatasetInfo src_info = src_ds->info();
     if (!SameLayout(dst_info, OptionsOf(src_info))) {
@@ -198,6 +200,7 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
                  ds.size_bytes(), applied->waiting);
       return 0;
     }
+    fs.layouts.MarkTyped(ino);
     Log().debug("close {}: now {}", Describe(fs, ino), DescribeLayout(ds.info()));
     return 0;
   }
@@ -209,6 +212,13 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
     fs.layouts.Settle(ino);
     Log().debug("close {}: keeps the layout {} of the dataset it replaced", Describe(fs, ino),
                 DescribeLayout(kept->info));
+  } else if (ds.size_bytes() == 0) {
+    // Nothing written yet: a shell's `cmd > file` opens the file, moves the
+    // descriptor to the command's output and closes the first one before
+    // the command writes. The layout waits for a close with bytes.
+    Log().debug("close {}: empty; the layout {} of the dataset it replaced waits for its bytes", Describe(fs, ino),
+                DescribeLayout(kept->info));
+    fs.layouts.KeepPending(ino, std::move(*kept));
   } else {
     Log().info(
         "close {}: its {} bytes do not fit the layout {} of the dataset it replaced ({}); "

@@ -61,7 +61,7 @@ int RemoveChild(fuse_req_t req, std::string_view op, fuse_ino_t parent, const ch
     return Refuse(op, DescribeChild(fs, parent, name), s);
   }
   std::optional<KeptLayout> kept;
-  if (info->kind == ObjectKind::kDataset && !fs.layouts.IsNew(*id)) {
+  if (info->kind == ObjectKind::kDataset && !fs.layouts.IsUntypedNew(*id)) {
     auto ds = fs.container->OpenDataset(*id);
     if (ds) {
       auto k = CaptureLayout(*fs.container, *id, *ds);
@@ -186,7 +186,7 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
       if (dst_info && dst_info->kind == ObjectKind::kDataset && *dst != *src) {
         // A file replaces a dataset: a new one keeps the dataset's layout.
         if (int err = KeepLayoutOnReplace(fs, *src, *dst, what())) return err;
-      } else if (!dst && !fs.layouts.IsNew(*src)) {
+      } else if (!dst && !fs.layouts.IsUntypedNew(*src)) {
         // A dataset moves away from its name (vim's backup): a file
         // created at that name may take its layout.
         auto ds = fs.container->OpenDataset(*src);

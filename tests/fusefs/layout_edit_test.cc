@@ -300,6 +300,20 @@ TEST(LayoutKeeperTest, CreatedFilesAreNewWhileOpenAndForTheWindow) {
   EXPECT_FALSE(keeper.IsNew(8));
 }
 
+TEST(LayoutKeeperTest, ANewFileTypedByItsFieldsStaysNewButIsNoLongerUntyped) {
+  LayoutKeeper keeper(std::chrono::milliseconds(50));
+  keeper.NoteCreated(1, "f", 7);
+  EXPECT_TRUE(keeper.IsUntypedNew(7));
+  keeper.MarkTyped(7);           // cp -a's user.slab.* fields applied
+  EXPECT_TRUE(keeper.IsNew(7));  // more fields may still come
+  EXPECT_FALSE(keeper.IsUntypedNew(7));
+  keeper.Closed(7);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  EXPECT_FALSE(keeper.IsNew(7));
+  EXPECT_FALSE(keeper.IsUntypedNew(7));
+  EXPECT_FALSE(keeper.IsUntypedNew(9));  // not created here
+}
+
 TEST(LayoutKeeperTest, ALayoutLeftAtANameGoesToTheNextFileCreatedThere) {
   LayoutKeeper keeper;
   keeper.Remember(1, "ds", Kept("/ds"));
@@ -313,6 +327,10 @@ TEST(LayoutKeeperTest, ALayoutLeftAtANameGoesToTheNextFileCreatedThere) {
   ASSERT_TRUE(k.has_value());
   EXPECT_EQ(k->path, "/ds");
   EXPECT_FALSE(keeper.TakePending(7).has_value());
+  keeper.KeepPending(7, std::move(*k));  // closed empty: it waits for a later close
+  auto again = keeper.TakePending(7);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->path, "/ds");
   keeper.NoteCreated(1, "ds", 8);  // taken once only
   EXPECT_FALSE(keeper.HasWork(8));
 }
