@@ -237,6 +237,13 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
                       typed.error().WithContext(fmt::format("user.slab.type.{} is set", x.name)));
       }
       a = std::move(*typed);
+    } else if (existing && existing->ToText() == text) {
+      // The text it shows already (cp -a, rsync -X and tar --xattrs copy
+      // every attribute back): nothing changes. Written again, a Zarr
+      // attribute's JSON true, null, object or nested list would become the
+      // number or string that its text reads as.
+      fuse_reply_err(req, 0);
+      return 0;
     } else if (existing && existing->kind == Attribute::Kind::kNumeric) {
       if (std::optional<Attribute> kept = ReadAsKnownType(existing->dtype, text)) a = std::move(*kept);
     }

@@ -196,6 +196,28 @@ def test_a_gap_past_the_cached_end_reads_as_fill_and_survives_a_memmap_flush(tmp
     assert zarr.open_array(str(path / "g"), mode="r")[...].tobytes() == want.tobytes()
 
 
+def test_attributes_set_back_to_the_text_they_show_keep_their_json(tmp_path, mounter):
+    """cp -a, rsync -X and tar --xattrs set every attribute back to the text
+    it shows: a JSON true, null, object or nested list must stay what it is
+    in .zattrs, not become the number or string its text reads as."""
+    path = tmp_path / "j.zarr"
+    root = zarr.open_group(str(path), mode="w")
+    a = root.create_dataset("a", data=np.arange(4, dtype="<i2"), chunks=(4,))
+    attrs = {"valid": True, "missing": None, "meta": {"k": "v", "n": [1, 2]}, "grid": [[1, 2], [3, 4]],
+             "mixed": [1, "two"], "units": "m", "scale": 0.5, "count": 3}
+    a.attrs.update(attrs)
+    before = json.loads((path / "a" / ".zattrs").read_text())
+    m = mounter(path)
+    f = m.path / "a"
+    for name in attrs:
+        os.setxattr(f, f"user.{name}", os.getxattr(f, f"user.{name}"))
+    # A changed value still changes.
+    os.setxattr(f, "user.units", b"cm")
+    assert m.unmount() == 0
+    after = json.loads((path / "a" / ".zattrs").read_text())
+    assert after == dict(before, units="cm")
+
+
 def test_setfattr_and_mkdir_reach_the_metadata(store, mounter):
     m = mounter(store)
     assert run("setfattr", "-n", "user.note", "-v", "hello", m.path).returncode == 0
