@@ -283,7 +283,11 @@ class ZarrArrayWriter final : public WritableStoreDataset {
       Dims shape = d.shape;
       shape[0] = rows;
       if (rows < old) {
-        // The shape first: a crash after it leaves chunks past the shape,
+        // The chunks of the row that will be cut are read first: a damaged
+        // one refuses the truncate before anything changes (EIO, and the
+        // store as it was).
+        if (rows % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(rows, /*check_only=*/true));
+        // The shape next: a crash after it leaves chunks past the shape,
         // which every reader ignores.
         SLABFS_RETURN_IF_ERROR(WriteShapeLocked(shape));
         SetShapeLocked(shape);
@@ -473,7 +477,9 @@ class ZarrArrayWriter final : public WritableStoreDataset {
 
   // Sets rows `row` onwards of the chunk row holding `row` to the fill
   // value, in every stored chunk of that chunk row (those that change).
-  Status ClearRowsFromLocked(uint64_t row) {
+  // `check_only`: reads (decodes) those chunks and changes nothing, so that
+  // a damaged one is found before a truncate changes anything.
+  Status ClearRowsFromLocked(uint64_t row, bool check_only = false) {
     ZarrLayout& l = *layout_;
     const uint64_t c0 = row / l.chunk[0], r = row % l.chunk[0];
     const uint64_t per_row = l.chunk_elements() / l.chunk[0];
@@ -487,6 +493,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
       const ptrdiff_t index = l.Find(linear);
       if (index < 0) continue;
       SLABFS_RETURN_IF_ERROR(reader_->LoadChunk(static_cast<size_t>(index), c, image.get()));
+      if (check_only) continue;
       char* tail = image.get() + r * per_row * item;
       const uint64_t n = (l.chunk[0] - r) * per_row;
       if (HoldsOnlyFill(tail, n)) continue;
