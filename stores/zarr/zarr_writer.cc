@@ -26,6 +26,7 @@
 #include "engine/io/os_error.h"
 #include "engine/selection/hyperslab.h"
 #include "engine/util/expensive_checks.h"
+#include "slabfs/object.h"
 #include "stores/zarr/zarr_dataset.h"
 #include "stores/zarr/zarr_tree.h"
 #include "tools/convert/zarr_codecs.h"
@@ -610,6 +611,16 @@ Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attrib
         fmt::format("{}: {} is kept by slabfs's export, not set by hand", store_->path(), convert::kMaxShapeAttribute));
   }
   if (name.empty()) return Status::InvalidArgument("an attribute needs a name");
+  // What the store would not show when opened again is refused, not
+  // written: a name slabfs does not accept (a '/'), and text that is not
+  // UTF-8 (JSON holds text only; it would be stored with U+FFFD in place of
+  // the bytes).
+  SLABFS_RETURN_IF_ERROR(ValidateName(name).WithContext(fmt::format("{}: attribute '{}'", store_->path(), name)));
+  if (value.kind == Attribute::Kind::kString && !convert::IsUtf8(value.data)) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: attribute '{}': a Zarr attribute is JSON text, and this value is not UTF-8 (a container keeps bytes)",
+        store_->path(), name));
+  }
   SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(id));
   const Json json = convert::AttributeToJson(value);
   // What a reader of the store makes of it (numbers read back as i8, u8 or

@@ -255,6 +255,32 @@ TEST_F(ZarrWriterTest, AShrinkThatMeetsADamagedChunkChangesNothing) {
   EXPECT_EQ(ReadAll(*Open(false), "/a"), std::vector<int32_t>(all.begin(), all.begin() + 28));
 }
 
+TEST_F(ZarrWriterTest, AttributesTheStoreWouldNotShowAgainAreRefused) {
+  // An exploratory tester's find: a value that is not UTF-8 went into
+  // .zattrs with U+FFFD in place of its bytes, and a name with a '/' was
+  // written and then hidden when the store was opened again.
+  MakeArray("a", 4, "null");
+  auto store = Open();
+  auto id = store->Resolve("/a");
+  ASSERT_TRUE(id.has_value());
+  const std::string zattrs_before = fs::exists(root_ / "a" / ".zattrs") ? ReadText(root_ / "a" / ".zattrs") : "";
+  EXPECT_CODE(store->writer()->SetAttribute(*id, "bin",
+                                            Attribute::String(std::string("\x00\xff\x80\xfe"
+                                                                          "A",
+                                                                          5))),
+              Code::kInvalidArgument);
+  EXPECT_CODE(store->writer()->SetAttribute(*id, "a/b", Attribute::String("x")), Code::kInvalidArgument);
+  EXPECT_EQ(fs::exists(root_ / "a" / ".zattrs") ? ReadText(root_ / "a" / ".zattrs") : "", zattrs_before);
+  // UTF-8 text, NUL bytes and all, is kept.
+  ASSERT_OK(store->writer()->SetAttribute(*id, "text", Attribute::String(std::string("caf\xc3\xa9\x00!", 7))));
+  auto reopened = Open(false);
+  auto rid = reopened->Resolve("/a");
+  ASSERT_TRUE(rid.has_value());
+  auto got = reopened->GetAttribute(*rid, "text");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->data, std::string("caf\xc3\xa9\x00!", 7));
+}
+
 TEST_F(ZarrWriterTest, PartialElementsAreMerged) {
   MakeArray("a", 4, "null", "0");
   auto store = Open();
