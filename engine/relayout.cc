@@ -123,7 +123,15 @@ Status DatasetState::Relayout(DatasetRecord rec) {
   // Private to this call: locked outside the order (it cannot deadlock)
   // to keep the "Locked" contracts.
   WriterLock fresh_lock(to.rw_, kPrivateObject);
-  Status s = CopyImageLocked(to);
+  // A dataset that stores nothing (nothing written, or all of it erased:
+  // no stored chunk and no change waiting in the cache) has no data to
+  // keep; its elements read as the old fill value only because nothing is
+  // there. It takes the new layout as it is and reads as the new fill
+  // value, as an empty one does. (Typing a dataset one user.slab.* field
+  // at a time, a fill set after the shape stored the old fill's bytes.)
+  const bool stores_nothing =
+      allocated_chunks_.load(std::memory_order_relaxed) == 0 && !c_->cache().HasChanges(cache_id_);
+  Status s = stores_nothing ? Status::OK() : CopyImageLocked(to);
   if (!s.ok()) {
     // What the copy stored belongs to no one: give it back.
     Status r = to.Reclaim();

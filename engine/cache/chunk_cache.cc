@@ -77,6 +77,11 @@ bool ChunkCache::Contains(const CacheKey& key) const {
   return map_.count(key) != 0;
 }
 
+bool ChunkCache::HasChanges(uint64_t dataset) const {
+  MutexLock lock(mu_);
+  return dirty_of_.count(dataset) != 0;
+}
+
 bool ChunkCache::HoldsChanges(const CacheKey& key) const {
   MutexLock lock(mu_);
   auto it = map_.find(key);

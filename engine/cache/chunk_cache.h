@@ -160,6 +160,9 @@ class ChunkCache {
   // do not fit the budget together, and then once per eviction.
   std::vector<Entry*> ShedCandidates(uint64_t dataset, size_t max_entries);
   uint64_t dirty_bytes() const { return dirty_bytes_.load(std::memory_order_relaxed); }
+  // Whether the dataset has dirty entries (changes not yet written back),
+  // without pinning or touching anything.
+  bool HasChanges(uint64_t dataset) const;
   // Drops every unpinned entry of the dataset, dirty or not.
   void EraseDataset(uint64_t dataset);
   // Drops the entry of `key`, dirty or not (its owner replaced the chunk

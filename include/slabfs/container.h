@@ -150,7 +150,9 @@ class Dataset {
   // image, so its byte view reads exactly as before. `options.shape` must
   // hold as many bytes as the dataset does now (InvalidArgument otherwise),
   // except that an empty dataset takes any layout (its elements then read
-  // as the new fill value). The id, name and attributes stay, and every
+  // as the new fill value). A dataset that stores nothing (never written,
+  // or all of it erased) has no image to keep: its elements read as the
+  // new fill value. The id, name and attributes stay, and every
   // handle, open before or after, sees the new layout. The data is copied
   // once through the cache; elements equal to the new fill value are not
   // stored (in a sparse layout they stay undefined). Like any change it is

@@ -110,6 +110,34 @@ TEST(RelayoutRulesTest, AnEmptyDatasetTakesAnyLayoutAndReadsAsItsFill) {
   for (float x : v) EXPECT_EQ(x, fill);
 }
 
+TEST(RelayoutRulesTest, ADatasetThatStoresNothingReadsAsTheNewFill) {
+  // Nothing written: no image to keep, the new fill value shows and
+  // nothing is stored. Written (a change still in the cache, or stored):
+  // the bytes stay.
+  auto disk = NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+  ASSERT_OK_AND_ASSIGN(Dataset s, c->CreateDataset("/s", {.dtype = DType::kF4, .shape = {300}}));
+  const float fill = -1.5f;
+  std::string fill_bytes(4, '\0');
+  std::memcpy(fill_bytes.data(), &fill, 4);
+  ASSERT_OK(s.Relayout({.dtype = DType::kF4, .shape = {300}, .fill = fill_bytes, .sparse = true}));
+  ASSERT_OK(c->Commit());
+  std::vector<float> v(300);
+  ASSERT_OK(s.ReadElements(0, 300, v.data()));
+  for (float x : v) EXPECT_EQ(x, fill);
+  EXPECT_EQ(s.info().allocated_chunks, 0u);
+  ASSERT_OK_AND_ASSIGN(uint64_t defined, s.CountDefined());
+  EXPECT_EQ(defined, 0u);
+
+  ASSERT_OK_AND_ASSIGN(Dataset w, c->CreateDataset("/w", {.dtype = DType::kF4, .shape = {300}}));
+  const float one = 1.0f;
+  ASSERT_OK(w.WriteElements(7, 1, &one));  // in the cache, not written back
+  ASSERT_OK(w.Relayout({.dtype = DType::kF4, .shape = {300}, .fill = fill_bytes}));
+  ASSERT_OK(w.ReadElements(0, 300, v.data()));
+  EXPECT_EQ(v[7], 1.0f);
+  EXPECT_EQ(v[8], 0.0f);  // the old image: zeros, written where they differ from the new fill
+}
+
 TEST(RelayoutRulesTest, FillValuedElementsTakeNoSpace) {
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));

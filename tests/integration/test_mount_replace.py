@@ -314,6 +314,25 @@ def test_git_init_and_commit(container, mounter):
 
 # ------------------------------------------------- user.slab.* on new files
 
+def test_fields_set_one_by_one_on_an_empty_file_keep_the_fill_and_sparseness(container, mounter):
+    """tar --xattrs sets dtype, shape, fill and sparse one by one on an
+    empty new file: the fill applies to elements never written (they read
+    NaN, nothing is stored), so sparse=1 is still accepted (an exploratory
+    tester found the fill stored 300 zeros and sparse refused)."""
+    m = mounter(container)
+    r = mpath(m, "/r")
+    run("touch", r)
+    for field, value in (("dtype", "f8"), ("shape", "300"), ("fill", "nan"), ("sparse", "1")):
+        run("setfattr", "-n", f"user.slab.{field}", "-v", value, r)
+    assert os.getxattr(r, "user.slab.stored") == b"0"
+    assert os.getxattr(r, "user.slab.sparse") == b"1"
+    got = np.fromfile(r, dtype="<f8")
+    assert got.shape == (300,) and np.isnan(got).all()
+    assert m.unmount() == 0, m.log()
+    assert layout(container, "/r")["sparse"] is True
+    assert np.isnan(np.frombuffer(export(container, "/r"), "<f8")).all()
+
+
 def test_setfattr_types_an_empty_new_file(container, mounter):
     m = mounter(container)
     p = mpath(m, "/typed")
