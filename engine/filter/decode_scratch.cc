@@ -1,7 +1,10 @@
 #include "engine/filter/decode_scratch.h"
 
 #include <cassert>
+#include <cstring>
 #include <memory>
+
+#include "engine/filter/shuffle.h"
 
 namespace slabfs::engine {
 namespace {
@@ -43,6 +46,17 @@ size_t DecodeScratchBytes() {
   size_t total = 0;
   for (int k = 0; k < kDecodeScratchSlots; ++k) total += Buffers()[k].size;
   return total;
+}
+
+std::string_view DecodeDestinations::Unshuffle(size_t step, std::string_view in, size_t item) {
+  if (item <= 1 || in.empty()) return in;
+  char* dst = (*this)(step, in.size());
+  UnshuffleBytes(in.data(), in.size(), item, dst);
+  return {dst, in.size()};
+}
+
+void DecodeDestinations::Finish(std::string_view result) const {
+  if (!result.empty() && result.data() != out_) std::memcpy(out_, result.data(), result.size());
 }
 
 }  // namespace slabfs::engine

@@ -11,6 +11,7 @@
 #define SLABFS_ENGINE_FILTER_DECODE_SCRATCH_H_
 
 #include <cstddef>
+#include <string_view>
 
 namespace slabfs::engine {
 
@@ -55,6 +56,13 @@ class DecodeDestinations {
     scratch_ ^= 1;
     return DecodeScratch(scratch_, n);
   }
+  // Step `step` undoes a byte shuffle of elements of `item` bytes: `in`
+  // unshuffled into where the step writes. An item of 1 byte or less (and
+  // an empty input) leaves `in` as it is.
+  std::string_view Unshuffle(size_t step, std::string_view in, size_t item);
+  // The decode's end: its result, exactly `expected` bytes (the caller has
+  // checked), copied into the caller's buffer unless it is there already.
+  void Finish(std::string_view result) const;
 
  private:
   TrimDecodeScratch trim_;

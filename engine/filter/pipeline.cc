@@ -191,17 +191,13 @@ Status FilterPipeline::Decode(std::string_view stored, uint32_t mask, size_t ite
       }
       case FilterId::kShuffle:
         // Any size unshuffles; the final size check catches a wrong one.
-        if (item_size > 1) {
-          char* dst = dest(i, cur.size());
-          UnshuffleBytes(cur.data(), cur.size(), item_size, dst);
-          cur = std::string_view(dst, cur.size());
-        }
+        cur = dest.Unshuffle(i, cur, item_size);
         break;
     }
   }
   if (cur.size() != expected)
     return bad("stored chunk decodes to " + std::to_string(cur.size()) + " bytes, not " + std::to_string(expected));
-  if (cur.data() != out) std::memcpy(out, cur.data(), expected);
+  dest.Finish(cur);
   return Status::OK();
 }
 

@@ -119,18 +119,12 @@ Status Hdf5Pipeline::Decode(std::string_view stored, uint32_t mask, char* out, s
         cur = std::string_view(dst, want);
         break;
       }
-      case Hdf5Filter::Kind::kShuffle:
-        if (f.shuffle_item > 1) {
-          char* dst = dest(i, cur.size());
-          engine::UnshuffleBytes(cur.data(), cur.size(), f.shuffle_item, dst);
-          cur = std::string_view(dst, cur.size());
-        }
-        break;
+      case Hdf5Filter::Kind::kShuffle: cur = dest.Unshuffle(i, cur, f.shuffle_item); break;
     }
   }
   if (cur.size() != expected)
     return bad("stored chunk decodes to " + std::to_string(cur.size()) + " bytes, not " + std::to_string(expected));
-  if (cur.data() != out) std::memcpy(out, cur.data(), expected);
+  dest.Finish(cur);
   return Status::OK();
 }
 

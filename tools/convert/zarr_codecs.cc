@@ -240,20 +240,14 @@ Status DecodeChunk(const std::vector<ZarrCodec>& codecs, std::string_view stored
         cur = std::string_view(dst, nbytes);
         break;
       }
-      case ZarrCodec::Kind::kShuffle:
-        if (c.typesize > 1) {
-          char* dst = dest(i, cur.size());
-          engine::UnshuffleBytes(cur.data(), cur.size(), c.typesize, dst);
-          cur = std::string_view(dst, cur.size());
-        }
-        break;
+      case ZarrCodec::Kind::kShuffle: cur = dest.Unshuffle(i, cur, c.typesize); break;
     }
   }
   if (cur.size() != expected) {
     return Status::Corruption(
         fmt::format("{}: the chunk holds {} bytes, not the {} its shape needs", what, cur.size(), expected));
   }
-  if (expected > 0 && cur.data() != out) std::memcpy(out, cur.data(), expected);
+  dest.Finish(cur);
   return Status::OK();
 }
 

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <thread>
 
 namespace slabfs::engine {
@@ -73,6 +75,34 @@ TEST(DecodeScratchTest, DestinationsAlternateAndTheLastStepWritesOut) {
   // Wrong size: a scratch buffer, not the caller's.
   DecodeDestinations odd(out, sizeof out, 0);
   EXPECT_NE(odd(0, 63), out);
+}
+
+TEST(DecodeScratchTest, AnUnshuffleStepAndTheFinishLandTheResultInTheCallersBuffer) {
+  // Four 2-byte elements shuffled: all first bytes, then all second bytes.
+  const std::string shuffled = "ABCDabcd";
+  std::string out(8, '?');
+  {
+    // The shuffle is the last step that changes the bytes: it writes out.
+    DecodeDestinations dest(out.data(), out.size(), 0);
+    std::string_view cur = dest.Unshuffle(0, shuffled, 2);
+    EXPECT_EQ(cur.data(), out.data());
+    dest.Finish(cur);
+  }
+  EXPECT_EQ(out, "AaBbCcDd");
+  std::string out2(8, '?');
+  {
+    // An earlier step: into scratch, and Finish copies it out.
+    DecodeDestinations dest(out2.data(), out2.size(), 0);
+    std::string_view cur = dest.Unshuffle(1, shuffled, 2);
+    EXPECT_NE(cur.data(), out2.data());
+    dest.Finish(cur);
+  }
+  EXPECT_EQ(out2, "AaBbCcDd");
+  // An item of one byte, or nothing to unshuffle, leaves the input as it is.
+  DecodeDestinations dest(out.data(), out.size(), 0);
+  EXPECT_EQ(dest.Unshuffle(0, shuffled, 1).data(), shuffled.data());
+  EXPECT_TRUE(dest.Unshuffle(0, std::string_view(), 4).empty());
+  dest.Finish(std::string_view());  // an empty result copies nothing
 }
 
 TEST(DecodeScratchTest, EachThreadHasItsOwn) {
