@@ -6,12 +6,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "engine/cache/chunk_cache.h"
+#include "engine/util/mutex.h"
+#include "tests/testutil/scoped_checks_env.h"
 
 namespace slabfs::engine {
 namespace {
@@ -151,6 +154,25 @@ TEST(ChunkLoadClaimTest, ManyReadersMissingOneChunkLoadItOnce) {
     EXPECT_EQ(loads.load(), 1) << "chunk " << chunk;
     EXPECT_EQ(right.load(), 6) << "chunk " << chunk;
   }
+}
+
+// Waits for a load with a lock held that forbids block I/O (a load is a
+// read and a decode): the lock order's rule, checked.
+void WaitForALoadUnderANoIoLock() {
+  ChunkCache cache(1 << 20, 1 << 20);
+  ChunkCache::Claim first;
+  if (cache.ClaimLoad(CacheKey{1, 1}, &first) != nullptr) std::exit(1);
+  Mutex held{LockRank::kAllocator};
+  MutexLock lock(held);
+  ChunkCache::Claim second;
+  cache.ClaimLoad(CacheKey{1, 1}, &second);  // the first claim holds it: a wait
+  std::exit(0);
+}
+
+TEST(ChunkLoadClaimDeathTest, AWaitUnderALockThatForbidsBlockIoStopsTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  testutil::ScopedChecksEnv on("1");
+  EXPECT_DEATH(WaitForALoadUnderANoIoLock(), "a chunk load waited for under a lock that forbids block I/O");
 }
 
 }  // namespace chunk_load_claim_test

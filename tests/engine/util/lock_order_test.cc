@@ -16,6 +16,7 @@
 #include <string>
 
 #include "engine/util/mutex.h"
+#include "tests/testutil/scoped_checks_env.h"
 
 namespace slabfs::engine {
 namespace {
@@ -147,24 +148,7 @@ TEST_F(LockOrderTest, EveryRankIsNamed) {
   }
 }
 
-// SLABFS_EXPENSIVE_CHECKS set to `value` in this process's environment for
-// the scope, which the programs a death test starts inherit.
-class ScopedChecksEnv {
- public:
-  explicit ScopedChecksEnv(const char* value) {
-    if (const char* old = std::getenv("SLABFS_EXPENSIVE_CHECKS")) old_ = old;
-    setenv("SLABFS_EXPENSIVE_CHECKS", value, 1);
-  }
-  ~ScopedChecksEnv() {
-    if (old_)
-      setenv("SLABFS_EXPENSIVE_CHECKS", old_->c_str(), 1);
-    else
-      unsetenv("SLABFS_EXPENSIVE_CHECKS");
-  }
-
- private:
-  std::optional<std::string> old_;
-};
+using testutil::ScopedChecksEnv;
 
 // The engine's own mutexes (Mutex: no forced check) taken out of order.
 void TakeTwoEngineMutexesOutOfOrder() {

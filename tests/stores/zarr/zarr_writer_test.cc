@@ -102,6 +102,15 @@ class ZarrWriterTest : public ::testing::Test {
     ASSERT_TRUE(store.writer()->CreateGroup(kRootId, "g").has_value());
   }
 
+  // Writes 0, 1, 2, ... into the first `rows` rows (of 7) of `ds` and
+  // returns them.
+  static std::vector<int32_t> WriteCount(WritableStoreDataset& ds, uint64_t rows) {
+    std::vector<int32_t> all(rows * 7);
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
+    EXPECT_OK(ds.Write(Slab::Box({0, 0}, {rows, 7}), all.data()));
+    return all;
+  }
+
   static std::vector<int32_t> ReadAll(const Store& s, const std::string& path) {
     auto ds = s.OpenDataset(path);
     EXPECT_TRUE(ds.has_value());
@@ -204,9 +213,7 @@ TEST_F(ZarrWriterTest, ResizesAlongTheFirstDimension) {
   MakeArray("a", 10, R"({"id": "zlib", "level": 1})");
   auto store = Open();
   auto ds = Writable(*store, "/a");
-  std::vector<int32_t> all(70);
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
-  ASSERT_OK(ds->Write(Slab::Box({0, 0}, {10, 7}), all.data()));
+  const std::vector<int32_t> all = WriteCount(*ds, 10);
   EXPECT_TRUE(fs::exists(root_ / "a" / "2.0"));
   // Shrink to 5 rows: the last chunk row goes, row 4 of chunk row 1 stays.
   ASSERT_OK(ds->Resize(5));
@@ -240,9 +247,7 @@ TEST_F(ZarrWriterTest, AShrinkThatMeetsADamagedChunkChangesNothing) {
   MakeArray("a", 10, R"({"id": "zlib", "level": 1})");
   auto store = Open();
   auto ds = Writable(*store, "/a");
-  std::vector<int32_t> all(70);
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
-  ASSERT_OK(ds->Write(Slab::Box({0, 0}, {10, 7}), all.data()));
+  const std::vector<int32_t> all = WriteCount(*ds, 10);
   const std::string zarray = ReadText(root_ / "a" / ".zarray");
   WriteText(root_ / "a" / "1.1", "not a zlib stream");
   EXPECT_CODE(ds->Resize(5), Code::kCorruption);  // cuts chunk row 1, whose chunk 1.1 is damaged
