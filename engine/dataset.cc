@@ -643,6 +643,17 @@ Status DatasetState::TakeLostWrites() {
 
 Status DatasetState::ShedDirty() {
   ChunkCache& cache = c_->cache();
+  // Write-behind: chunks streamed in full are stored and dropped once they
+  // fill the window, and their buffers serve the chunks filled next
+  // (chunk_cache.h).
+  std::vector<ChunkCache::Entry*> finished = cache.FinishedDirty(cache_id_);
+  if (!finished.empty()) {
+    std::vector<CacheKey> keys;
+    keys.reserve(finished.size());
+    for (const ChunkCache::Entry* e : finished) keys.push_back(e->key);
+    SLABFS_RETURN_IF_ERROR(WriteBackEntries(std::move(finished)));
+    cache.EvictStored(keys);
+  }
   // Clean entries go first; then dirty ones, those the application is done
   // with before any still being filled (see ChunkCache::ShedCandidates).
   cache.EvictToBudget();
@@ -719,7 +730,8 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
     } else {
       format_->MemWrite(dst, cur.chunk_elements(), cur, buf);
     }
-    cache.Release(e, used);
+    const auto [lo, hi] = cur.span();
+    cache.ReleaseWritten(e, used, cur.selected(), lo, hi, cur.chunk_elements());
   }
   // Second pass: the gather writes, spread over cores; every one is tried.
   // Third, in order: each chunk written is linked into the index, and the

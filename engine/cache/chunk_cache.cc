@@ -40,15 +40,31 @@ void ChunkCache::SetDirtyLocked(Entry* e, bool dirty) {
   e->dirty = dirty;
   if (dirty) {
     dirty_bytes_ += e->bytes;
-    dirty_of_[e->key.dataset].insert(e);
+    dirty_of_[e->key.dataset].entries.insert(e);
+    FinishLocked(e);
   } else {
     dirty_bytes_ -= e->bytes;
     auto it = dirty_of_.find(e->key.dataset);
     if (it != dirty_of_.end()) {
-      it->second.erase(e);
-      if (it->second.empty()) dirty_of_.erase(it);
+      it->second.entries.erase(e);
+      if (e->finished) it->second.finished_bytes -= e->bytes;
+      if (it->second.entries.empty()) dirty_of_.erase(it);
     }
+    // Stored (or dropped): writes count again from here.
+    e->finished = false;
+    e->stream_end = 0;
+    e->streamed = 0;
+    e->in_order = true;
+    e->streamed_in_full = false;
   }
+}
+
+void ChunkCache::FinishLocked(Entry* e) {
+  if (e->finished || !e->dirty || !e->streamed_in_full) return;
+  auto it = dirty_of_.find(e->key.dataset);
+  if (it == dirty_of_.end()) return;
+  e->finished = true;
+  it->second.finished_bytes += e->bytes;
 }
 
 ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
@@ -206,6 +222,22 @@ void ChunkCache::Release(Entry* e, uint64_t used_bytes) {
   e->pins.fetch_sub(1, std::memory_order_release);
 }
 
+void ChunkCache::ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written, uint64_t lo, uint64_t hi,
+                                uint64_t elements) {
+  // The stream fields belong to the dataset's writer, the only thread
+  // here; SetDirtyLocked resets them under mu_ when the writer stores the
+  // chunk, never while it writes.
+  if (lo < e->stream_end) e->in_order = false;
+  e->stream_end = hi;
+  e->streamed += written;
+  if (e->in_order && !e->streamed_in_full && e->streamed >= elements) {
+    e->streamed_in_full = true;
+    MutexLock lock(mu_);
+    FinishLocked(e);
+  }
+  Release(e, used_bytes);
+}
+
 void ChunkCache::MarkDirty(Entry* e) {
   MutexLock lock(mu_);
   SetDirtyLocked(e, true);
@@ -296,7 +328,7 @@ std::vector<ChunkCache::Entry*> ChunkCache::DirtyEntries(uint64_t dataset, size_
   std::vector<Entry*> out;
   auto it = dirty_of_.find(dataset);
   if (it == dirty_of_.end()) return out;
-  out.assign(it->second.begin(), it->second.end());
+  out.assign(it->second.entries.begin(), it->second.entries.end());
   // In list order: the fully used list first, each least recently used first.
   std::sort(out.begin(), out.end(), [](const Entry* a, const Entry* b) {
     const bool da = a->in_done_list.load(std::memory_order_relaxed);
@@ -329,6 +361,33 @@ std::vector<ChunkCache::Entry*> ChunkCache::ShedCandidates(uint64_t dataset, siz
     }
   }
   return out;
+}
+
+std::vector<ChunkCache::Entry*> ChunkCache::FinishedDirty(uint64_t dataset) {
+  MutexLock lock(mu_);
+  std::vector<Entry*> out;
+  auto it = dirty_of_.find(dataset);
+  if (it == dirty_of_.end() || it->second.finished_bytes == 0 ||
+      it->second.finished_bytes < budget_.load(std::memory_order_relaxed) / kWriteBehindDivisor) {
+    return out;
+  }
+  for (Entry* e : it->second.entries)
+    if (e->finished && e->pins == 0) out.push_back(e);
+  std::sort(out.begin(), out.end(), [](const Entry* a, const Entry* b) { return a->order < b->order; });
+  for (Entry* e : out) ++e->pins;
+  return out;
+}
+
+void ChunkCache::EvictStored(const std::vector<CacheKey>& keys) {
+  MutexLock lock(mu_);
+  for (const CacheKey& k : keys) {
+    auto it = map_.find(k);
+    if (it == map_.end()) continue;
+    Entry* e = it->second.get();
+    if (e->pins > 0 || e->dirty || e->partial.load(std::memory_order_acquire)) continue;
+    RemoveLocked(e);
+    ++evictions_;
+  }
 }
 
 void ChunkCache::EraseDataset(uint64_t dataset) {

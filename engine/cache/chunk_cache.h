@@ -20,6 +20,20 @@
 // are fully used, and a chunk still being filled only when nothing else is
 // left (ShedCandidates): a working set that fits is written once.
 //
+// Write-behind (FinishedDirty, EvictStored): a chunk streamed in full
+// since it was last stored is finished: every write to it began past the
+// end of the one before, in the chunk's element order, and together they
+// cover it (a row-by-row pass, `dd`, a memmap flush). Once a dataset's
+// finished chunks add up to a window (an eighth of the budget), its writer
+// stores them and drops them, and their buffers serve the next chunks it
+// fills: a streaming write keeps a band of chunks and the window
+// resident, not the whole budget. (Fresh memory costs page faults and, on
+// a virtual machine, more: a streaming write that first filled the whole
+// budget with dirty chunks spent most of its time faulting buffers in.)
+// Chunks written out of order, or over again (sliding windows, a row
+// rewritten), are never finished, so write-behind never stores a chunk
+// that later writes change again; chunks read in full keep their place.
+//
 // Loads are single-flight (ClaimLoad): when several readers miss one chunk
 // at once (the kernel's read-ahead requests arrive together and cut across
 // the same chunks), one loads and decodes it and the others wait for it.
@@ -84,6 +98,17 @@ class ChunkCache {
     // Held while merging; the merge reads the stored chunk (I/O).
     Mutex merge_mu{LockRank::kChunkMerge};
     std::atomic<uint64_t> used{0};  // bytes read or written since loaded (w0 bookkeeping)
+    // Write-behind's view of the writes since it was last stored (or
+    // loaded), kept by the dataset's writer (ReleaseWritten) and reset when
+    // it is stored: where the last write's span ended and the elements
+    // written, while every write began at or past the end of the one
+    // before (`in_order`). `finished` (under mu_): streamed in full while
+    // dirty.
+    uint64_t stream_end = 0;
+    uint64_t streamed = 0;
+    bool in_order = true;
+    bool streamed_in_full = false;
+    bool finished = false;
     std::atomic<bool> in_done_list{false};
     std::list<Entry*>::iterator pos;
     uint64_t order = 0;  // when it was last put at the end of its list (under mu_)
@@ -104,10 +129,15 @@ class ChunkCache {
   // reader loaded it meanwhile), the existing entry is pinned and returned
   // and `data` is dropped.
   Entry* Insert(const CacheKey& key, std::unique_ptr<char[]> data, size_t bytes, bool dirty);
-  // Records that `n` bytes of the entry were used, then unpins it. Takes
+  // Records that `used_bytes` of the entry were used, then unpins it. Takes
   // the cache's lock only when the entry becomes fully used (it moves to
   // the list evicted first), once per load.
   void Release(Entry* e, uint64_t used_bytes);
+  // Release for the dataset's writer (under its write lock), which wrote
+  // `written` of the chunk's `elements` elements, all within [lo, hi) in
+  // the chunk's element order: also takes the cache's lock once the chunk
+  // is streamed in full (write-behind, above).
+  void ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written, uint64_t lo, uint64_t hi, uint64_t elements);
 
   // The right to load one chunk into the cache, held by one thread at a
   // time (ClaimLoad). Given up by Fill, or on destruction (the load failed,
@@ -160,6 +190,16 @@ class ChunkCache {
   // do not fit the budget together, and then once per eviction.
   std::vector<Entry*> ShedCandidates(uint64_t dataset, size_t max_entries);
   uint64_t dirty_bytes() const { return dirty_bytes_.load(std::memory_order_relaxed); }
+  // Write-behind: the dataset's finished entries (written in full since
+  // last stored, still dirty), pinned, least recently used first, when
+  // they add up to the write-behind window or more; else none. The caller
+  // writes them back, MarkClean()s and Release()s them, then EvictStored.
+  std::vector<Entry*> FinishedDirty(uint64_t dataset);
+  uint64_t write_behind_window() const { return budget_.load(std::memory_order_relaxed) / kWriteBehindDivisor; }
+  // Drops those of `keys` that are resident, clean and unpinned, their
+  // buffers kept for reuse (write-behind's second step).
+  void EvictStored(const std::vector<CacheKey>& keys);
+  static constexpr uint64_t kWriteBehindDivisor = 8;
   // Whether the dataset has dirty entries (changes not yet written back),
   // without pinning or touching anything.
   bool HasChanges(uint64_t dataset) const;
@@ -237,12 +277,18 @@ class ChunkCache {
 
   std::atomic<uint64_t> dirty_bytes_{0};
   // The dirty entries of each dataset (under mu_), so that a commit finds a
-  // dataset's changes without looking at every cached chunk.
-  std::unordered_map<uint64_t, std::unordered_set<Entry*>> dirty_of_ GUARDED_BY(mu_);
+  // dataset's changes without looking at every cached chunk, and the bytes
+  // of those finished (write-behind).
+  struct DirtySet {
+    std::unordered_set<Entry*> entries;
+    uint64_t finished_bytes = 0;
+  };
+  std::unordered_map<uint64_t, DirtySet> dirty_of_ GUARDED_BY(mu_);
   uint64_t order_seq_ GUARDED_BY(mu_) = 0;
   // The chunks being loaded under a Claim, each with what its waiters wait on.
   std::unordered_map<CacheKey, std::shared_ptr<Load>, CacheKeyHash> loading_ GUARDED_BY(mu_);
   void SetDirtyLocked(Entry* e, bool dirty) REQUIRES(mu_);
+  void FinishLocked(Entry* e) REQUIRES(mu_);
   std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0}, bypass_reads_{0},
       bypass_writes_{0}, extent_reads_{0};
 };

@@ -185,6 +185,20 @@ int ChunkCursor::MergeLevel(uint64_t* unit) const {
   return k;
 }
 
+std::pair<uint64_t, uint64_t> ChunkCursor::span() const {
+  // Each dimension's runs in a chunk are in increasing order.
+  uint64_t first = 0, last = 0;
+  for (int d = 0; d < plan_.rank(); ++d) {
+    const DimPlan& dp = plan_.dims()[d];
+    const auto& span = dp.chunks[idx_[d]];
+    const Run& a = dp.runs[span.first_run];
+    const Run& b = dp.runs[span.first_run + span.num_runs - 1];
+    first += a.chunk_off * cstride_[d];
+    last += (b.chunk_off + b.len - 1) * cstride_[d];
+  }
+  return {first, last + 1};
+}
+
 uint64_t ChunkCursor::num_runs() const {
   uint64_t unit;
   int k = MergeLevel(&unit);

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "slabfs/types.h"
@@ -87,6 +88,9 @@ class ChunkCursor {
   bool covers_chunk() const { return selected() == chunk_elements(); }
   // The number of contiguous runs ForEachRun will produce.
   uint64_t num_runs() const;
+  // Offsets, in the chunk's element order, of the first selected element
+  // and one past the last.
+  std::pair<uint64_t, uint64_t> span() const;
 
   // Calls f(chunk_elem_offset, mem_elem_offset, count) for each run of
   // elements that is contiguous in the chunk (laid out C-order over extent())

@@ -1,6 +1,6 @@
 // The chunk cache: hit and miss counts, LRU order with the w0 preference,
 // dirty and pinned entries, no collision evictions, ghost-driven budget
-// growth, DirtyEntries, EraseDataset and Insert races.
+// growth, DirtyEntries, write-behind, EraseDataset and Insert races.
 #include "engine/cache/chunk_cache.h"
 
 #include <gtest/gtest.h>
@@ -461,6 +461,79 @@ TEST_F(ChunkCacheTest, ShedCandidatesAreFullyUsedDirtyEntriesFirst) {
   c.EvictToBudget();
   EXPECT_FALSE(c.over_budget());
   EXPECT_TRUE(c.ShedCandidates(1, 16).empty());  // within budget: nothing to shed
+}
+
+TEST_F(ChunkCacheTest, WriteBehindTakesChunksStreamedInFullOnceTheyFillTheWindow) {
+  ChunkCache c(800, 800);  // window: 800 / 8 = 100 bytes, ten entries of 10 one-byte elements
+  ASSERT_EQ(c.write_behind_window(), 100u);
+  auto write = [&](CacheKey k, uint64_t lo, uint64_t hi) {
+    ChunkCache::Entry* e = c.Lookup(k);
+    ASSERT_NE(e, nullptr);
+    c.MarkDirty(e);
+    c.ReleaseWritten(e, hi - lo, hi - lo, lo, hi, 10);
+  };
+  for (uint64_t i = 0; i < 12; ++i) Add(c, {1, i}, 10);
+  Add(c, {2, 0}, 10);
+  // Read in full and then changed in part: fully used, not finished.
+  ChunkCache::Entry* e = c.Lookup({1, 11});
+  c.Release(e, 10);
+  write({1, 11}, 0, 3);
+  // Covered, but out of order: not finished.
+  write({1, 10}, 5, 10);
+  write({1, 10}, 0, 5);
+  // Streamed in order in pieces that cover the chunk: finished.
+  for (uint64_t i = 0; i < 9; ++i) {
+    write({1, i}, 0, 4);
+    write({1, i}, 4, 10);
+  }
+  write({2, 0}, 0, 10);                     // another dataset's: not counted for dataset 1
+  write({1, 9}, 0, 9);                      // one element short
+  EXPECT_TRUE(c.FinishedDirty(1).empty());  // 90 bytes finished: under the window
+  write({1, 9}, 9, 10);
+  std::vector<ChunkCache::Entry*> f = c.FinishedDirty(1);
+  std::vector<uint64_t> got;
+  for (auto* x : f) got.push_back(x->key.chunk);
+  EXPECT_EQ(got, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));  // least recently used first
+  std::vector<CacheKey> keys;
+  for (auto* x : f) {
+    keys.push_back(x->key);
+    c.MarkClean(x);  // stored
+    c.Release(x, 0);
+  }
+  const uint64_t evictions = c.stats().evictions;
+  c.EvictStored(keys);
+  EXPECT_EQ(c.stats().evictions - evictions, 10u);
+  EXPECT_EQ(c.stats().resident_bytes, 30u);  // 10 and 11 of dataset 1, 0 of dataset 2
+  EXPECT_TRUE(c.HoldsChanges({1, 10}));
+  EXPECT_TRUE(c.HoldsChanges({1, 11}));
+  // Once stored, writes count anew: an out-of-order entry stored (by a
+  // commit) and then streamed in full is finished.
+  std::vector<ChunkCache::Entry*> d = c.DirtyEntries(1);
+  for (auto* x : d) {
+    c.MarkClean(x);
+    c.Release(x, 0);
+  }
+  write({1, 10}, 0, 10);
+  for (uint64_t i = 20; i < 29; ++i) {
+    Add(c, {1, i}, 10);
+    write({1, i}, 0, 10);
+  }
+  f = c.FinishedDirty(1);
+  ASSERT_EQ(f.size(), 10u);
+  for (auto* x : f) {
+    c.MarkClean(x);
+    c.Release(x, 0);
+  }
+  write({1, 20}, 0, 5);
+  EXPECT_TRUE(c.FinishedDirty(1).empty());
+  // A pinned or dirty entry is not evicted by EvictStored.
+  ChunkCache::Entry* pinned = c.Lookup({1, 21});
+  c.EvictStored({{1, 20}, {1, 21}, {1, 99}});
+  EXPECT_TRUE(c.Contains({1, 20}));  // dirty again
+  EXPECT_TRUE(c.Contains({1, 21}));  // pinned
+  c.Release(pinned, 0);
+  c.EvictStored({{1, 21}});
+  EXPECT_FALSE(c.Contains({1, 21}));
 }
 
 TEST_F(ChunkCacheTest, CacheOnRepeatSaysYesWhenReadsOverlap) {

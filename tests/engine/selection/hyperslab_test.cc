@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "tests/testutil/mem_container.h"
 #include "tests/testutil/status_matchers.h"
@@ -160,6 +163,37 @@ TEST(HyperslabTest, MatchesDenseReferenceOnRandomSelections) {
     ASSERT_EQ(all, ref) << "after reopen, trial " << trial;
   }
   EXPECT_GE(cases, 2000);
+}
+
+// span() is the first selected element of each touched chunk and one past
+// the last, as the runs ForEachRun produces place them (write-behind
+// decides from it whether writes come in order).
+TEST(HyperslabTest, SpanBoundsTheRunsOfEachChunk) {
+  Rng rng(20261128);
+  int chunks = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int rank = static_cast<int>(rng.Uniform(1, 4));
+    Dims shape, chunk;
+    for (int d = 0; d < rank; ++d) {
+      shape.push_back(rng.Uniform(1, 30));
+      chunk.push_back(rng.Uniform(1, shape.back() + 2));
+    }
+    const Slab sel = RandomSlab(rng, shape);
+    TransferPlan plan;
+    ASSERT_OK(plan.Build(shape, chunk, sel, nullptr));
+    for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++chunks) {
+      uint64_t lo = UINT64_MAX, hi = 0, n = 0;
+      cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t len) {
+        lo = std::min(lo, co);
+        hi = std::max(hi, co + len);
+        n += len;
+      });
+      ASSERT_EQ(n, cur.selected());
+      ASSERT_EQ(cur.span(), std::make_pair(lo, hi)) << "trial " << trial;
+      ASSERT_LE(hi - lo, cur.chunk_elements());
+    }
+  }
+  EXPECT_GE(chunks, 300);
 }
 
 TEST(HyperslabTest, DecomposeLinearCoversRangeExactly) {
