@@ -171,10 +171,21 @@ class DatasetState {
   // The memory chunk (of `elements`) of a chunk from its record: the fill
   // value if unallocated, else its file chunk loaded through the format.
   // `linear` is its position in the current grid, for messages.
-  Status LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem)
-      REQUIRES_SHARED(rw_);
+  // Elements past `fill_to` that the file does not hold are left as they
+  // are rather than given the fill value (a trimmed-edge chunk cached only
+  // up to the dataset's end, LiveElements).
+  Status LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem,
+                   uint64_t fill_to = UINT64_MAX) REQUIRES_SHARED(rw_);
+  // The elements of the chunk at c inside the dataset's length: a prefix of
+  // it where edge chunks are trimmed (trimmed_edge.h), else all of them.
+  uint64_t LiveElements(ChunkCoord c) const REQUIRES_SHARED(rw_);
+  // Before the first dimension grows from `old_length` to `new_length`
+  // (where edge chunks are trimmed): the cached chunks the growth reaches
+  // into get the fill value over what it makes visible (Entry::filled).
+  void FillGrownEntries(uint64_t old_length, uint64_t new_length) REQUIRES(rw_);
   // A new buffer of `bytes` holding the memory chunk at `linear`.
-  Status LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) REQUIRES_SHARED(rw_);
+  Status LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out, uint64_t fill_to = UINT64_MAX)
+      REQUIRES_SHARED(rw_);
   // Starts read-ahead of a chunk's extent, once in a while per chunk.
   void AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes);
   // Merges the stored chunk into a partly written entry (write without

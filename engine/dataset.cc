@@ -264,9 +264,11 @@ void DatasetState::AdviseChunk(uint64_t linear, uint64_t addr, uint64_t bytes) {
   c_->file()->WillNeed(addr, bytes);
 }
 
-Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem) {
+Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t linear, uint64_t elements, char* mem,
+                               uint64_t fill_to) {
+  fill_to = std::min(fill_to, elements);
   if (!rec.allocated()) {
-    format_->MemFill(mem, elements);
+    format_->MemFill(mem, fill_to);
     return Status::OK();
   }
   const uint64_t file_bytes = FileBytesOf(c, rec);
@@ -281,24 +283,59 @@ Status DatasetState::LoadChunk(ChunkCoord c, const ChunkRecord& rec, uint64_t li
   }
   Status s = format_->Load(ChunkIo{c_->file(), &c_->cache()}, rec.addr, file_bytes, rec.filter_mask, mem, stored);
   if (!s.ok()) return Corrupt(s.WithContext(ChunkWhat(c)));
-  if (stored < elements) format_->MemFill(mem + stored * item_size_, elements - stored);
+  if (stored < fill_to) format_->MemFill(mem + stored * item_size_, fill_to - stored);
   return Status::OK();
 }
 
-Status DatasetState::LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out) {
+uint64_t DatasetState::LiveElements(ChunkCoord c) const {
+  if (TrimsEdge(meta_)) return TrimmedChunkBytes(meta_, c, meta_.shape[0]) / item_size_;
+  return BytesOfChunk(c) / item_size_;
+}
+
+void DatasetState::FillGrownEntries(uint64_t old_length, uint64_t new_length) {
+  if (!TrimsEdge(meta_) || new_length <= old_length) return;
+  const uint64_t row = old_length / meta_.chunks[0];
+  // A chunk row that starts at the old end or past it held nothing: none
+  // of its chunks can be cached.
+  if (old_length % meta_.chunks[0] == 0 || row >= grid_[0]) return;
+  ChunkCache& cache = c_->cache();
+  const size_t rank = grid_.size();
+  uint64_t coords[kMaxRank] = {};
+  coords[0] = row;
+  for (;;) {
+    const ChunkCoord c(coords, rank);
+    if (ChunkCache::Entry* e = cache.Peek(CacheKey{cache_id_, LinearInGrid(c)})) {
+      const uint64_t live = TrimmedChunkBytes(meta_, c, new_length) / item_size_;
+      if (e->filled < live) {
+        format_->MemFill(e->data.get() + e->filled * item_size_, live - e->filled);
+        e->filled = live;
+      }
+      cache.Unpin(e);
+    }
+    size_t d = rank;
+    while (--d > 0) {
+      if (++coords[d] < grid_[d]) break;
+      coords[d] = 0;
+    }
+    if (d == 0) break;
+  }
+}
+
+Status DatasetState::LoadEntry(uint64_t linear, uint64_t bytes, std::unique_ptr<char[]>* out, uint64_t fill_to) {
   uint64_t coords[kMaxRank];
   CoordsOf(linear, coords);
   const ChunkCoord c(coords, grid_.size());
   SLABFS_ASSIGN_OR_RETURN(ChunkRecord rec, index_->Get(c));
   *out = c_->cache().TakeBuffer(bytes);
-  return LoadChunk(c, rec, linear, BytesOfChunk(c) / item_size_, out->get());
+  return LoadChunk(c, rec, linear, BytesOfChunk(c) / item_size_, out->get(), fill_to);
 }
 
 Status DatasetState::CompleteEntry(ChunkCache::Entry* e) {
   MutexLock lock(e->merge_mu);
   if (!e->partial.load(std::memory_order_relaxed)) return Status::OK();
   std::unique_ptr<char[]> stored;
-  SLABFS_RETURN_IF_ERROR(LoadEntry(e->key.chunk, e->bytes, &stored));
+  // Past e->filled the entry holds nothing yet, and nothing is read there.
+  SLABFS_RETURN_IF_ERROR(LoadEntry(e->key.chunk, e->bytes, &stored, e->filled));
   const uint64_t isz = item_size_;
   char* dst = e->data.get();
   ForEachClearRun(e->written.get(), e->bytes / isz, [&](uint64_t first, uint64_t n) {
@@ -487,12 +524,16 @@ Result<ChunkCache::Entry*> DatasetState::NewEntry(const ChunkCursor& cur, const 
   const uint64_t bytes = format_->MemBytes(n);
   std::unique_ptr<char[]> data = cache.TakeBuffer(bytes);
   bool partial = false;
+  // Where edge chunks are trimmed, only the elements inside the dataset's
+  // length are filled now (a new small file does not zero a whole chunk);
+  // the rest when it grows over them (FillGrownEntries).
+  const uint64_t live = whole ? n : LiveElements(cur.coords());
   if (whole) {
     // Every element is overwritten: nothing is read; a defined set starts
     // empty and the write fills it.
     if (format_->tracks_defined()) format_->MemFill(data.get(), n);
   } else if (!rec.allocated()) {
-    format_->MemFill(data.get(), n);
+    format_->MemFill(data.get(), live);
   } else if (!format_->tracks_defined()) {
     // Write without read: the stored chunk is merged in only if an
     // unwritten element is read, or the chunk is written back, before later
@@ -503,6 +544,7 @@ Result<ChunkCache::Entry*> DatasetState::NewEntry(const ChunkCursor& cur, const 
     SLABFS_RETURN_IF_ERROR_R(LoadChunk(cur.coords(), rec, cur.linear(), n, data.get()));
   }
   ChunkCache::Entry* e = cache.Insert(CacheKey{cache_id_, cur.linear()}, std::move(data), bytes, true);
+  if (live < n) e->filled = live;
   if (partial) {
     e->written.reset(new uint64_t[(n + 63) / 64]());
     e->unwritten = n;

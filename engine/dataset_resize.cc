@@ -57,7 +57,10 @@ Status DatasetState::ResizeLocked(const Dims& shape) {
   if (only_first_grows) {
     // Appending: the chunk grid gains rows at its end, so every cached
     // chunk keeps its position and nothing stored changes (the elements a
-    // stored chunk holds past the old end are the fill value already).
+    // stored chunk holds past the old end are the fill value already; a
+    // cached chunk filled only up to the old end gets it over the rows the
+    // growth makes visible).
+    FillGrownEntries(meta_.shape[0], shape[0]);
     SetShape(shape);
     return Status::OK();
   }

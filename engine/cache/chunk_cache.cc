@@ -88,6 +88,14 @@ ChunkCache::Entry* ChunkCache::Lookup(const CacheKey& key) {
   return e;
 }
 
+ChunkCache::Entry* ChunkCache::Peek(const CacheKey& key) {
+  MutexLock lock(mu_);
+  auto it = map_.find(key);
+  if (it == map_.end()) return nullptr;
+  ++it->second->pins;
+  return it->second.get();
+}
+
 bool ChunkCache::Contains(const CacheKey& key) const {
   MutexLock lock(mu_);
   return map_.count(key) != 0;

@@ -104,6 +104,11 @@ class ChunkCache {
     // written, while every write began at or past the end of the one
     // before (`in_order`). `finished` (under mu_): streamed in full while
     // dirty.
+    // Elements materialized in `data` (trimmed-edge datasets, whose cached
+    // chunks are filled only up to the dataset's end: the rest reads as the
+    // fill value and is filled in when the dataset grows over it); every
+    // element for other datasets. Changed under the dataset's write lock.
+    uint64_t filled = UINT64_MAX;
     uint64_t stream_end = 0;
     uint64_t streamed = 0;
     bool in_order = true;
@@ -119,6 +124,9 @@ class ChunkCache {
 
   // A pinned entry, or nullptr (counted as a hit or a miss).
   Entry* Lookup(const CacheKey& key);
+  // The entry, pinned, or nullptr, without counting or touching it (Unpin).
+  Entry* Peek(const CacheKey& key);
+  void Unpin(Entry* e) { e->pins.fetch_sub(1, std::memory_order_release); }
   // Whether the key is resident, without counting, pinning or touching it.
   bool Contains(const CacheKey& key) const;
   // Whether the key is resident with changes not yet written back (dirty

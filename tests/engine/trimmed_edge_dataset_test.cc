@@ -296,6 +296,61 @@ TEST(TrimmedEdgeTest, GrowingAfterATrimmedChunkReadsTheFillValue) {
   EXPECT_EQ(ReadAll(f), after);
 }
 
+// A new file's chunk is filled in the cache only as far as the file
+// reaches (a small file does not zero a whole 1 MiB chunk); growth fills
+// the rest over what it makes visible. The chunk buffers come from the
+// process's pool, here left full of another file's bytes, so an element
+// the growth did not fill would read as those.
+TEST(TrimmedEdgeTest, ACachedChunkFilledToTheEndReadsTheFillValueWhereItGrows) {
+  {
+    auto junk_disk = NewDisk();
+    ASSERT_OK_AND_ASSIGN(auto j, OpenOnDisk(junk_disk));
+    ASSERT_OK_AND_ASSIGN(Dataset junk, NewFile(*j, "/junk"));
+    // In half chunks, through the cache (whole chunks would go straight to
+    // the file, on the engine's pool).
+    const std::string ee(kMiB / 2, '\xee');
+    for (uint64_t off = 0; off < 4 * kMiB; off += ee.size())
+      ASSERT_OK(junk.WriteBytes(off, ee.size(), ee.data(), Dataset::Growth::kGrowRows));
+    ASSERT_OK(j->Close());  // its cache's buffers go to the pool
+  }
+  auto disk = NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk));
+  ASSERT_OK_AND_ASSIGN(Dataset f, NewFile(*c, "/f", "\x2a"));
+  ASSERT_OK(f.WriteBytes(0, 10, "0123456789", Dataset::Growth::kGrowRows));
+  // Grown by truncate, by a write past the end, and by an append, before
+  // anything is stored: the chunk stays in the cache throughout.
+  ASSERT_OK(f.SetSizeBytes(5000));
+  std::string want = "0123456789" + std::string(4990, '\x2a');
+  EXPECT_EQ(ReadAll(f), want);
+  ASSERT_OK(f.WriteBytes(6000, 4, "abcd", Dataset::Growth::kGrowRows));
+  want += std::string(1000, '\x2a') + "abcd";
+  EXPECT_EQ(ReadAll(f), want);
+  ASSERT_OK(f.WriteBytes(want.size(), 3, "xyz", Dataset::Growth::kGrowRows));
+  want += "xyz";
+  EXPECT_EQ(ReadAll(f), want);
+  EXPECT_EQ(c->cache_stats().bytes_written, 0u);
+  ASSERT_OK(c->Commit());
+  EXPECT_EQ(f.info().stored_bytes, want.size());
+  // Stored, then changed without being read (write without read): the
+  // stored chunk is merged in as far as the file reaches, and a truncate
+  // past it reads the fill value.
+  ASSERT_OK(c->Close());
+  c.reset();
+  ASSERT_OK_AND_ASSIGN(c, OpenOnDisk(disk));
+  ASSERT_OK_AND_ASSIGN(f, c->OpenDataset("/f"));
+  ASSERT_OK(f.WriteBytes(1, 2, "AB"));
+  want.replace(1, 2, "AB");
+  ASSERT_OK(f.SetSizeBytes(want.size() + 100));
+  want += std::string(100, '\x2a');
+  EXPECT_EQ(ReadAll(f), want);
+  ASSERT_OK(c->Close());
+  c.reset();
+  ExpectClean(disk, "after growing a cached chunk");
+  ASSERT_OK_AND_ASSIGN(c, OpenOnDisk(disk));
+  ASSERT_OK_AND_ASSIGN(f, c->OpenDataset("/f"));
+  EXPECT_EQ(ReadAll(f), want);
+}
+
 TEST(TrimmedEdgeTest, AppendingAcrossCommitsRestoresTheEdgeChunk) {
   // A log file: appended in small pieces with a commit after each, as
   // `>>` through the mount with a close after each line.
