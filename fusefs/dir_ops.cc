@@ -9,9 +9,29 @@
 
 #include "fusefs/attr_ops.h"
 #include "fusefs/request.h"
+#include "fusefs/views/view_name.h"
 #include "fusefs/views/view_ops.h"
 
 namespace slabfs::fusefs {
+
+namespace {
+
+// Whether the kernel may keep a missing name as a negative entry for
+// entry_timeout, so that the lstat before a create (tar, git, cp) and the
+// create's own lookup reach the daemon once, not twice. Only where every
+// change of the namespace goes through this mount, whose create, mkdir,
+// rename and symlink replace the kernel's negative entry: a container,
+// mounted read-write (this daemon holds its write lock) or read-only on
+// one commit. Not a follow mount (new names arrive with a refresh), nor a
+// Zarr or HDF5 store (other programs may change the directory or file),
+// nor a name of a view's form ("x.npy", "x[0:2]"), which appears when a
+// dataset of another name does.
+bool CachesMissingName(const Filesystem& fs, const char* name) {
+  return fs.container != nullptr && fs.options.follow_interval.count() == 0 && fs.options.entry_timeout > 0 &&
+         !views::ParseViewName(name).has_value();
+}
+
+}  // namespace
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Guard(req, "lookup", [&] {
@@ -26,8 +46,13 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
       if (id.error().code() == Code::kNotFound) {
         // Not a child: perhaps a view of one (views/view_ops.h).
         if (views::LookupView(req, parent, name)) return 0;
-        return QuietRefuse(
+        const int err = QuietRefuse(
             "lookup", [&] { return DescribeChild(fs, parent, name); }, id.error());
+        if (!CachesMissingName(fs, name)) return err;
+        fuse_entry_param e{};  // inode 0: a negative entry
+        e.entry_timeout = fs.options.entry_timeout;
+        fuse_reply_entry(req, &e);
+        return 0;
       }
       return Refuse("lookup", DescribeChild(fs, parent, name), id.error());
     }

@@ -178,6 +178,49 @@ def test_missing_paths_are_enoent(container, mounter):
     assert cp.returncode != 0 and "No such file or directory" in cp.stderr
 
 
+def lookups_of(m, path):
+    """How many lookups of `path` (a mount path like /g/x) that found nothing
+    the daemon logged at debug level."""
+    return sum(1 for line in m.log().splitlines() if f"lookup {path} refused (ENOENT)" in line)
+
+
+def test_missing_names_are_remembered_until_made_through_the_mount(container, mounter):
+    """A missing name is a negative entry for the kernel (entry_timeout):
+    the lstat before a create and the create's own lookup reach the daemon
+    once. Making the name through the mount (a file, a directory, a
+    rename) replaces the negative entry at once. A view's name
+    is never remembered missing: it appears when its dataset is made."""
+    m = mounter(container, "-o", "log_level=debug")
+    for name in ("f", "d", "r"):
+        t0 = time.monotonic()
+        for _ in range(3):
+            expect_errno(errno.ENOENT, os.stat, mpath(m, "/" + name))
+        # The negative entry lasts the mount's entry timeout (1 s).
+        if time.monotonic() - t0 < 1.0:
+            assert lookups_of(m, "/" + name) == 1, m.log()[-2000:]
+    with open(mpath(m, "/f"), "wb") as f:
+        f.write(b"made\n")
+    assert open(mpath(m, "/f"), "rb").read() == b"made\n"
+    os.mkdir(mpath(m, "/d"))
+    assert os.path.isdir(mpath(m, "/d"))
+    with open(mpath(m, "/tmp"), "wb") as f:
+        f.write(b"renamed\n")
+    os.rename(mpath(m, "/tmp"), mpath(m, "/r"))
+    assert open(mpath(m, "/r"), "rb").read() == b"renamed\n"
+    # Removed again: missing again, at once.
+    os.unlink(mpath(m, "/f"))
+    expect_errno(errno.ENOENT, os.stat, mpath(m, "/f"))
+    # A view of a dataset made later.
+    for _ in range(2):
+        expect_errno(errno.ENOENT, os.stat, mpath(m, "/later.npy"))
+    assert lookups_of(m, "/later.npy") == 2
+    with open(mpath(m, "/later"), "wb") as f:
+        f.write(bytes(range(8)))
+    assert open(mpath(m, "/later.npy"), "rb").read().startswith(b"\x93NUMPY")
+    assert m.unmount() == 0
+    assert slab_ls(container).split() == ["d/", "later", "r"]
+
+
 def test_bad_names(container, mounter):
     m = mounter(container)
     long_ok = "n" * 255
