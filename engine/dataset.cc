@@ -693,7 +693,13 @@ Status DatasetState::ShedDirty() {
     std::vector<CacheKey> keys;
     keys.reserve(finished.size());
     for (const ChunkCache::Entry* e : finished) keys.push_back(e->key);
-    SLABFS_RETURN_IF_ERROR(WriteBackEntries(std::move(finished)));
+    Status s = WriteBackEntries(std::move(finished));
+    if (!s.ok()) {
+      // The chunks stay dirty in the cache and the commit stores them, or
+      // reports why it cannot: this write's bytes are in, so it does not
+      // fail for an early store of others.
+      LogWarn(what() + ": write-behind failed, left to the commit: " + s.ToString());
+    }
     cache.EvictStored(keys);
   }
   // Clean entries go first; then dirty ones, those the application is done

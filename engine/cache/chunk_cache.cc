@@ -235,7 +235,16 @@ void ChunkCache::ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written,
   // The stream fields belong to the dataset's writer, the only thread
   // here; SetDirtyLocked resets them under mu_ when the writer stores the
   // chunk, never while it writes.
-  if (lo < e->stream_end) e->in_order = false;
+  if (lo < e->stream_end) {
+    e->in_order = false;
+    if (e->streamed_in_full) {
+      // Finished, then written over again (a header patched after the
+      // body): no longer finished, so write-behind leaves it to the commit.
+      e->streamed_in_full = false;
+      MutexLock lock(mu_);
+      UnfinishLocked(e);
+    }
+  }
   e->stream_end = hi;
   e->streamed += written;
   if (e->in_order && !e->streamed_in_full && e->streamed >= elements) {
@@ -244,6 +253,13 @@ void ChunkCache::ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written,
     FinishLocked(e);
   }
   Release(e, used_bytes);
+}
+
+void ChunkCache::UnfinishLocked(Entry* e) {
+  if (!e->finished) return;
+  e->finished = false;
+  auto it = dirty_of_.find(e->key.dataset);
+  if (it != dirty_of_.end()) it->second.finished_bytes -= e->bytes;
 }
 
 void ChunkCache::MarkDirty(Entry* e) {

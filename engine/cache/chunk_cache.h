@@ -31,7 +31,8 @@
 // a virtual machine, more: a streaming write that first filled the whole
 // budget with dirty chunks spent most of its time faulting buffers in.)
 // Chunks written out of order, or over again (sliding windows, a row
-// rewritten), are never finished, so write-behind never stores a chunk
+// rewritten, a header patched after the body, even once the chunk was
+// finished), are not finished, so write-behind does not store a chunk
 // that later writes change again; chunks read in full keep their place.
 //
 // Loads are single-flight (ClaimLoad): when several readers miss one chunk
@@ -297,6 +298,7 @@ class ChunkCache {
   std::unordered_map<CacheKey, std::shared_ptr<Load>, CacheKeyHash> loading_ GUARDED_BY(mu_);
   void SetDirtyLocked(Entry* e, bool dirty) REQUIRES(mu_);
   void FinishLocked(Entry* e) REQUIRES(mu_);
+  void UnfinishLocked(Entry* e) REQUIRES(mu_);
   std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, bytes_written_{0}, evictions_{0}, bypass_reads_{0},
       bypass_writes_{0}, extent_reads_{0};
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,64 @@ TEST_P(WriteBehindTest, AChunkWrittenOverAgainIsStoredOnce) {
   std::vector<float> back(kChunk * kChunk);
   ASSERT_OK(d.ReadElements(0, back.size(), back.data()));
   EXPECT_EQ(back, model);
+}
+
+// A chunk streamed in full and then written over again (a header patched
+// after the body) is no longer finished: write-behind does not store it
+// early only to store it again, and the commit stores each chunk once.
+TEST_P(WriteBehindTest, AChunkRewrittenAfterItWasStreamedIsLeftToTheCommit) {
+  constexpr uint64_t kC = 4096;  // elements per chunk: 16 KiB
+  auto disk = testutil::NewDisk();
+  // Budget 16 chunks: the window is 2.
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.cache_bytes = 16 * kC * 4}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d,
+      c->CreateDataset("/d", {.dtype = DType::kF4, .shape = {2 * kC}, .chunks = {kC}, .filters = GetParam()}));
+  std::vector<float> model(2 * kC, 0.0f);
+  auto write = [&](uint64_t first, uint64_t n, float v) {
+    std::fill(model.begin() + first, model.begin() + first + n, v);
+    ASSERT_OK(d.Write(Slab::Box({first}, {n}), model.data() + first));
+  };
+  write(0, kC / 2, 1.0f);  // chunk 0 streamed in two halves: finished
+  write(kC / 2, kC / 2, 2.0f);
+  write(0, 1, 3.0f);        // the header patched: no longer finished
+  write(kC, kC / 2, 4.0f);  // chunk 1 streamed: one finished chunk, under the window
+  write(kC + kC / 2, kC / 2, 5.0f);
+  EXPECT_EQ(c->cache_stats().bytes_written, 0u);
+  ASSERT_OK(c->Commit());
+  if (GetParam().empty()) {
+    EXPECT_EQ(c->cache_stats().bytes_written, 2 * kC * 4);
+  }
+  std::vector<float> back(2 * kC);
+  ASSERT_OK(d.ReadElements(0, back.size(), back.data()));
+  EXPECT_EQ(back, model);
+}
+
+// A write-behind store that fails (the disk fails every write from some
+// point) fails no write: the chunks stay dirty in the cache, read back,
+// and the commit reports the failure.
+TEST_P(WriteBehindTest, AFailedWriteBehindFailsNoWriteAndTheCommitReportsIt) {
+  auto disk = testutil::NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, testutil::OpenOnDisk(disk, {.cache_bytes = kBudget}));
+  // 1 MiB: half the budget, four times the window.
+  constexpr uint64_t kRowsHere = 256;
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d,
+      c->CreateDataset(
+          "/d", {.dtype = DType::kF4, .shape = {kRowsHere, kN}, .chunks = {kChunk, kChunk}, .filters = GetParam()}));
+  ASSERT_OK(c->Commit());
+  {
+    std::lock_guard lock(disk->mu);
+    disk->crash_after = disk->writes;
+  }
+  for (uint64_t r = 0; r < kRowsHere; r += kRows) {
+    std::vector<float> v = Rows(r, kRows);
+    ASSERT_OK(d.Write(Slab::Box({r, 0}, {kRows, kN}), v.data()));
+  }
+  std::vector<float> back(kRowsHere * kN);
+  ASSERT_OK(d.ReadElements(0, back.size(), back.data()));
+  EXPECT_EQ(back, Rows(0, kRowsHere));
+  EXPECT_FALSE(c->Commit().ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Filters, WriteBehindTest, ::testing::Values(std::string(), std::string("shuffle,deflate")),

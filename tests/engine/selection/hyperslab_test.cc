@@ -179,8 +179,27 @@ TEST(HyperslabTest, SpanBoundsTheRunsOfEachChunk) {
       chunk.push_back(rng.Uniform(1, shape.back() + 2));
     }
     const Slab sel = RandomSlab(rng, shape);
+    // Half the time the chunks are laid out to a larger max shape (some
+    // dimensions unlimited: edge chunks keep their whole extent), and the
+    // memory side is a larger array with the selection at an offset.
+    Dims max_shape = shape;
+    MemSpace mem;
+    const bool wide = rng.OneIn(2);
+    if (wide) {
+      const Dims ext = sel.extents();
+      for (int d = 0; d < rank; ++d) {
+        max_shape[d] = rng.OneIn(2) ? kUnlimited : shape[d] + rng.Uniform(0, 9);
+        DimSlab m;
+        m.start = rng.Uniform(0, 2);
+        m.block = ext[d];
+        m.stride = ext[d];
+        m.count = 1;
+        mem.shape.push_back(m.start + ext[d] + rng.Uniform(0, 2));
+        mem.selection.dims.push_back(m);
+      }
+    }
     TransferPlan plan;
-    ASSERT_OK(plan.Build(shape, chunk, sel, nullptr));
+    ASSERT_OK(plan.Build(shape, chunk, sel, wide ? &mem : nullptr, wide ? &max_shape : nullptr));
     for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++chunks) {
       uint64_t lo = UINT64_MAX, hi = 0, n = 0;
       cur.ForEachRun([&](uint64_t co, uint64_t, uint64_t len) {
