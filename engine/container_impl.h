@@ -234,6 +234,10 @@ class DatasetState {
   Status WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) REQUIRES(rw_);
   // Writes back this dataset's dirty chunks while the cache is over budget.
   Status ShedDirty() REQUIRES(rw_);
+  // Write-behind (chunk_cache.h): stores and drops the dataset's chunks
+  // streamed in full once they fill the window. A failed store is logged
+  // and left to the commit.
+  void WriteBehind() REQUIRES(rw_);
   // Whether every chunk the plan touches but at most one is in the cache.
   bool AllButOneCached(const TransferPlan& plan) const REQUIRES_SHARED(rw_);
   // Whether encoding or decoding a chunk costs enough to be worth a core of

@@ -683,25 +683,25 @@ Status DatasetState::TakeLostWrites() {
   return std::exchange(lost_writes_, Status::OK());
 }
 
+void DatasetState::WriteBehind() {
+  ChunkCache& cache = c_->cache();
+  std::vector<ChunkCache::Entry*> finished = cache.FinishedDirty(cache_id_);
+  if (finished.empty()) return;
+  std::vector<CacheKey> keys;
+  keys.reserve(finished.size());
+  for (const ChunkCache::Entry* e : finished) keys.push_back(e->key);
+  Status s = WriteBackEntries(std::move(finished));
+  if (!s.ok()) {
+    // The chunks stay dirty in the cache and the commit stores them, or
+    // reports why it cannot: the write that got here has its bytes in, so
+    // it does not fail for an early store of others.
+    LogWarn(what() + ": write-behind failed, left to the commit: " + s.ToString());
+  }
+  cache.EvictStored(keys);
+}
+
 Status DatasetState::ShedDirty() {
   ChunkCache& cache = c_->cache();
-  // Write-behind: chunks streamed in full are stored and dropped once they
-  // fill the window, and their buffers serve the chunks filled next
-  // (chunk_cache.h).
-  std::vector<ChunkCache::Entry*> finished = cache.FinishedDirty(cache_id_);
-  if (!finished.empty()) {
-    std::vector<CacheKey> keys;
-    keys.reserve(finished.size());
-    for (const ChunkCache::Entry* e : finished) keys.push_back(e->key);
-    Status s = WriteBackEntries(std::move(finished));
-    if (!s.ok()) {
-      // The chunks stay dirty in the cache and the commit stores them, or
-      // reports why it cannot: this write's bytes are in, so it does not
-      // fail for an early store of others.
-      LogWarn(what() + ": write-behind failed, left to the commit: " + s.ToString());
-    }
-    cache.EvictStored(keys);
-  }
   // Clean entries go first; then dirty ones, those the application is done
   // with before any still being filled (see ChunkCache::ShedCandidates).
   cache.EvictToBudget();
@@ -743,6 +743,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
   };
   std::vector<Direct> direct;
   bool any_direct = false;
+  bool any_finished = false;
   uint64_t ordinal = 0;
   for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ordinal) {
     const CacheKey key{cache_id_, cur.linear()};
@@ -779,7 +780,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
       format_->MemWrite(dst, cur.chunk_elements(), cur, buf);
     }
     const auto [lo, hi] = cur.span();
-    cache.ReleaseWritten(e, used, cur.selected(), lo, hi, cur.chunk_elements());
+    any_finished |= cache.ReleaseWritten(e, used, cur.selected(), lo, hi, cur.chunk_elements());
   }
   // Second pass: the gather writes, spread over cores; every one is tried.
   // Third, in order: each chunk written is linked into the index, and the
@@ -815,6 +816,9 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
     }
     SLABFS_RETURN_IF_ERROR(first_error);
   }
+  // Only a write that finished a chunk can bring the finished ones to the
+  // write-behind window.
+  if (any_finished) WriteBehind();
   SLABFS_RETURN_IF_ERROR(ShedDirty());
   cache.EvictToBudget();
   return Status::OK();

@@ -37,8 +37,8 @@ PageRange StaleEndPage(std::string_view fill, uint64_t old_size, uint64_t writte
 
 // After the file of `ino` grew from old_size and the bytes from old_size
 // to written_from were not written (they read as the fill value): drops
-// the kernel's page at the old end where it is stale. `request_pages`:
-// [first, end) of the bytes the answering request holds locked in the
+// the kernel's page at the old end where it is stale. [request_first,
+// request_end): the bytes the answering request holds locked in the
 // kernel (a write's), or an empty range (fallocate).
 void DropStaleEndPage(Filesystem& fs, fuse_ino_t ino, std::string_view fill, uint64_t old_size, uint64_t written_from,
                       uint64_t request_first, uint64_t request_end);

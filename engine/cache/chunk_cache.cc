@@ -41,7 +41,6 @@ void ChunkCache::SetDirtyLocked(Entry* e, bool dirty) {
   if (dirty) {
     dirty_bytes_ += e->bytes;
     dirty_of_[e->key.dataset].entries.insert(e);
-    FinishLocked(e);
   } else {
     dirty_bytes_ -= e->bytes;
     auto it = dirty_of_.find(e->key.dataset);
@@ -55,12 +54,11 @@ void ChunkCache::SetDirtyLocked(Entry* e, bool dirty) {
     e->stream_end = 0;
     e->streamed = 0;
     e->in_order = true;
-    e->streamed_in_full = false;
   }
 }
 
 void ChunkCache::FinishLocked(Entry* e) {
-  if (e->finished || !e->dirty || !e->streamed_in_full) return;
+  if (e->finished || !e->dirty) return;
   auto it = dirty_of_.find(e->key.dataset);
   if (it == dirty_of_.end()) return;
   e->finished = true;
@@ -230,29 +228,30 @@ void ChunkCache::Release(Entry* e, uint64_t used_bytes) {
   e->pins.fetch_sub(1, std::memory_order_release);
 }
 
-void ChunkCache::ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written, uint64_t lo, uint64_t hi,
+bool ChunkCache::ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written, uint64_t lo, uint64_t hi,
                                 uint64_t elements) {
   // The stream fields belong to the dataset's writer, the only thread
   // here; SetDirtyLocked resets them under mu_ when the writer stores the
   // chunk, never while it writes.
+  bool now_finished = false;
   if (lo < e->stream_end) {
     e->in_order = false;
-    if (e->streamed_in_full) {
+    if (e->finished) {
       // Finished, then written over again (a header patched after the
       // body): no longer finished, so write-behind leaves it to the commit.
-      e->streamed_in_full = false;
       MutexLock lock(mu_);
       UnfinishLocked(e);
     }
   }
   e->stream_end = hi;
   e->streamed += written;
-  if (e->in_order && !e->streamed_in_full && e->streamed >= elements) {
-    e->streamed_in_full = true;
+  if (e->in_order && !e->finished && e->streamed >= elements) {
     MutexLock lock(mu_);
     FinishLocked(e);
+    now_finished = e->finished;
   }
   Release(e, used_bytes);
+  return now_finished;
 }
 
 void ChunkCache::UnfinishLocked(Entry* e) {
@@ -391,8 +390,7 @@ std::vector<ChunkCache::Entry*> ChunkCache::FinishedDirty(uint64_t dataset) {
   MutexLock lock(mu_);
   std::vector<Entry*> out;
   auto it = dirty_of_.find(dataset);
-  if (it == dirty_of_.end() || it->second.finished_bytes == 0 ||
-      it->second.finished_bytes < budget_.load(std::memory_order_relaxed) / kWriteBehindDivisor) {
+  if (it == dirty_of_.end() || it->second.finished_bytes == 0 || it->second.finished_bytes < write_behind_window()) {
     return out;
   }
   for (Entry* e : it->second.entries)

@@ -99,21 +99,20 @@ class ChunkCache {
     // Held while merging; the merge reads the stored chunk (I/O).
     Mutex merge_mu{LockRank::kChunkMerge};
     std::atomic<uint64_t> used{0};  // bytes read or written since loaded (w0 bookkeeping)
-    // Write-behind's view of the writes since it was last stored (or
-    // loaded), kept by the dataset's writer (ReleaseWritten) and reset when
-    // it is stored: where the last write's span ended and the elements
-    // written, while every write began at or past the end of the one
-    // before (`in_order`). `finished` (under mu_): streamed in full while
-    // dirty.
     // Elements materialized in `data` (trimmed-edge datasets, whose cached
     // chunks are filled only up to the dataset's end: the rest reads as the
     // fill value and is filled in when the dataset grows over it); every
     // element for other datasets. Changed under the dataset's write lock.
     uint64_t filled = UINT64_MAX;
+    // Write-behind's view of the writes since it was last stored (or
+    // loaded), kept by the dataset's writer (ReleaseWritten) and reset when
+    // it is stored: where the last write's span ended and the elements
+    // written, while every write began at or past the end of the one
+    // before (`in_order`); `finished` once they cover it (changed under
+    // mu_, by the writer or when the entry is stored).
     uint64_t stream_end = 0;
     uint64_t streamed = 0;
     bool in_order = true;
-    bool streamed_in_full = false;
     bool finished = false;
     std::atomic<bool> in_done_list{false};
     std::list<Entry*>::iterator pos;
@@ -144,9 +143,10 @@ class ChunkCache {
   void Release(Entry* e, uint64_t used_bytes);
   // Release for the dataset's writer (under its write lock), which wrote
   // `written` of the chunk's `elements` elements, all within [lo, hi) in
-  // the chunk's element order: also takes the cache's lock once the chunk
-  // is streamed in full (write-behind, above).
-  void ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written, uint64_t lo, uint64_t hi, uint64_t elements);
+  // the chunk's element order, into the dirty entry: also takes the
+  // cache's lock when the chunk becomes finished, or stops being so
+  // (write-behind, above). True when it became finished.
+  bool ReleaseWritten(Entry* e, uint64_t used_bytes, uint64_t written, uint64_t lo, uint64_t hi, uint64_t elements);
 
   // The right to load one chunk into the cache, held by one thread at a
   // time (ClaimLoad). Given up by Fill, or on destruction (the load failed,
