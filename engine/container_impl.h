@@ -234,6 +234,14 @@ class DatasetState {
   Status WriteBackEntries(std::vector<ChunkCache::Entry*> dirty) REQUIRES(rw_);
   // Writes back this dataset's dirty chunks while the cache is over budget.
   Status ShedDirty() REQUIRES(rw_);
+  // Before a write or erase changes anything: sheds what earlier ones left
+  // over budget, so a shed that fails refuses the change with every element
+  // as it was (never a failed write whose bytes were taken).
+  Status MakeRoom() REQUIRES(rw_) { return ShedDirty(); }
+  // After a write or erase took its bytes: sheds, and a failure is logged
+  // and left to the next change's MakeRoom or to the commit, not returned
+  // by the change that succeeded.
+  void ShedAfterChange() REQUIRES(rw_);
   // Write-behind (chunk_cache.h): stores and drops the dataset's chunks
   // streamed in full once they fill the window. A failed store is logged
   // and left to the commit.

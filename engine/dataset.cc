@@ -714,6 +714,12 @@ Status DatasetState::ShedDirty() {
   return Status::OK();
 }
 
+void DatasetState::ShedAfterChange() {
+  Status s = ShedDirty();
+  if (!s.ok()) LogWarn(what() + ": shedding dirty chunks failed, left for later: " + s.ToString());
+  c_->cache().EvictToBudget();
+}
+
 Status DatasetState::CheckRoomForChunks(uint64_t touched) {
   // Every chunk touched is counted whole, at its largest stored size.
   const uint64_t isz = item_size_;
@@ -727,8 +733,12 @@ Status DatasetState::CheckRoomForChunks(uint64_t touched) {
 Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool room_checked) {
   ChunkCache& cache = c_->cache();
   const uint64_t isz = item_size_;
-  // Refused before anything changes if the changes could not be stored.
-  if (!room_checked) SLABFS_RETURN_IF_ERROR(CheckRoomForChunks(plan.chunks_touched()));
+  // Refused before anything changes if the changes could not be stored, or
+  // if the dirty chunks left over budget cannot be shed.
+  if (!room_checked) {
+    SLABFS_RETURN_IF_ERROR(CheckRoomForChunks(plan.chunks_touched()));
+    SLABFS_RETURN_IF_ERROR(MakeRoom());
+  }
   c_->NoteDirty(id_);
   // First pass, in order: chunks in the cache, or partly written, are
   // updated in the cache; whole chunks not in the cache get their place in
@@ -819,8 +829,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
   // Only a write that finished a chunk can bring the finished ones to the
   // write-behind window.
   if (any_finished) WriteBehind();
-  SLABFS_RETURN_IF_ERROR(ShedDirty());
-  cache.EvictToBudget();
+  ShedAfterChange();
   return Status::OK();
 }
 

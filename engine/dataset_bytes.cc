@@ -40,8 +40,9 @@ Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const c
     return Status::OutOfRange(what() + ": elements " + std::to_string(first) + "+" + std::to_string(count) +
                               " outside " + std::to_string(n));
   // Up to 2*rank-1 boxes: the room for all of them is checked before the
-  // first changes anything, so a write refused for a full disk (NoSpace)
-  // leaves every element as it was.
+  // first changes anything, and earlier changes are shed, so a write
+  // refused for a full disk (NoSpace) or a failed shed leaves every element
+  // as it was.
   std::vector<LinearBox> boxes = DecomposeLinear(meta_.shape, first, count);
   std::vector<TransferPlan> plans(boxes.size());
   uint64_t touched = 0;
@@ -50,6 +51,7 @@ Status DatasetState::WriteElementsLocked(uint64_t first, uint64_t count, const c
     touched += plans[i].chunks_touched();
   }
   SLABFS_RETURN_IF_ERROR(CheckRoomForChunks(touched));
+  SLABFS_RETURN_IF_ERROR(MakeRoom());
   for (size_t i = 0; i < boxes.size(); ++i)
     SLABFS_RETURN_IF_ERROR(WriteLocked(plans[i], buf + boxes[i].offset * item_size_, /*room_checked=*/true));
   return Status::OK();

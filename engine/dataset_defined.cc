@@ -393,6 +393,7 @@ Status DatasetState::Erase(const Slab& sel) {
   const uint64_t stored = allocated_chunks_.load(std::memory_order_relaxed);
   int strided = 0;
   for (const DimSlab& d : sel.dims) strided += NormalizeDim(d).count > 1 ? 1 : 0;
+  SLABFS_RETURN_IF_ERROR(MakeRoom());
   Status s;
   if (touched <= kEraseGridWalk || touched / 4 <= stored || strided > kEraseMaxStridedDims) {
     TransferPlan plan;
@@ -404,8 +405,7 @@ Status DatasetState::Erase(const Slab& sel) {
     s = EraseStoredIn(sel);
   }
   SLABFS_RETURN_IF_ERROR(s);
-  SLABFS_RETURN_IF_ERROR(ShedDirty());
-  c_->cache().EvictToBudget();
+  ShedAfterChange();
   return Status::OK();
 }
 

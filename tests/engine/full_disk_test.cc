@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -94,6 +95,46 @@ TEST_P(FullDiskTest, AppendsFailCleanlyAndTheContainerStaysWhole) {
   std::string got(written.size(), '\0');
   ASSERT_OK(s.ReadBytes(0, got.size(), got.data()));
   EXPECT_TRUE(got == written);
+}
+
+// A disk that fails every write (EIO) while dirty chunks must be shed: the
+// write that left the cache over budget succeeds (its shed's failure is
+// logged), and the next write is refused before it takes a byte. Never a
+// failed write whose bytes then read back and are committed. Rows are
+// written bottom up, so no chunk is streamed in full and write-behind
+// stays out of it.
+TEST_P(FullDiskTest, AWriteWhoseSheddingFailsIsRefusedWithNothingTaken) {
+  constexpr uint64_t kRows = 256, kCols = 1024, kStep = 16;  // f4, 64 x 64 chunks of 16 KiB
+  auto disk = NewDisk();
+  ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true, .cache_bytes = 256 * 1024}));
+  ASSERT_OK_AND_ASSIGN(
+      Dataset d, c->CreateDataset(
+                     "/d", {.dtype = DType::kF4, .shape = {kRows, kCols}, .chunks = {64, 64}, .filters = GetParam()}));
+  ASSERT_OK(c->Commit());
+  {
+    std::lock_guard lock(disk->mu);
+    disk->crash_after = disk->writes;
+  }
+  std::vector<float> model(kRows * kCols, 0.0f);
+  Status failed;
+  uint64_t refused_at = kRows;
+  for (uint64_t r = kRows; r > 0 && failed.ok();) {
+    r -= kStep;
+    std::vector<float> v(kStep * kCols);
+    for (uint64_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(r * kCols + i) + 0.25f;
+    failed = d.Write(Slab::Box({r, 0}, {kStep, kCols}), v.data());
+    if (failed.ok()) {
+      std::copy(v.begin(), v.end(), model.begin() + static_cast<ptrdiff_t>(r * kCols));
+    } else {
+      refused_at = r;
+    }
+  }
+  ASSERT_FALSE(failed.ok()) << "the cache never had to shed";
+  EXPECT_LT(refused_at, kRows - 4 * kStep);  // the first band fit in the cache
+  std::vector<float> back(kRows * kCols);
+  ASSERT_OK(d.ReadElements(0, back.size(), back.data()));
+  EXPECT_TRUE(back == model) << "the refused write at row " << refused_at << " left bytes behind";
+  EXPECT_FALSE(c->Commit().ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Pipelines, FullDiskTest, ::testing::Values("", "shuffle,deflate=1,checksum"));
