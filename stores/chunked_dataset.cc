@@ -41,14 +41,13 @@ uint64_t ChunkedLayout::chunk_elements() const {
 
 ChunkedDataset::ChunkedDataset(std::shared_ptr<const ChunkedLayout> layout, std::shared_ptr<engine::ChunkCache> cache,
                                uint64_t cache_id)
-    : layout_(std::move(layout)), cache_(std::move(cache)), cache_id_(cache_id) {
-  const std::string& fill = layout_->info.dataset.fill;
-  fill_is_zero_ = std::all_of(fill.begin(), fill.end(), [](char c) { return c == 0; });
-}
+    : layout_(std::move(layout)), cache_(std::move(cache)), cache_id_(cache_id) {}
 
 void ChunkedDataset::Fill(char* dst, uint64_t n) const {
+  // Read each time, under the layout's lock the caller holds: a writable
+  // store may change it (a Zarr v2 array's fill_value set as _FillValue).
   const std::string& fill = layout_->info.dataset.fill;
-  if (fill_is_zero_) {
+  if (std::all_of(fill.begin(), fill.end(), [](char c) { return c == 0; })) {
     std::memset(dst, 0, n * fill.size());
     return;
   }

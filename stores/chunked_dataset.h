@@ -108,7 +108,7 @@ class ChunkedDataset : public StoreDataset {
   uint64_t cache_id() const { return cache_id_; }
   // StoredChunks with layout().mu held.
   std::vector<StoredChunk> StoredChunksLocked() const;
-  // The dataset's fill value in n elements at dst.
+  // The dataset's fill value in n elements at dst. Under the layout's mu.
   void Fill(char* dst, uint64_t n) const;
 
  private:
@@ -117,7 +117,6 @@ class ChunkedDataset : public StoreDataset {
   std::shared_ptr<const ChunkedLayout> layout_;
   std::shared_ptr<engine::ChunkCache> cache_;
   uint64_t cache_id_;
-  bool fill_is_zero_ = true;
 };
 
 }  // namespace slabfs::stores

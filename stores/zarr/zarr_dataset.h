@@ -19,8 +19,9 @@ namespace slabfs::stores {
 // One array of the store: its chunk grid, the chunk keys present (learned
 // when the store opened; a writable store keeps them up to date as it
 // writes), with each chunk file's size, and how its chunks are encoded.
-// `mu` (ChunkedLayout) guards keys, file_bytes, info's shape and sizes and
-// array.shape; the rest is fixed once the store is open.
+// `mu` (ChunkedLayout) guards keys, file_bytes, info's shape, sizes and
+// fill, and array.shape, fill and dimension_names; the rest is fixed once
+// the store is open.
 struct ZarrLayout : ChunkedLayout {
   std::string store;  // the store's path, for messages
   std::string dir;    // the array's directory

@@ -622,17 +622,28 @@ Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attrib
         store_->path(), name));
   }
   SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(id));
-  const Json json = convert::AttributeToJson(value);
+  SLABFS_ASSIGN_OR_RETURN(const Special special, SpecialOf(id, name));
+  if (special == Special::kFillValue) return SetFillMarker(id, value);
+  if (special == Special::kDimensionNames) return SetDimensionNames(id, &value);
+  // _ARRAY_DIMENSIONS (v2) as the list xarray reads, not the list's text.
+  std::optional<Json> dims;
+  if (name == convert::kDimensionsAttribute) dims = convert::DimensionNamesList(value, 2);
+  const Json json = dims ? std::move(*dims) : convert::AttributeToJson(value);
   // What a reader of the store makes of it (numbers read back as i8, u8 or
   // f8): the tree shows what opening the store again would show.
   SLABFS_ASSIGN_OR_RETURN(Attribute shown, convert::AttributeFromJson(json));
-  std::lock_guard meta(ctx_->meta_mu);
-  SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
-    attrs[std::string(name)] = json;
-    return Status::OK();
-  }));
-  std::unique_lock tree(store_->tree_mu());
-  store_->node(id).attrs.insert_or_assign(std::string(name), std::move(shown));
+  std::optional<Json> plain_fill;
+  {
+    std::lock_guard meta(ctx_->meta_mu);
+    SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
+      attrs[std::string(name)] = json;
+      if (auto it = attrs.find(std::string(convert::kFillValueAttribute)); it != attrs.end()) plain_fill = *it;
+      return Status::OK();
+    }));
+    std::unique_lock tree(store_->tree_mu());
+    store_->node(id).attrs.insert_or_assign(std::string(name), std::move(shown));
+  }
+  if (name == convert::kDimensionsAttribute) ReshowFillValue(id, plain_fill);
   return Status::OK();
 }
 
@@ -642,19 +653,185 @@ Status ZarrWriter::RemoveAttribute(ObjectId id, std::string_view name) {
                                             convert::kMaxShapeAttribute));
   }
   SLABFS_ASSIGN_OR_RETURN(std::string dir, DirOf(id));
-  std::lock_guard meta(ctx_->meta_mu);
-  SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
-    auto it = attrs.find(std::string(name));
-    if (it == attrs.end()) {
-      return Status::NotFound(
-          fmt::format("{}: no attribute '{}' in the store's attributes of {}", store_->path(), name, dir));
-    }
-    attrs.erase(it);
-    return Status::OK();
-  }));
+  SLABFS_ASSIGN_OR_RETURN(const Special special, SpecialOf(id, name));
+  if (special == Special::kFillValue) {
+    return Status::NotSupported(fmt::format(
+        "{}: {}: _FillValue is the Zarr v2 array's fill_value (what xarray masks as missing, and what chunks never "
+        "written read as): set a new value instead; without one zarr-python reads unwritten chunks as "
+        "uninitialised memory",
+        store_->path(), PathOf(id)));
+  }
+  if (special == Special::kDimensionNames) return SetDimensionNames(id, nullptr);
+  std::optional<Json> plain_fill;
+  {
+    std::lock_guard meta(ctx_->meta_mu);
+    SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
+      auto it = attrs.find(std::string(name));
+      if (it == attrs.end()) {
+        return Status::NotFound(
+            fmt::format("{}: no attribute '{}' in the store's attributes of {}", store_->path(), name, dir));
+      }
+      attrs.erase(it);
+      if (auto f = attrs.find(std::string(convert::kFillValueAttribute)); f != attrs.end()) plain_fill = *f;
+      return Status::OK();
+    }));
+    std::unique_lock tree(store_->tree_mu());
+    auto& attrs = store_->node(id).attrs;
+    if (auto it = attrs.find(name); it != attrs.end()) attrs.erase(it);
+  }
+  if (name == convert::kDimensionsAttribute) ReshowFillValue(id, plain_fill);
+  return Status::OK();
+}
+
+void ZarrWriter::ReshowFillValue(ObjectId id, const std::optional<Json>& plain) {
+  std::shared_ptr<ZarrLayout> layout;
+  {
+    std::shared_lock lock(store_->tree_mu());
+    if (id >= 1 && id <= store_->num_nodes()) layout = std::static_pointer_cast<ZarrLayout>(store_->node(id).layout);
+  }
+  if (!layout || layout->v3 || !layout->array.fill_is_marker) return;
+  std::string fill;
+  {
+    std::shared_lock lock(layout->mu);
+    fill = layout->info.dataset.fill;
+  }
   std::unique_lock tree(store_->tree_mu());
   auto& attrs = store_->node(id).attrs;
-  if (auto it = attrs.find(name); it != attrs.end()) attrs.erase(it);
+  const std::string key(convert::kFillValueAttribute);
+  if (attrs.contains(convert::kDimensionsAttribute)) {
+    attrs.insert_or_assign(key, Attribute::Numbers(layout->info.dataset.dtype, std::move(fill)));
+    return;
+  }
+  std::optional<Attribute> shown;
+  if (plain) {
+    if (auto a = convert::AttributeFromJson(*plain)) shown = std::move(*a);
+  }
+  if (shown) {
+    attrs.insert_or_assign(key, std::move(*shown));
+  } else {
+    attrs.erase(key);
+  }
+}
+
+std::string ZarrWriter::PathOf(ObjectId id) {
+  std::shared_lock lock(store_->tree_mu());
+  return id >= 1 && id <= store_->num_nodes() ? store_->node(id).path : std::string("?");
+}
+
+Result<ZarrWriter::Special> ZarrWriter::SpecialOf(ObjectId id, std::string_view name) {
+  if (name != convert::kFillValueAttribute && name != convert::kDimensionsAttribute) return Special::kNone;
+  std::shared_lock lock(store_->tree_mu());
+  if (id < 1 || id > store_->num_nodes()) {
+    return Err(Status::NotFound(fmt::format("{}: no object {}", store_->path(), id)));
+  }
+  const StoreNode& n = store_->node(id);
+  if (!n.layout) return Special::kNone;
+  const auto& l = static_cast<const ZarrLayout&>(*n.layout);
+  // What the tree shows for these names comes from the array's metadata
+  // (convert::ZarrAttributes); array.fill_is_marker and v3 are fixed once
+  // the store is open.
+  if (name == convert::kDimensionsAttribute) return l.v3 ? Special::kDimensionNames : Special::kNone;
+  if (!l.v3 && l.array.fill_is_marker && n.attrs.contains(convert::kDimensionsAttribute)) return Special::kFillValue;
+  return Special::kNone;
+}
+
+Status ZarrWriter::SetFillMarker(ObjectId id, const Attribute& value) {
+  std::shared_ptr<ZarrLayout> layout;
+  {
+    std::shared_lock lock(store_->tree_mu());
+    layout = std::static_pointer_cast<ZarrLayout>(store_->node(id).layout);
+  }
+  ZarrLayout& l = *layout;
+  const DType dtype = l.info.dataset.dtype;  // fixed once the store is open
+  std::optional<std::string> bytes = convert::ElementAs(dtype, value);
+  if (!bytes) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: {}: _FillValue is the Zarr v2 array's fill_value (what xarray masks as missing), so it must be one "
+        "number that the array's type {} holds exactly",
+        store_->path(), l.path, convert::V2DTypeName(dtype)));
+  }
+  // Under the array's lock: no read or write of it sees the old fill value
+  // in one chunk and the new one in another.
+  std::unique_lock lock(l.mu);
+  {
+    std::lock_guard meta(ctx_->meta_mu);
+    const std::string file = l.dir + "/.zarray";
+    SLABFS_ASSIGN_OR_RETURN(Json doc, convert::ReadJsonFile(file));
+    if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
+    doc["fill_value"] = convert::FillToJson(dtype, *bytes, 2);
+    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
+    SLABFS_RETURN_IF_ERROR(UpdateConsolidated(ctx_.get(), file, doc));
+    l.info.dataset.fill = *bytes;
+    l.array.fill = *bytes;
+    // A _FillValue in .zattrs is hidden by fill_value (xarray ignores it
+    // too); it goes, so that the store says one thing. Failing that is no
+    // failure of the change.
+    Status s = EditAttributes(l.dir, [](Json& attrs) {
+      attrs.erase(std::string(convert::kFillValueAttribute));
+      return Status::OK();
+    });
+    if (!s.ok())
+      spdlog::warn("{}: {}: the old _FillValue in .zattrs stays (hidden): {}", store_->path(), l.path, s.ToString());
+  }
+  std::unique_lock tree(store_->tree_mu());
+  store_->node(id).attrs.insert_or_assign(std::string(convert::kFillValueAttribute), Attribute::Numbers(dtype, *bytes));
+  return Status::OK();
+}
+
+Status ZarrWriter::SetDimensionNames(ObjectId id, const Attribute* value) {
+  std::shared_ptr<ZarrLayout> layout;
+  {
+    std::shared_lock lock(store_->tree_mu());
+    layout = std::static_pointer_cast<ZarrLayout>(store_->node(id).layout);
+  }
+  ZarrLayout& l = *layout;
+  const size_t rank = l.array.scalar ? 0 : l.chunk.size();  // fixed once the store is open
+  std::optional<Json> names;
+  if (value != nullptr) {
+    names = convert::DimensionNamesList(*value, 3);
+    if (!names || names->size() != rank) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: {}: _ARRAY_DIMENSIONS is the Zarr v3 array's dimension_names, so it must be a JSON list of {} "
+          "names (strings, or null for an unnamed dimension), such as [\"time\",\"lat\"]",
+          store_->path(), l.path, rank));
+    }
+  }
+  std::unique_lock lock(l.mu);
+  {
+    std::lock_guard meta(ctx_->meta_mu);
+    const std::string file = l.dir + "/zarr.json";
+    SLABFS_ASSIGN_OR_RETURN(Json doc, convert::ReadJsonFile(file));
+    if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
+    // One document holds both: the list written as dimension_names, and an
+    // attribute of that name (which the tree hides behind it) dropped.
+    bool had = doc.contains("dimension_names") && !doc["dimension_names"].is_null();
+    if (auto it = doc.find("attributes"); it != doc.end() && it->is_object()) {
+      had |= it->erase(std::string(convert::kDimensionsAttribute)) != 0;
+    }
+    if (!names && !had) {
+      return Status::NotFound(fmt::format("{}: {} has no dimension_names", store_->path(), l.path));
+    }
+    if (names) {
+      doc["dimension_names"] = *names;
+    } else {
+      doc.erase("dimension_names");
+    }
+    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
+    SLABFS_RETURN_IF_ERROR(UpdateConsolidated(ctx_.get(), file, doc));
+    l.array.dimension_names = names;
+  }
+  // Shown as the listing shows it: when any dimension has a name.
+  bool any = false;
+  if (names) {
+    for (const Json& n : *names) any |= n.is_string();
+  }
+  std::unique_lock tree(store_->tree_mu());
+  auto& attrs = store_->node(id).attrs;
+  if (any) {
+    attrs.insert_or_assign(std::string(convert::kDimensionsAttribute), Attribute::String(names->dump()));
+  } else if (auto it = attrs.find(convert::kDimensionsAttribute); it != attrs.end()) {
+    attrs.erase(it);
+  }
   return Status::OK();
 }
 

@@ -61,6 +61,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -138,6 +139,25 @@ class ZarrWriter final : public StoreWriter {
   // Reads the attributes document of the object in `dir`, lets `change`
   // edit its attributes object, writes it back. Under meta_mu.
   Status EditAttributes(const std::string& dir, const std::function<Status(tools::convert::Json&)>& change);
+
+  // Attributes the tree shows from an array's metadata, not its attributes
+  // (tools/convert/zarr_listing.h), are changed there: _FillValue of a v2
+  // array xarray reads whose fill_value is set is that fill_value, and
+  // _ARRAY_DIMENSIONS of a v3 array is its dimension_names.
+  enum class Special { kNone, kFillValue, kDimensionNames };
+  Result<Special> SpecialOf(ObjectId id, std::string_view name);
+  // Writes .zarray's fill_value (what chunks never written read as too, as
+  // zarr-python's own `fill_value =` does), under the array's lock.
+  // InvalidArgument unless `value` is one number the array's type holds.
+  Status SetFillMarker(ObjectId id, const Attribute& value);
+  // Writes zarr.json's dimension_names (null `value`: removes them);
+  // InvalidArgument unless a JSON list of one name or null per dimension.
+  Status SetDimensionNames(ObjectId id, const Attribute* value);
+  // v2: after _ARRAY_DIMENSIONS was set or removed, the tree's _FillValue
+  // as reopening would show it (fill_value once the array is xarray's, else
+  // `plain`, the .zattrs value, if any). Holds no lock when called.
+  void ReshowFillValue(ObjectId id, const std::optional<tools::convert::Json>& plain);
+  std::string PathOf(ObjectId id);
 
   ZarrStore* store_;
   std::shared_ptr<ZarrWriteContext> ctx_;

@@ -442,3 +442,60 @@ def test_consolidated_metadata_follows_the_writes(tmp_path, mounter):
     assert ds["a"].shape == (12, 7)
     assert ds["a"].attrs["units"] == "kelvin"
     assert np.array_equal(ds["a"].values, want)
+
+
+def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
+    """What the mount shows as _FillValue of a v2 array xarray reads is its
+    .zarray fill_value (xarray's missing-value marker, and what a chunk never
+    written reads as); setfattr changes it there, so the mount, zarr-python
+    and xarray agree, and refuses to remove it. _ARRAY_DIMENSIONS goes in as
+    the list xarray wants (v2) or as the array's dimension_names (v3)."""
+    xarray = pytest.importorskip("xarray")
+    path = tmp_path / "x.zarr"
+    temp = np.arange(8 * 6, dtype="<f4").reshape(8, 6)
+    temp[4:] = -9999  # all fill: that chunk's file goes, as zarr-python leaves it out
+    xarray.Dataset({"temp": (("y", "x"), temp)}).to_zarr(
+        str(path), encoding={"temp": {"chunks": (4, 6), "_FillValue": -9999.0}})
+    zarr.open_group(str(path)).create_dataset("raw", data=np.arange(5, dtype="<i2"), chunks=(5,))
+    zarr.consolidate_metadata(str(path))
+    (path / "temp" / "1.0").unlink()
+    m = mounter(path)
+    f = m.path / "temp"
+    assert float(os.getxattr(f, "user._FillValue")) == -9999
+    assert run("setfattr", "-n", "user._FillValue", "-v", "-1", f).returncode == 0
+    assert float(os.getxattr(f, "user._FillValue")) == -1
+    got = np.frombuffer(f.read_bytes(), dtype="<f4").reshape(8, 6)
+    assert np.array_equal(got[:4], temp[:4]) and (got[4:] == -1).all()
+    cp = run("setfattr", "-x", "user._FillValue", f, check=False)
+    assert cp.returncode != 0 and "not supported" in cp.stderr
+    cp = run("setfattr", "-n", "user._FillValue", "-v", "none", f, check=False)
+    assert cp.returncode != 0 and "Invalid argument" in cp.stderr
+    assert run("setfattr", "-n", "user._ARRAY_DIMENSIONS", "-v", '["n"]', m.path / "raw").returncode == 0
+    assert m.unmount() == 0
+    assert json.loads((path / "temp" / ".zarray").read_text())["fill_value"] == -1
+    assert "_FillValue" not in json.loads((path / "temp" / ".zattrs").read_text())
+    assert json.loads((path / "raw" / ".zattrs").read_text())["_ARRAY_DIMENSIONS"] == ["n"]
+    ds = xarray.open_zarr(str(path))
+    assert ds["temp"].encoding["_FillValue"] == -1
+    shown = ds["temp"].values
+    assert np.array_equal(shown[:4], temp[:4]) and np.isnan(shown[4:]).all()
+    assert ds["raw"].dims == ("n",)
+    m = mounter(path, "-o", "ro")
+    assert float(os.getxattr(m.path / "temp", "user._FillValue")) == -1
+    assert m.unmount() == 0
+
+    v3 = tmp_path / "v3.zarr"
+    v3.mkdir()
+    (v3 / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    write_v3_array(str(v3 / "a"), values("i4", (6, 4)), (3, 4), V3_CASES["bytes"], dimension_names=["y", "x"],
+                   attributes={"_ARRAY_DIMENSIONS": ["stale", "names"]})
+    m = mounter(v3)
+    a = m.path / "a"
+    assert json.loads(os.getxattr(a, "user._ARRAY_DIMENSIONS")) == ["y", "x"]
+    assert run("setfattr", "-n", "user._ARRAY_DIMENSIONS", "-v", '["time","z"]', a).returncode == 0
+    cp = run("setfattr", "-n", "user._ARRAY_DIMENSIONS", "-v", '["time"]', a, check=False)  # one name for two dimensions
+    assert cp.returncode != 0 and "Invalid argument" in cp.stderr
+    assert m.unmount() == 0
+    meta = json.loads((v3 / "a" / "zarr.json").read_text())
+    assert meta["dimension_names"] == ["time", "z"]
+    assert "_ARRAY_DIMENSIONS" not in meta["attributes"]

@@ -236,11 +236,21 @@ std::vector<ZarrAttribute> ZarrAttributes(const Json& attributes, const ZarrArra
     }
     out.push_back(std::move(z));
   };
+  // In a store xarray reads (its arrays name their dimensions in
+  // _ARRAY_DIMENSIONS, which xarray requires of a v2 store), a v2
+  // fill_value is what xarray masks as missing: it writes _FillValue there,
+  // and reads it from there even where .zattrs holds a _FillValue of its
+  // own. Shown as the attribute, it means the same to every reader. In
+  // other stores it is only what unwritten elements read as.
+  const bool fill_is_shown_marker =
+      array != nullptr && array->fill_is_marker &&
+      ((attributes.is_object() && attributes.contains(kDimensionsAttribute)) || array->dimension_names);
   if (attributes.is_object()) {
     for (auto it = attributes.begin(); it != attributes.end(); ++it) {
       const std::string& name = it.key();
       if (array != nullptr) {
         if (name == kMaxShapeAttribute) continue;
+        if (name == kFillValueAttribute && fill_is_shown_marker) continue;
         if (name == kDimensionsAttribute && array->dimension_names) continue;
         // The import's own marker; an empty dimension list (what xarray
         // writes for a 0-d variable) would not fit shape (1).
@@ -251,14 +261,7 @@ std::vector<ZarrAttribute> ZarrAttributes(const Json& attributes, const ZarrArra
     }
   }
   if (array == nullptr) return out;
-  const bool xarray_array = attributes.contains(kDimensionsAttribute) || array->dimension_names;
-  if (xarray_array && array->fill_is_marker && !attributes.contains(kFillValueAttribute)) {
-    // In a store xarray reads (its arrays name their dimensions in
-    // _ARRAY_DIMENSIONS, which xarray requires of a v2 store), a v2
-    // fill_value is what xarray masks as missing (it writes _FillValue
-    // there, and reads it back from there): kept as the attribute, it
-    // means the same to every reader. In other stores it is only what
-    // unwritten elements read as.
+  if (fill_is_shown_marker) {
     ZarrAttribute z;
     z.name = std::string(kFillValueAttribute);
     z.value = Attribute::Numbers(array->dtype, array->fill);

@@ -80,7 +80,8 @@ struct ZarrAttribute {
 // them: the JSON attributes converted by AttributeFromJson, without the
 // export's own kMaxShapeAttribute; for an array, v3's dimension_names as
 // kDimensionsAttribute, and a v2 fill_value as kFillValueAttribute in a
-// store xarray reads (see zarr_metadata.h). A 0-d array's empty
+// store xarray reads (see zarr_metadata.h; a _FillValue in the attributes
+// is hidden behind it there, as xarray ignores it). A 0-d array's empty
 // _ARRAY_DIMENSIONS list is dropped. Names slabfs does not accept and
 // values it cannot hold come back with `why_not` set.
 std::vector<ZarrAttribute> ZarrAttributes(const Json& attributes, const ZarrArray* array);

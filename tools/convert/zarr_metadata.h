@@ -128,6 +128,18 @@ struct ExportFill {
 };
 ExportFill FillForExport(const DatasetInfo& info, const Attribute* marker, int zarr_format);
 
+// One element of a numeric attribute as `to`'s little-endian bytes, if it
+// converts exactly (any float to a float type; integral values within
+// range to an integer type); nullopt otherwise (a string, several
+// elements, a value the type cannot hold).
+std::optional<std::string> ElementAs(DType to, const Attribute& a);
+
+// kDimensionsAttribute as slabfs holds it (the list's JSON text): the list,
+// when the attribute is text holding a JSON list of names (v3 also allows
+// null for an unnamed dimension); nullopt otherwise. Zarr writes it as that
+// list (v2's .zattrs, v3's dimension_names): xarray wants a list.
+std::optional<Json> DimensionNamesList(const Attribute& a, int zarr_format);
+
 // The metadata document of an exported array (.zarray or zarr.json; v2's
 // attributes go to .zattrs instead) and of a group.
 Json ArrayMetadata(const DatasetInfo& info, const ExportEncoding& e, int zarr_format, const Json& attributes,

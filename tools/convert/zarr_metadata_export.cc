@@ -178,11 +178,6 @@ ExportEncoding EncodingFor(const DatasetInfo& info, int zarr_format) {
   return e;
 }
 
-namespace {
-
-// One element of a numeric attribute as `to`'s little-endian bytes, if it
-// converts exactly (any float to a float type; integral values within
-// range to an integer type).
 std::optional<std::string> ElementAs(DType to, const Attribute& a) {
   if (a.kind != Attribute::Kind::kNumeric || a.count() != 1 || a.data.size() != ItemSize(a.dtype)) {
     return std::nullopt;
@@ -303,7 +298,15 @@ std::optional<std::string> ElementAs(DType to, const Attribute& a) {
   return out;
 }
 
-}  // namespace
+std::optional<Json> DimensionNamesList(const Attribute& a, int zarr_format) {
+  if (a.kind != Attribute::Kind::kString) return std::nullopt;
+  auto list = ParseJson(a.data, kDimensionsAttribute);
+  if (!list || !list->is_array()) return std::nullopt;
+  for (const Json& n : *list) {
+    if (!n.is_string() && !(zarr_format == 3 && n.is_null())) return std::nullopt;
+  }
+  return std::move(*list);
+}
 
 ExportFill FillForExport(const DatasetInfo& info, const Attribute* marker, int zarr_format) {
   ExportFill f;

@@ -196,19 +196,14 @@ class ZarrSinkImpl final : public CopySink {
             "written as U+FFFD\n",
             Json(name).dump(-1, ' ', false, Json::error_handler_t::replace), path);
       }
-      if (name == kDimensionsAttribute && a->kind == Attribute::Kind::kString) {
+      if (name == kDimensionsAttribute) {
         // xarray wants a list; slabfs keeps it as the list's JSON text.
-        auto list = ParseJson(a->data, name);
-        bool names_only = list && list->is_array();
-        if (names_only) {
-          for (const Json& n : *list) names_only &= n.is_string() || (format_ == 3 && n.is_null());
-        }
-        if (names_only && format_ == 3 && dimension_names && list->size() == rank) {
-          *dimension_names = *list;
-          continue;
-        }
-        if (names_only) {
-          attrs[name] = *list;
+        if (std::optional<Json> list = DimensionNamesList(*a, format_)) {
+          if (format_ == 3 && dimension_names && list->size() == rank) {
+            *dimension_names = std::move(*list);
+          } else {
+            attrs[name] = std::move(*list);
+          }
           continue;
         }
       }

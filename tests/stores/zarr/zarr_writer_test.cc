@@ -630,5 +630,112 @@ TEST_F(ZarrWriterTest, V3ConsolidatedMetadataFollowsTheDocuments) {
   EXPECT_EQ((*read)->info().dataset.shape, (Dims{13, 7}));
 }
 
+// The attributes the tree shows from an array's metadata are changed there,
+// so that the store means what the mount shows to zarr-python and xarray
+// too: _FillValue of a v2 array xarray reads (it names its dimensions) is
+// .zarray's fill_value, which a chunk never written reads as; its plain
+// twin in .zattrs, which xarray ignores, is hidden and goes when it is set.
+// v2's _ARRAY_DIMENSIONS is written as the list xarray wants, not its text.
+TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
+  MakeArray("a", 8, R"({"id": "zlib", "level": 1})");
+  WriteText(root_ / "a" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["y", "x"], "_FillValue": 5})");
+  MakeArray("b", 4, "null");
+  auto store = Open();
+  StoreWriter* w = store->writer();
+  auto a = store->Resolve("/a");
+  auto b = store->Resolve("/b");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-1");  // fill_value, as xarray reads it
+  // Rows 0-3 stored, rows 4-7 never written.
+  std::vector<int32_t> rows(4 * 7, 9);
+  ASSERT_OK(Writable(*store, "/a")->Write(Slab::Box({0, 0}, {4, 7}), rows.data()));
+  auto reader = store->OpenDataset("/a");
+  ASSERT_TRUE(reader.has_value());
+  ASSERT_OK(w->SetAttribute(*a, "_FillValue", Attribute::Integer(-7)));
+  auto zarray = tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string());
+  ASSERT_TRUE(zarray.has_value());
+  EXPECT_EQ((*zarray)["fill_value"], -7);
+  auto zattrs = tools::convert::ReadJsonFile((root_ / "a" / ".zattrs").string());
+  ASSERT_TRUE(zattrs.has_value());
+  EXPECT_FALSE(zattrs->contains("_FillValue"));
+  EXPECT_EQ((*zattrs)["_ARRAY_DIMENSIONS"], tools::convert::Json::array({"y", "x"}));
+  EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-7");
+  // A chunk never written reads as the new value, through a dataset opened
+  // before the change too; stored chunks keep their elements.
+  std::vector<int32_t> all(8 * 7);
+  ASSERT_OK((*reader)->Read(Slab::Box({0, 0}, {8, 7}), all.data()));
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], i < 28 ? 9 : -7) << i;
+  // Bad values and removal are refused; the store is as it was.
+  EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::String("none")), Code::kInvalidArgument);
+  EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Float(0.5)), Code::kInvalidArgument);
+  EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Integer(int64_t{1} << 40)), Code::kInvalidArgument);
+  EXPECT_CODE(w->RemoveAttribute(*a, "_FillValue"), Code::kNotSupported);
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -7);
+  // /b names no dimensions: its _FillValue is an attribute like any other,
+  // until _ARRAY_DIMENSIONS (written as a list) makes it xarray's.
+  ASSERT_OK(w->SetAttribute(*b, "_FillValue", Attribute::Integer(3)));
+  EXPECT_EQ(store->GetAttribute(*b, "_FillValue")->ToText(), "3");
+  ASSERT_OK(w->SetAttribute(*b, "_ARRAY_DIMENSIONS", Attribute::String(R"(["p","q"])")));
+  auto battrs = tools::convert::ReadJsonFile((root_ / "b" / ".zattrs").string());
+  ASSERT_TRUE(battrs.has_value());
+  EXPECT_EQ((*battrs)["_ARRAY_DIMENSIONS"], tools::convert::Json::array({"p", "q"}));
+  EXPECT_EQ(store->GetAttribute(*b, "_FillValue")->ToText(), "-1");
+  ASSERT_OK(w->RemoveAttribute(*b, "_ARRAY_DIMENSIONS"));
+  EXPECT_EQ(store->GetAttribute(*b, "_FillValue")->ToText(), "3");
+  ASSERT_OK(w->SetAttribute(*b, "_ARRAY_DIMENSIONS", Attribute::String(R"(["p","q"])")));
+  ASSERT_OK(w->Sync());
+  // Reopening shows what the tree showed.
+  auto again = Open(false);
+  for (const char* path : {"/a", "/b"}) {
+    auto id = again->Resolve(path);
+    ASSERT_TRUE(id.has_value());
+    auto orig = store->Resolve(path);
+    EXPECT_EQ(again->GetAttribute(*id, "_FillValue")->ToText(), store->GetAttribute(*orig, "_FillValue")->ToText())
+        << path;
+    EXPECT_EQ(again->GetAttribute(*id, "_ARRAY_DIMENSIONS")->ToText(),
+              store->GetAttribute(*orig, "_ARRAY_DIMENSIONS")->ToText())
+        << path;
+  }
+}
+
+// v3: _ARRAY_DIMENSIONS is the array's dimension_names, set and removed
+// there (a plain attribute of that name, which the tree hides, goes).
+TEST_F(ZarrWriterTest, AV3ArrayDimensionsAttributeIsItsDimensionNames) {
+  fs::remove(root_ / ".zgroup");
+  WriteText(root_ / "zarr.json", R"({"zarr_format": 3, "node_type": "group", "attributes": {}})");
+  fs::create_directories(root_ / "a");
+  WriteText(root_ / "a" / "zarr.json", R"({"zarr_format": 3, "node_type": "array", "shape": [10, 7],
+    "data_type": "int32", "fill_value": -1,
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 3]}},
+    "chunk_key_encoding": {"name": "default"}, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "dimension_names": ["y", "x"], "attributes": {"_ARRAY_DIMENSIONS": ["old", "stale"], "units": "m"}})");
+  auto store = Open();
+  StoreWriter* w = store->writer();
+  auto a = store->Resolve("/a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(store->GetAttribute(*a, "_ARRAY_DIMENSIONS")->ToText(), R"(["y","x"])");
+  ASSERT_OK(w->SetAttribute(*a, "_ARRAY_DIMENSIONS", Attribute::String(R"(["time", null])")));
+  auto doc = tools::convert::ReadJsonFile((root_ / "a" / "zarr.json").string());
+  ASSERT_TRUE(doc.has_value());
+  EXPECT_EQ((*doc)["dimension_names"], tools::convert::Json::parse(R"(["time", null])"));
+  EXPECT_FALSE((*doc)["attributes"].contains("_ARRAY_DIMENSIONS"));
+  EXPECT_EQ((*doc)["attributes"]["units"], "m");
+  EXPECT_EQ(store->GetAttribute(*a, "_ARRAY_DIMENSIONS")->ToText(), R"(["time",null])");
+  // Not one name per dimension, or not a list of names: refused, unchanged.
+  EXPECT_CODE(w->SetAttribute(*a, "_ARRAY_DIMENSIONS", Attribute::String(R"(["t"])")), Code::kInvalidArgument);
+  EXPECT_CODE(w->SetAttribute(*a, "_ARRAY_DIMENSIONS", Attribute::String("time,x")), Code::kInvalidArgument);
+  EXPECT_CODE(w->SetAttribute(*a, "_ARRAY_DIMENSIONS", Attribute::Integer(2)), Code::kInvalidArgument);
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / "zarr.json").string()))["dimension_names"],
+            tools::convert::Json::parse(R"(["time", null])"));
+  auto again = Open(false);
+  EXPECT_EQ(again->GetAttribute(*again->Resolve("/a"), "_ARRAY_DIMENSIONS")->ToText(), R"(["time",null])");
+  ASSERT_OK(w->RemoveAttribute(*a, "_ARRAY_DIMENSIONS"));
+  EXPECT_FALSE((*tools::convert::ReadJsonFile((root_ / "a" / "zarr.json").string())).contains("dimension_names"));
+  EXPECT_FALSE(store->GetAttribute(*a, "_ARRAY_DIMENSIONS").has_value());
+  EXPECT_CODE(w->RemoveAttribute(*a, "_ARRAY_DIMENSIONS"), Code::kNotFound);
+  auto third = Open(false);
+  EXPECT_FALSE(third->GetAttribute(*third->Resolve("/a"), "_ARRAY_DIMENSIONS").has_value());
+}
+
 }  // namespace
 }  // namespace slabfs::stores
