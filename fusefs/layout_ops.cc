@@ -61,6 +61,31 @@ Result<Applied> ApplyStaged(Dataset& ds, const LayoutEdit& staged) {
 
 }  // namespace
 
+int SetStoreLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::string_view value) {
+  const std::string op = fmt::format("setxattr user.slab.{}", field);
+  const std::string why = fmt::format("user.slab.* of a {} store's dataset is read-only metadata", fs.store.format());
+  if (fs.writer == nullptr) return Refuse(op, Describe(fs, ino), Status::PermissionDenied(why));
+  auto info = fs.store.Stat(ino);
+  if (!info) return Refuse(op, Describe(fs, ino), info.error());
+  if (info->kind != ObjectKind::kDataset) {
+    return Refuse(op, Describe(fs, ino), Status::PermissionDenied("groups have no user.slab.*"));
+  }
+  if (field == "stored" || field == "defined") {
+    Log().debug("{} {}: ignored, a figure", op, Describe(fs, ino));
+    return 0;
+  }
+  auto ds = OpenFileData(fs, ino);
+  if (!ds) return Refuse(op, Describe(fs, ino), ds.error());
+  auto now = SlabXattrValue(ds->info(), field);
+  if (!now) {
+    return Refuse(op, Describe(fs, ino),
+                  Status::PermissionDenied(fmt::format("user.slab.{} is not a layout field", field)));
+  }
+  if (*now == value) return 0;
+  return Refuse(op, Describe(fs, ino),
+                Status::PermissionDenied(fmt::format("{} (user.slab.{} is {})", why, field, *now)));
+}
+
 int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::string_view value) {
   const std::string op = fmt::format("setxattr user.slab.{}", field);
   if (field == "stored" || field == "defined") {

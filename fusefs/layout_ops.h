@@ -26,6 +26,13 @@ namespace slabfs::fusefs {
 // holding data is fixed: EPERM.
 int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::string_view value);
 
+// The same on a foreign store's mount (HDF5, Zarr), whose layout is the
+// store's own metadata: on a writable store a figure is accepted and
+// ignored and a field set to the value it shows changes nothing (so cp -a,
+// rsync -X and tar --xattrs over an array succeed, as on a container);
+// any other value, and anything on a read-only store, is EPERM.
+int SetStoreLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::string_view value);
+
 // Before rename(2) of dataset `src` over dataset `dst`: a new file takes
 // dst's layout and attributes when its bytes fit (else it keeps its own and
 // a line says what was replaced).

@@ -191,9 +191,9 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     if (x.space == XattrSpace::kSlab) {
       if (fs.container == nullptr) {
         // A foreign store's layout is its own metadata (.zarray, zarr.json).
-        return Refuse(op, Describe(fs, ino),
-                      Status::PermissionDenied(
-                          fmt::format("user.slab.* of a {} store's dataset is read-only metadata", fs.store.format())));
+        if (int err = SetStoreLayoutXattr(fs, ino, x.name, std::string_view(value, size))) return err;
+        fuse_reply_err(req, 0);
+        return 0;
       }
       auto info = fs.container->Stat(ino);
       if (!info) return Refuse(op, Describe(fs, ino), info.error());

@@ -499,3 +499,38 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     meta = json.loads((v3 / "a" / "zarr.json").read_text())
     assert meta["dimension_names"] == ["time", "z"]
     assert "_ARRAY_DIMENSIONS" not in meta["attributes"]
+
+
+def test_rsync_xattrs_in_place_round_trip(tmp_path, mounter):
+    """rsync -aX out of a Zarr mount and --inplace back in after the copy
+    changed: the copy's user.slab.* are set back with the rest. Figures
+    (stored, defined) are accepted and ignored and layout fields equal to
+    what the array has change nothing, as on a container, so rsync exits 0;
+    a layout field that differs stays EPERM."""
+    path = tmp_path / "r.zarr"
+    root = zarr.open_group(str(path), mode="w")
+    a = root.create_dataset("a", data=np.arange(64 * 16, dtype="<f4").reshape(64, 16), chunks=(16, 16),
+                            compressor=numcodecs.Zlib(level=1))
+    a.attrs["units"] = "m"
+    m = mounter(path)
+    out = tmp_path / "out"
+    assert run("rsync", "-aX", f"{m.path}/", f"{out}/").returncode == 0
+    assert os.getxattr(out / "a", "user.slab.chunks") == b"16,16"
+    noise = np.random.default_rng(5).random((64, 16), dtype=np.float32)  # compresses worse: `stored` changes
+    with open(out / "a", "r+b") as f:
+        f.write(noise.tobytes())
+    os.setxattr(out / "a", "user.units", b"cm")
+    # rsync's quick check compares whole seconds: the copy is newer by more.
+    was = os.stat(m.path / "a").st_mtime_ns
+    os.utime(out / "a", ns=(was + 5 * 10**9, was + 5 * 10**9))
+    cp = run("rsync", "-aX", "--inplace", f"{out}/", f"{m.path}/", check=False)
+    assert cp.returncode == 0, cp.stderr
+    assert (m.path / "a").read_bytes() == noise.tobytes()
+    assert os.getxattr(m.path / "a", "user.units") == b"cm"
+    cp = run("setfattr", "-n", "user.slab.chunks", "-v", "8,16", m.path / "a", check=False)
+    assert cp.returncode != 0 and "not permitted" in cp.stderr
+    assert m.unmount() == 0
+    z = zarr.open_array(str(path / "a"), mode="r")
+    assert z.chunks == (16, 16)
+    assert np.array_equal(z[:], noise)
+    assert z.attrs["units"] == "cm"
