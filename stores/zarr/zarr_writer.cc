@@ -753,6 +753,16 @@ Status ZarrWriter::SetFillMarker(ObjectId id, const Attribute& value) {
   // Under the array's lock: no read or write of it sees the old fill value
   // in one chunk and the new one in another.
   std::unique_lock lock(l.mu);
+  if (!l.keys.empty()) {
+    // Once a chunk is stored, a new fill value would change elements: the
+    // chunks this writer left out because they held only the old one (and
+    // any never written) would read as the new value. netCDF-4 refuses a
+    // late fill value (NC_ELATEFILL) for the same reason.
+    return Status::PermissionDenied(fmt::format(
+        "{}: {}: _FillValue is the Zarr v2 array's fill_value, which can change only while the array stores no "
+        "chunk: chunks holding only the fill value are left out, and would read as the new value",
+        store_->path(), l.path));
+  }
   {
     std::lock_guard meta(ctx_->meta_mu);
     const std::string file = l.dir + "/.zarray";

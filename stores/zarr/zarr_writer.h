@@ -146,9 +146,11 @@ class ZarrWriter final : public StoreWriter {
   // _ARRAY_DIMENSIONS of a v3 array is its dimension_names.
   enum class Special { kNone, kFillValue, kDimensionNames };
   Result<Special> SpecialOf(ObjectId id, std::string_view name);
-  // Writes .zarray's fill_value (what chunks never written read as too, as
-  // zarr-python's own `fill_value =` does), under the array's lock.
-  // InvalidArgument unless `value` is one number the array's type holds.
+  // Writes .zarray's fill_value (what chunks never written read as too),
+  // under the array's lock, while the array stores no chunk (after that
+  // PermissionDenied: the chunks left out for holding only the old value
+  // would change). InvalidArgument unless `value` is one number the
+  // array's type holds.
   Status SetFillMarker(ObjectId id, const Attribute& value);
   // Writes zarr.json's dimension_names (null `value`: removes them);
   // InvalidArgument unless a JSON list of one name or null per dimension.

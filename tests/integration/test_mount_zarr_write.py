@@ -447,41 +447,57 @@ def test_consolidated_metadata_follows_the_writes(tmp_path, mounter):
 def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     """What the mount shows as _FillValue of a v2 array xarray reads is its
     .zarray fill_value (xarray's missing-value marker, and what a chunk never
-    written reads as); setfattr changes it there, so the mount, zarr-python
-    and xarray agree, and refuses to remove it. _ARRAY_DIMENSIONS goes in as
-    the list xarray wants (v2) or as the array's dimension_names (v3)."""
+    written reads as): setfattr changes it there while the array stores no
+    chunk, so the mount, zarr-python and xarray agree, and refuses it once a
+    chunk is stored (chunks left out for holding only the old value would
+    read as the new one: cp -a of an array with another fill value over it
+    would change elements). Removing it is refused. _ARRAY_DIMENSIONS goes
+    in as the list xarray wants (v2) or as dimension_names (v3)."""
     xarray = pytest.importorskip("xarray")
     path = tmp_path / "x.zarr"
     temp = np.arange(8 * 6, dtype="<f4").reshape(8, 6)
-    temp[4:] = -9999  # all fill: that chunk's file goes, as zarr-python leaves it out
+    temp[4:] = -1  # data, where -9999 marks missing values
     xarray.Dataset({"temp": (("y", "x"), temp)}).to_zarr(
         str(path), encoding={"temp": {"chunks": (4, 6), "_FillValue": -9999.0}})
-    zarr.open_group(str(path)).create_dataset("raw", data=np.arange(5, dtype="<i2"), chunks=(5,))
+    root = zarr.open_group(str(path))
+    root.create_dataset("raw", data=np.arange(5, dtype="<i2"), chunks=(5,))
+    other = root.create_dataset("other", shape=(8, 6), chunks=(4, 6), dtype="<f4", fill_value=-1.0)
+    other[:] = 5
+    other.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+    empty = root.create_dataset("empty", shape=(8, 6), chunks=(4, 6), dtype="<f4", fill_value=-9999.0)
+    empty.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
     zarr.consolidate_metadata(str(path))
-    (path / "temp" / "1.0").unlink()
     m = mounter(path)
     f = m.path / "temp"
     assert float(os.getxattr(f, "user._FillValue")) == -9999
-    assert run("setfattr", "-n", "user._FillValue", "-v", "-1", f).returncode == 0
-    assert float(os.getxattr(f, "user._FillValue")) == -1
-    got = np.frombuffer(f.read_bytes(), dtype="<f4").reshape(8, 6)
-    assert np.array_equal(got[:4], temp[:4]) and (got[4:] == -1).all()
+    cp = run("setfattr", "-n", "user._FillValue", "-v", "-1", f, check=False)
+    assert cp.returncode != 0 and "not permitted" in cp.stderr
     cp = run("setfattr", "-x", "user._FillValue", f, check=False)
     assert cp.returncode != 0 and "not supported" in cp.stderr
-    cp = run("setfattr", "-n", "user._FillValue", "-v", "none", f, check=False)
+    # An array that stores nothing takes a new fill value.
+    e = m.path / "empty"
+    cp = run("setfattr", "-n", "user._FillValue", "-v", "none", e, check=False)
     assert cp.returncode != 0 and "Invalid argument" in cp.stderr
+    assert run("setfattr", "-n", "user._FillValue", "-v", "-1", e).returncode == 0
+    assert float(os.getxattr(e, "user._FillValue")) == -1
+    assert (np.frombuffer(e.read_bytes(), dtype="<f4") == -1).all()
+    # cp -a of temp over other (fill value -1): other's chunk of -1s is left
+    # out, and keeps reading -1 because the copied _FillValue is refused.
+    assert run("cp", "-a", f, m.path / "other").returncode == 0
+    assert (m.path / "other").read_bytes() == temp.tobytes()
     assert run("setfattr", "-n", "user._ARRAY_DIMENSIONS", "-v", '["n"]', m.path / "raw").returncode == 0
     assert m.unmount() == 0
-    assert json.loads((path / "temp" / ".zarray").read_text())["fill_value"] == -1
-    assert "_FillValue" not in json.loads((path / "temp" / ".zattrs").read_text())
+    assert json.loads((path / "temp" / ".zarray").read_text())["fill_value"] == -9999
+    assert json.loads((path / "empty" / ".zarray").read_text())["fill_value"] == -1
     assert json.loads((path / "raw" / ".zattrs").read_text())["_ARRAY_DIMENSIONS"] == ["n"]
+    assert np.array_equal(zarr.open_array(str(path / "other"), mode="r")[:], temp)
     ds = xarray.open_zarr(str(path))
-    assert ds["temp"].encoding["_FillValue"] == -1
-    shown = ds["temp"].values
-    assert np.array_equal(shown[:4], temp[:4]) and np.isnan(shown[4:]).all()
+    assert ds["empty"].encoding["_FillValue"] == -1
+    assert np.isnan(ds["empty"].values).all()
+    assert np.array_equal(ds["temp"].values, temp)
     assert ds["raw"].dims == ("n",)
     m = mounter(path, "-o", "ro")
-    assert float(os.getxattr(m.path / "temp", "user._FillValue")) == -1
+    assert float(os.getxattr(m.path / "empty", "user._FillValue")) == -1
     assert m.unmount() == 0
 
     v3 = tmp_path / "v3.zarr"

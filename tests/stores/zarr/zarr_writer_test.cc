@@ -635,7 +635,9 @@ TEST_F(ZarrWriterTest, V3ConsolidatedMetadataFollowsTheDocuments) {
 // too: _FillValue of a v2 array xarray reads (it names its dimensions) is
 // .zarray's fill_value, which a chunk never written reads as; its plain
 // twin in .zattrs, which xarray ignores, is hidden and goes when it is set.
-// v2's _ARRAY_DIMENSIONS is written as the list xarray wants, not its text.
+// It changes only while no chunk is stored (a late fill value would change
+// the chunks left out for holding only the old one). v2's
+// _ARRAY_DIMENSIONS is written as the list xarray wants, not its text.
 TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
   MakeArray("a", 8, R"({"id": "zlib", "level": 1})");
   WriteText(root_ / "a" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["y", "x"], "_FillValue": 5})");
@@ -646,11 +648,10 @@ TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
   auto b = store->Resolve("/b");
   ASSERT_TRUE(a && b);
   EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-1");  // fill_value, as xarray reads it
-  // Rows 0-3 stored, rows 4-7 never written.
-  std::vector<int32_t> rows(4 * 7, 9);
-  ASSERT_OK(Writable(*store, "/a")->Write(Slab::Box({0, 0}, {4, 7}), rows.data()));
   auto reader = store->OpenDataset("/a");
   ASSERT_TRUE(reader.has_value());
+  // Nothing stored yet: the fill value changes, and a dataset opened before
+  // the change reads it.
   ASSERT_OK(w->SetAttribute(*a, "_FillValue", Attribute::Integer(-7)));
   auto zarray = tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string());
   ASSERT_TRUE(zarray.has_value());
@@ -660,11 +661,22 @@ TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
   EXPECT_FALSE(zattrs->contains("_FillValue"));
   EXPECT_EQ((*zattrs)["_ARRAY_DIMENSIONS"], tools::convert::Json::array({"y", "x"}));
   EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-7");
-  // A chunk never written reads as the new value, through a dataset opened
-  // before the change too; stored chunks keep their elements.
   std::vector<int32_t> all(8 * 7);
   ASSERT_OK((*reader)->Read(Slab::Box({0, 0}, {8, 7}), all.data()));
-  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], i < 28 ? 9 : -7) << i;
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], -7) << i;
+  // Rows 0-3 written: 9s, and a chunk of the fill value, which is left
+  // out. From now on the fill value is fixed, and every element keeps its
+  // value.
+  std::vector<int32_t> rows(4 * 7, 9);
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 3; ++c) rows[r * 7 + c] = -7;
+  ASSERT_OK(Writable(*store, "/a")->Write(Slab::Box({0, 0}, {4, 7}), rows.data()));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "0.0"));
+  EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Integer(-1)), Code::kPermissionDenied);
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -7);
+  EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-7");
+  ASSERT_OK((*reader)->Read(Slab::Box({0, 0}, {8, 7}), all.data()));
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], i < 28 ? rows[i] : -7) << i;
   // Bad values and removal are refused; the store is as it was.
   EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::String("none")), Code::kInvalidArgument);
   EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Float(0.5)), Code::kInvalidArgument);
