@@ -42,6 +42,12 @@ faster), and the daemons' peak resident memory (VmHWM) against the cache
 budget. Targets (issue 23): >= 2x the native library for whole reads of
 compressed data, >= 1x for unfiltered data, memory bounded by the cache
 budget.
+
+Whole reads have one more column, the ceiling of any mount here: the same
+bytes (the native read's, written to a plain file) served by bench/nullfs
+--file, a FUSE filesystem that does nothing but copy them, read the same
+way (np.fromfile after its pages are dropped), with slabfs's readahead
+window. A mount that decodes can only come close to it.
 """
 import argparse
 import os
@@ -184,6 +190,44 @@ class Mount:
         os.rmdir(self.mnt)
 
 
+class NullMount:
+    """bench/nullfs serving a plain file of the dataset's bytes: what a FUSE
+    filesystem that does nothing but copy real bytes costs (the ceiling of
+    any mount's whole reads on this machine), with the same readahead
+    window as slabfs's (1 MiB, docs/mount.md), as bench/mount_bench.sh does."""
+
+    def __init__(self, binary, path):
+        self.mnt = tempfile.mkdtemp(prefix="slabfs-bench-null-")
+        self.proc = subprocess.Popen([binary, self.mnt, str(os.path.getsize(path)), "-f", "--file", path],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        while not os.path.ismount(self.mnt):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"nullfs exited: {self.proc.stderr.read().decode()}")
+            time.sleep(0.005)
+        dev = os.stat(self.mnt).st_dev
+        try:
+            with open(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb", "w") as f:
+                f.write("1024")
+        except OSError:
+            pass
+
+    def close(self):
+        subprocess.run(["fusermount3", "-u", self.mnt], check=False, capture_output=True)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.rmdir(self.mnt)
+
+
+def nullfs_whole(nm, n):
+    drop_pages(os.path.join(nm.mnt, "data"))
+    t0 = time.perf_counter()
+    a = np.fromfile(os.path.join(nm.mnt, "data"), dtype="<f4").reshape(n, n)
+    return time.perf_counter() - t0, a
+
+
 def drop_pages(path):
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -245,10 +289,12 @@ def run_format(fmt, args, tmp, rng):
     try:
         print(f"# {fmt}: mount started in {m.start_s:.3f} s")
         print(f"{'format':<6} {'dataset':<8} {'read':<8} {'stored MiB':>10}  {'native s (min/med/max)':>24}  "
-              f"{'mount s (min/med/max)':>24}  {'ratio':>6}  {'File s (min/med/max)':>24}  {'ratio':>6}")
+              f"{'mount s (min/med/max)':>24}  {'ratio':>6}  {'File s (min/med/max)':>24}  {'ratio':>6}  "
+              f"{'nullfs s (min/med/max)':>24}  {'ratio':>6}")
         for name in args.datasets.split(","):
             for kind in args.reads.split(","):
-                nat, mnt, fil = [], [], []
+                nat, mnt, fil, nul = [], [], [], []
+                null_mount = None
                 for _ in range(args.rounds):
                     corners = [(int(y), int(x)) for y, x in rng.integers(0, n - WINDOW, size=(args.windows, 2))]
                     if kind == "whole":
@@ -278,10 +324,26 @@ def run_format(fmt, args, tmp, rng):
                             raise SystemExit(f"{fmt} {name}: slabfs.File read other values than the native library")
                         fil.append(t)
                         del got
+                    if kind == "whole":
+                        # The ceiling: the same bytes through a FUSE
+                        # filesystem that only copies them.
+                        if null_mount is None:
+                            flat = os.path.join(tmp, "nullfs.bin")
+                            want.tofile(flat)
+                            null_mount = NullMount(os.path.join(args.bin, "nullfs"), flat)
+                        t, got = nullfs_whole(null_mount, n)
+                        if not np.array_equal(got, want):
+                            raise SystemExit(f"{fmt} {name}: nullfs served other bytes")
+                        nul.append(t)
+                        del got
                     del want
+                if null_mount is not None:
+                    null_mount.close()
+                    os.unlink(os.path.join(tmp, "nullfs.bin"))
+                null_cols = f"{fmt_times(nul):>24}  {ratio(nat, nul):>6.2f}" if nul else f"{'-':>24}  {'-':>6}"
                 file_cols = f"{fmt_times(fil):>24}  {ratio(nat, fil):>6.2f}" if fil else f"{'-':>24}  {'-':>6}"
                 print(f"{fmt:<6} {name:<8} {kind:<8} {stored[name] / 2**20:>10.1f}  {fmt_times(nat):>24}  "
-                      f"{fmt_times(mnt):>24}  {ratio(nat, mnt):>6.2f}  {file_cols}", flush=True)
+                      f"{fmt_times(mnt):>24}  {ratio(nat, mnt):>6.2f}  {file_cols}  {null_cols}", flush=True)
         print(f"# {fmt}: daemon peak resident memory {m.peak_rss() / 2**20:.0f} MiB (cache_size={args.cache})")
     finally:
         m.close()
