@@ -173,7 +173,12 @@ Result<ZarrChunkListing> ListZarrChunks(const ZarrArray& a, const std::string& d
 
 uint64_t ZarrChunkFileLimit(uint64_t expected) { return expected + expected / 2 + (1u << 20); }
 
-Status ReadZarrChunkFile(const std::string& path, uint64_t limit, std::string* out) {
+namespace {
+
+// Reads the chunk file at `path` into the buffer `place(size)` gives once
+// its size is known: the checks and errors of ReadZarrChunkFile.
+template <typename Place>
+Status ReadChunkFileWith(const std::string& path, uint64_t limit, Place place) {
   // O_NONBLOCK: a FIFO planted in a store must not hang the reader.
   int fd = engine::RetryOnEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); });
   if (fd < 0) return engine::StatusFromErrno(errno, path);
@@ -187,16 +192,40 @@ Status ReadZarrChunkFile(const std::string& path, uint64_t limit, std::string* o
     s = Status::Corruption(fmt::format(
         "{}: {} bytes is far more than a chunk of this array can hold ({} bytes at most)", path, st.st_size, limit));
   } else {
-    out->resize(static_cast<size_t>(st.st_size));
-    auto got = engine::ReadFully(fd, out->data(), out->size(), path);
-    if (!got) {
-      s = got.error();
-    } else if (*got < out->size()) {
-      s = Status::Corruption(fmt::format("{}: shorter than its size", path));
+    const size_t size = static_cast<size_t>(st.st_size);
+    Result<char*> buf = place(size);
+    if (!buf) {
+      s = buf.error();
+    } else {
+      auto got = engine::ReadFully(fd, *buf, size, path);
+      if (!got) {
+        s = got.error();
+      } else if (*got < size) {
+        s = Status::Corruption(fmt::format("{}: shorter than its size", path));
+      }
     }
   }
   ::close(fd);
   return s;
+}
+
+}  // namespace
+
+Status ReadZarrChunkFile(const std::string& path, uint64_t limit, std::string* out) {
+  return ReadChunkFileWith(path, limit, [&](size_t size) -> Result<char*> {
+    out->resize(size);
+    return out->data();
+  });
+}
+
+Status ReadRawZarrChunkFile(const std::string& path, uint64_t bytes, char* out) {
+  return ReadChunkFileWith(path, ZarrChunkFileLimit(bytes), [&](size_t size) -> Result<char*> {
+    if (size != bytes) {
+      return Err(
+          Status::Corruption(fmt::format("{}: {} bytes, but an uncompressed chunk takes {}", path, size, bytes)));
+    }
+    return out;
+  });
 }
 
 Dims ZarrMaxShape(const ZarrArray& a, const Json& attributes) {

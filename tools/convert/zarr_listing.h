@@ -65,6 +65,9 @@ uint64_t ZarrChunkFileLimit(uint64_t expected);
 // NotFound when it is missing; Corruption for something that is not a
 // regular file, is larger than `limit` or shrinks while read; IOError.
 Status ReadZarrChunkFile(const std::string& path, uint64_t limit, std::string* out);
+// The same for a chunk stored without codecs, read straight into `out`:
+// Corruption unless the file holds exactly `bytes`.
+Status ReadRawZarrChunkFile(const std::string& path, uint64_t bytes, char* out);
 
 // A dataset's max shape: from kMaxShapeAttribute (an export's), else the
 // shape with a dimension of length 0 able to grow.
