@@ -246,8 +246,6 @@ class DatasetState {
   // streamed in full once they fill the window. A failed store is logged
   // and left to the commit.
   void WriteBehind() REQUIRES(rw_);
-  // Whether every chunk the plan touches but at most one is in the cache.
-  bool AllButOneCached(const TransferPlan& plan) const REQUIRES_SHARED(rw_);
   // Whether encoding or decoding a chunk costs enough to be worth a core of
   // its own: it compresses (deflate) or is a sparse set. Checksum and
   // shuffle alone run at several GB/s, faster than a hop to the thread

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/chunk/read_stripes.h"
 #include "engine/chunk/trimmed_edge.h"
 #include "engine/container_impl.h"
 #include "engine/format/layout.h"
@@ -33,13 +34,6 @@ constexpr uint64_t kMaxDirectRuns = 4096;
 // Write-back encodes dirty chunks in batches of about this many bytes.
 constexpr uint64_t kMaxEncodeBatchBytes = 64 << 20;
 
-// A transfer this large that touches several chunks is split across cores.
-// Below it the split costs more than it gains (and the mount already runs
-// requests, of at most 1 MiB, on several threads).
-constexpr uint64_t kParallelBytes = 4 << 20;
-
-// How many stripes a transfer is split into. Where every chunk touched is
-// decoded whole (filters), two chunks are already worth two cores.
 // Whether a partial read of an unfiltered chunk should load the chunk whole
 // into the cache instead of reading straight from the file: when the span
 // it covers is most of the chunk (a column: reading the span costs as much
@@ -56,9 +50,11 @@ bool CachePartialRead(ChunkCache& cache, const CacheKey& key, const ChunkCursor&
   return cache.CacheOnRepeat(key, lo, hi);
 }
 
-size_t StripesFor(const TransferPlan& plan, size_t item_size, bool decodes) {
+// How many stripes the gather writes of whole chunks are split into (reads:
+// ReadStripes): one per core once the bytes reach kParallelBytes.
+size_t WriteStripes(const TransferPlan& plan, size_t item_size) {
   uint64_t chunks = plan.chunks_touched();
-  if (chunks < 2 || (!decodes && plan.num_elements() * item_size < kParallelBytes)) return 1;
+  if (chunks < 2 || plan.num_elements() * item_size < kParallelBytes) return 1;
   return static_cast<size_t>(std::min<uint64_t>(ParallelWidth(), chunks));
 }
 
@@ -351,13 +347,7 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
   // Chunks are dealt to stripes round-robin; each stripe walks the plan with
   // its own cursor. Everything a stripe touches is safe for concurrent
   // readers: the cache, the index's Get, positional file reads.
-  const bool costly = CodecIsCostly();
-  size_t stripes = StripesFor(plan, item_size_, costly);
-  if (stripes > 1 && costly && AllButOneCached(plan)) {
-    // Nothing (or one chunk) to decode: copying out of the cache is quicker
-    // here than a hop to the pool and back.
-    stripes = StripesFor(plan, item_size_, false);
-  }
+  const size_t stripes = ReadStripes(c_->cache(), cache_id_, plan, item_size_, CodecIsCostly());
   // Each stripe runs under this thread's hold of rw_ (shared), on the pool.
   Status s =
       RunStriped(stripes, [&](size_t w, size_t width) REQUIRES_SHARED(rw_) { return ReadStripe(plan, buf, w, width); });
@@ -367,15 +357,6 @@ Status DatasetState::ReadLocked(const TransferPlan& plan, char* buf) {
 
 bool DatasetState::CodecIsCostly() const {
   return !format_->direct_io() && (format_->tracks_defined() || meta_.filters.compresses());
-}
-
-bool DatasetState::AllButOneCached(const TransferPlan& plan) const {
-  const ChunkCache& cache = c_->cache();
-  int missing = 0;
-  for (ChunkCursor cur(plan); !cur.done(); cur.Next()) {
-    if (!cache.Contains(CacheKey{cache_id_, cur.linear()}) && ++missing > 1) return false;
-  }
-  return true;
 }
 
 Status DatasetState::ReadStripe(const TransferPlan& plan, char* buf, size_t stripe, size_t width) {
@@ -799,7 +780,7 @@ Status DatasetState::WriteLocked(const TransferPlan& plan, const char* buf, bool
     std::vector<uint8_t> failed(direct.size(), 0);
     // Under this thread's hold of rw_, on the pool: only reads the layout.
     Status first_error =
-        RunStriped(StripesFor(plan, isz, false), [&](size_t w, size_t width) REQUIRES_SHARED(rw_) -> Status {
+        RunStriped(WriteStripes(plan, isz), [&](size_t w, size_t width) REQUIRES_SHARED(rw_) -> Status {
           Status err;
           uint64_t ord = 0;
           for (ChunkCursor cur(plan); !cur.done(); cur.Next(), ++ord) {

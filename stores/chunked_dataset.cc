@@ -9,19 +9,13 @@
 #include <fmt/format.h>
 
 #include "engine/cache/chunk_cache.h"
+#include "engine/chunk/read_stripes.h"
 #include "engine/filter/decode_scratch.h"
 #include "engine/selection/boxes.h"
 #include "engine/selection/hyperslab.h"
 #include "engine/util/thread_pool.h"
 
 namespace slabfs::stores {
-namespace {
-
-// A read whose chunks take at least this many bytes is spread over the
-// thread pool even when nothing needs decoding (pread of cold pages).
-constexpr uint64_t kParallelBytes = 4 << 20;
-
-}  // namespace
 
 // ------------------------------------------------------------ ChunkedLayout
 
@@ -74,11 +68,11 @@ Status ChunkedDataset::Read(const Slab& sel, void* buf, const MemSpace* mem) con
     if (plan.num_elements() == 0) return Status::OK();
     char* out = static_cast<char*>(buf);
     if (l.contiguous()) return ReadContiguous(plan, out);
+    // Chunks are loaded whole: that costs when they are decoded or large
+    // (pread of cold pages).
     const uint64_t touched = plan.chunks_touched();
-    size_t stripes = 1;
-    if (touched >= 2 && (l.decodes || touched * l.chunk_elements() * l.item_size >= kParallelBytes)) {
-      stripes = static_cast<size_t>(std::min<uint64_t>(engine::ParallelWidth(), touched));
-    }
+    const bool loads_cost = l.decodes || touched * l.chunk_elements() * l.item_size >= engine::kParallelBytes;
+    const size_t stripes = engine::ReadStripes(*cache_, cache_id_, plan, l.item_size, loads_cost);
     if (stripes <= 1) return ReadStripe(plan, out, 0, 1);
     std::vector<Status> results(stripes);
     engine::ParallelFor(stripes, [&](size_t k) { results[k] = ReadStripe(plan, out, k, stripes); });

@@ -14,6 +14,7 @@
 
 namespace slabfs::engine {
 namespace {
+namespace allocator_test {  // its own names in a unity batch
 
 constexpr uint64_t D = kDataStart;
 // The free list's extents; these tests give generation 0 (free for every
@@ -454,5 +455,6 @@ TEST_F(AllocatorTest, HeldExtentsAtTheTailAreNotTrimmed) {
   EXPECT_EQ(alloc_.TrimTail(), D + 900);
 }
 
+}  // namespace allocator_test
 }  // namespace
 }  // namespace slabfs::engine
