@@ -147,6 +147,9 @@ Status DatasetState::WriteBytes(uint64_t offset, size_t length, const void* buf,
       return Status::OutOfRange(what() + ": write of " + std::to_string(length) + " bytes at offset " +
                                 std::to_string(offset) + " needs " + std::to_string(rows) + " rows, more than the " +
                                 "maximum " + std::to_string(meta_.max_shape[0]));
+    // Shed before the growth: taking a growth back writes back the dirty
+    // chunks, which a failed shed could not.
+    SLABFS_RETURN_IF_ERROR(MakeRoom());
     Dims shape = meta_.shape;
     shape[0] = rows;
     SLABFS_RETURN_IF_ERROR(ResizeLocked(shape));

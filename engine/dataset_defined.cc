@@ -393,7 +393,8 @@ Status DatasetState::Erase(const Slab& sel) {
   const uint64_t stored = allocated_chunks_.load(std::memory_order_relaxed);
   int strided = 0;
   for (const DimSlab& d : sel.dims) strided += NormalizeDim(d).count > 1 ? 1 : 0;
-  SLABFS_RETURN_IF_ERROR(MakeRoom());
+  // No MakeRoom: an erase frees space (a hole punched on a full disk), and
+  // a failed shed must not refuse it; what it leaves dirty is shed after.
   Status s;
   if (touched <= kEraseGridWalk || touched / 4 <= stored || strided > kEraseMaxStridedDims) {
     TransferPlan plan;

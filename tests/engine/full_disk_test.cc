@@ -7,6 +7,7 @@
 // is tests/integration/test_mount_full_disk.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -107,9 +108,11 @@ TEST_P(FullDiskTest, AWriteWhoseSheddingFailsIsRefusedWithNothingTaken) {
   constexpr uint64_t kRows = 256, kCols = 1024, kStep = 16;  // f4, 64 x 64 chunks of 16 KiB
   auto disk = NewDisk();
   ASSERT_OK_AND_ASSIGN(auto c, OpenOnDisk(disk, {.create = true, .cache_bytes = 256 * 1024}));
-  ASSERT_OK_AND_ASSIGN(
-      Dataset d, c->CreateDataset(
-                     "/d", {.dtype = DType::kF4, .shape = {kRows, kCols}, .chunks = {64, 64}, .filters = GetParam()}));
+  ASSERT_OK_AND_ASSIGN(Dataset d, c->CreateDataset("/d", {.dtype = DType::kF4,
+                                                          .shape = {kRows, kCols},
+                                                          .max_shape = {kUnlimited, kCols},
+                                                          .chunks = {64, 64},
+                                                          .filters = GetParam()}));
   ASSERT_OK(c->Commit());
   {
     std::lock_guard lock(disk->mu);
@@ -130,7 +133,21 @@ TEST_P(FullDiskTest, AWriteWhoseSheddingFailsIsRefusedWithNothingTaken) {
     }
   }
   ASSERT_FALSE(failed.ok()) << "the cache never had to shed";
-  EXPECT_LT(refused_at, kRows - 4 * kStep);  // the first band fit in the cache
+  EXPECT_EQ(failed.code(), Code::kIOError) << failed.ToString();
+  // The first band fits the cache; the write that starts the second leaves
+  // it over budget (its shed fails, logged), and the next one is refused.
+  EXPECT_EQ(refused_at, kRows - 6 * kStep);
+  // An append (the mount's write past the end) is refused too, and the
+  // dataset keeps its size.
+  std::vector<float> row(kCols, 1.5f);
+  const uint64_t size = d.size_bytes();
+  Status append = d.WriteBytes(size, row.size() * 4, row.data(), Dataset::Growth::kGrowRows);
+  EXPECT_EQ(append.code(), Code::kIOError) << append.ToString();
+  EXPECT_EQ(d.size_bytes(), size);
+  // An erase of whole chunks frees what it erases: a failed shed does not
+  // refuse it (a hole punched to make room on a full disk).
+  EXPECT_OK(d.Erase(Slab::Box({kRows - 64, 0}, {64, kCols})));
+  std::fill(model.begin() + static_cast<ptrdiff_t>((kRows - 64) * kCols), model.end(), 0.0f);
   std::vector<float> back(kRows * kCols);
   ASSERT_OK(d.ReadElements(0, back.size(), back.data()));
   EXPECT_TRUE(back == model) << "the refused write at row " << refused_at << " left bytes behind";
