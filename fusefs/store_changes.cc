@@ -19,7 +19,12 @@ Status NoWriter(const Filesystem& fs) {
 Status SetObjectAttribute(Filesystem& fs, ObjectId id, std::string_view name, const Attribute& value) {
   if (fs.container != nullptr) return fs.container->SetAttribute(id, name, value);
   if (fs.writer == nullptr) return NoWriter(fs);
-  return fs.writer->SetAttribute(id, name, value);
+  SLABFS_RETURN_IF_ERROR(fs.writer->SetAttribute(id, name, value));
+  // A Zarr array's _FillValue may be its fill value, which every element of
+  // an array that stores nothing reads as: the kernel's pages of the file
+  // (and of its memory maps) go.
+  if (name == "_FillValue") fs.invalidator.Invalidate(id, 0, 0, kInvalidateWait);
+  return Status::OK();
 }
 
 Status RemoveObjectAttribute(Filesystem& fs, ObjectId id, std::string_view name) {

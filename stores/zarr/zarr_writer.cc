@@ -204,6 +204,15 @@ Status UpdateConsolidated(ZarrWriteContext* ctx, const std::string& file, const 
   return ReplaceFileAtomically(holder, convert::DumpJson(top), &ctx->dirty);
 }
 
+MetadataWrite WriteMetadataDocument(ZarrWriteContext* ctx, const std::string& file, const Json& doc) {
+  MetadataWrite w;
+  w.status = ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx->dirty);
+  if (!w.status.ok()) return w;
+  w.written = true;
+  w.status = UpdateConsolidated(ctx, file, doc);
+  return w;
+}
+
 namespace {
 
 // ------------------------------------------------------------ one array
@@ -291,7 +300,6 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         // The shape next: a crash after it leaves chunks past the shape,
         // which every reader ignores.
         SLABFS_RETURN_IF_ERROR(WriteShapeLocked(shape));
-        SetShapeLocked(shape);
         SLABFS_RETURN_IF_ERROR(RemoveChunksFromLocked((rows + l.chunk[0] - 1) / l.chunk[0]));
         if (rows % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(rows));
         return Status::OK();
@@ -303,9 +311,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
       SLABFS_RETURN_IF_ERROR(RemoveChunksFromLocked(old_grid));
       SLABFS_RETURN_IF_ERROR(RemovePastEndLocked(old_grid));
       if (old % l.chunk[0] != 0) SLABFS_RETURN_IF_ERROR(ClearRowsFromLocked(old));
-      SLABFS_RETURN_IF_ERROR(WriteShapeLocked(shape));
-      SetShapeLocked(shape);
-      return Status::OK();
+      return WriteShapeLocked(shape);
     } catch (const std::bad_alloc&) {
       return Status::IOError(l.path + ": no memory for the resize");
     }
@@ -505,7 +511,8 @@ class ZarrArrayWriter final : public WritableStoreDataset {
   }
 
   // Writes `shape` into the array's metadata document (members slabfs does
-  // not know kept).
+  // not know kept) and, once that is replaced, into the layout (also when
+  // the consolidated metadata then fails, which is returned).
   Status WriteShapeLocked(const Dims& shape) {
     const ZarrLayout& l = *layout_;
     std::lock_guard meta(ctx_->meta_mu);
@@ -513,8 +520,9 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     SLABFS_ASSIGN_OR_RETURN(Json doc, convert::ReadJsonFile(file));
     if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
     doc["shape"] = shape;
-    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
-    return UpdateConsolidated(ctx_.get(), file, doc);
+    MetadataWrite w = WriteMetadataDocument(ctx_.get(), file, doc);
+    if (w.written) SetShapeLocked(shape);
+    return w.status;
   }
 
   void SetShapeLocked(const Dims& shape) {
@@ -583,7 +591,7 @@ Result<std::string> ZarrWriter::DirOf(ObjectId id) {
   return n.location;
 }
 
-Status ZarrWriter::EditAttributes(const std::string& dir, const std::function<Status(Json&)>& change) {
+MetadataWrite ZarrWriter::EditAttributes(const std::string& dir, const std::function<Status(Json&)>& change) {
   const bool v3 = store_->v3();
   const std::string file = dir + (v3 ? "/zarr.json" : "/.zattrs");
   Json doc = Json::object();
@@ -591,18 +599,17 @@ Status ZarrWriter::EditAttributes(const std::string& dir, const std::function<St
   if (read) {
     doc = std::move(*read);
   } else if (v3 || read.error().code() != Code::kNotFound) {
-    return read.error();
+    return {false, read.error()};
   }
-  if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
+  if (!doc.is_object()) return {false, Status::Corruption(file + ": not a JSON object")};
   Json* attrs = &doc;
   if (v3) {
     if (!doc.contains("attributes")) doc["attributes"] = Json::object();
     attrs = &doc["attributes"];
-    if (!attrs->is_object()) return Status::Corruption(file + ": \"attributes\" is not an object");
+    if (!attrs->is_object()) return {false, Status::Corruption(file + ": \"attributes\" is not an object")};
   }
-  SLABFS_RETURN_IF_ERROR(change(*attrs));
-  SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
-  return UpdateConsolidated(ctx_.get(), file, doc);
+  if (Status s = change(*attrs); !s.ok()) return {false, std::move(s)};
+  return WriteMetadataDocument(ctx_.get(), file, doc);
 }
 
 Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attribute& value) {
@@ -632,19 +639,21 @@ Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attrib
   // What a reader of the store makes of it (numbers read back as i8, u8 or
   // f8): the tree shows what opening the store again would show.
   SLABFS_ASSIGN_OR_RETURN(Attribute shown, convert::AttributeFromJson(json));
-  std::optional<Json> plain_fill;
+  Json after;
+  MetadataWrite w;
   {
     std::lock_guard meta(ctx_->meta_mu);
-    SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
+    w = EditAttributes(dir, [&](Json& attrs) {
       attrs[std::string(name)] = json;
-      if (auto it = attrs.find(std::string(convert::kFillValueAttribute)); it != attrs.end()) plain_fill = *it;
+      after = attrs;
       return Status::OK();
-    }));
+    });
+    if (!w.written) return w.status;
     std::unique_lock tree(store_->tree_mu());
     store_->node(id).attrs.insert_or_assign(std::string(name), std::move(shown));
   }
-  if (name == convert::kDimensionsAttribute) ReshowFillValue(id, plain_fill);
-  return Status::OK();
+  if (name == convert::kDimensionsAttribute) ReshowFillValue(id, after);
+  return w.status;
 }
 
 Status ZarrWriter::RemoveAttribute(ObjectId id, std::string_view name) {
@@ -662,28 +671,30 @@ Status ZarrWriter::RemoveAttribute(ObjectId id, std::string_view name) {
         store_->path(), PathOf(id)));
   }
   if (special == Special::kDimensionNames) return SetDimensionNames(id, nullptr);
-  std::optional<Json> plain_fill;
+  Json after;
+  MetadataWrite w;
   {
     std::lock_guard meta(ctx_->meta_mu);
-    SLABFS_RETURN_IF_ERROR(EditAttributes(dir, [&](Json& attrs) {
+    w = EditAttributes(dir, [&](Json& attrs) {
       auto it = attrs.find(std::string(name));
       if (it == attrs.end()) {
         return Status::NotFound(
             fmt::format("{}: no attribute '{}' in the store's attributes of {}", store_->path(), name, dir));
       }
       attrs.erase(it);
-      if (auto f = attrs.find(std::string(convert::kFillValueAttribute)); f != attrs.end()) plain_fill = *f;
+      after = attrs;
       return Status::OK();
-    }));
+    });
+    if (!w.written) return w.status;
     std::unique_lock tree(store_->tree_mu());
     auto& attrs = store_->node(id).attrs;
     if (auto it = attrs.find(name); it != attrs.end()) attrs.erase(it);
   }
-  if (name == convert::kDimensionsAttribute) ReshowFillValue(id, plain_fill);
-  return Status::OK();
+  if (name == convert::kDimensionsAttribute) ReshowFillValue(id, after);
+  return w.status;
 }
 
-void ZarrWriter::ReshowFillValue(ObjectId id, const std::optional<Json>& plain) {
+void ZarrWriter::ReshowFillValue(ObjectId id, const Json& attrs_doc) {
   std::shared_ptr<ZarrLayout> layout;
   {
     std::shared_lock lock(store_->tree_mu());
@@ -695,17 +706,15 @@ void ZarrWriter::ReshowFillValue(ObjectId id, const std::optional<Json>& plain) 
     std::shared_lock lock(layout->mu);
     fill = layout->info.dataset.fill;
   }
+  const std::string key(convert::kFillValueAttribute);
+  std::optional<Attribute> shown;
+  if (attrs_doc.is_object() && attrs_doc.contains(convert::kDimensionsAttribute)) {
+    shown = Attribute::Numbers(layout->info.dataset.dtype, std::move(fill));
+  } else if (auto it = attrs_doc.is_object() ? attrs_doc.find(key) : attrs_doc.end(); it != attrs_doc.end()) {
+    if (auto a = convert::AttributeFromJson(*it)) shown = std::move(*a);
+  }
   std::unique_lock tree(store_->tree_mu());
   auto& attrs = store_->node(id).attrs;
-  const std::string key(convert::kFillValueAttribute);
-  if (attrs.contains(convert::kDimensionsAttribute)) {
-    attrs.insert_or_assign(key, Attribute::Numbers(layout->info.dataset.dtype, std::move(fill)));
-    return;
-  }
-  std::optional<Attribute> shown;
-  if (plain) {
-    if (auto a = convert::AttributeFromJson(*plain)) shown = std::move(*a);
-  }
   if (shown) {
     attrs.insert_or_assign(key, std::move(*shown));
   } else {
@@ -720,19 +729,29 @@ std::string ZarrWriter::PathOf(ObjectId id) {
 
 Result<ZarrWriter::Special> ZarrWriter::SpecialOf(ObjectId id, std::string_view name) {
   if (name != convert::kFillValueAttribute && name != convert::kDimensionsAttribute) return Special::kNone;
-  std::shared_lock lock(store_->tree_mu());
-  if (id < 1 || id > store_->num_nodes()) {
-    return Err(Status::NotFound(fmt::format("{}: no object {}", store_->path(), id)));
+  std::shared_ptr<const ZarrLayout> layout;
+  {
+    std::shared_lock lock(store_->tree_mu());
+    if (id < 1 || id > store_->num_nodes()) {
+      return Err(Status::NotFound(fmt::format("{}: no object {}", store_->path(), id)));
+    }
+    layout = std::static_pointer_cast<const ZarrLayout>(store_->node(id).layout);
   }
-  const StoreNode& n = store_->node(id);
-  if (!n.layout) return Special::kNone;
-  const auto& l = static_cast<const ZarrLayout&>(*n.layout);
+  if (!layout) return Special::kNone;
+  const ZarrLayout& l = *layout;
   // What the tree shows for these names comes from the array's metadata
   // (convert::ZarrAttributes); array.fill_is_marker and v3 are fixed once
   // the store is open.
   if (name == convert::kDimensionsAttribute) return l.v3 ? Special::kDimensionNames : Special::kNone;
-  if (!l.v3 && l.array.fill_is_marker && n.attrs.contains(convert::kDimensionsAttribute)) return Special::kFillValue;
-  return Special::kNone;
+  if (l.v3 || !l.array.fill_is_marker) return Special::kNone;
+  // Decided as the listing decides, from .zattrs itself (a 0-d variable's
+  // empty _ARRAY_DIMENSIONS names it xarray's, though the tree hides it).
+  auto attrs = convert::ReadJsonFile(l.dir + "/.zattrs");
+  if (!attrs) {
+    if (attrs.error().code() == Code::kNotFound) return Special::kNone;
+    return Err(attrs.error());
+  }
+  return attrs->is_object() && attrs->contains(convert::kDimensionsAttribute) ? Special::kFillValue : Special::kNone;
 }
 
 Status ZarrWriter::SetFillMarker(ObjectId id, const Attribute& value) {
@@ -763,29 +782,35 @@ Status ZarrWriter::SetFillMarker(ObjectId id, const Attribute& value) {
         "chunk: chunks holding only the fill value are left out, and would read as the new value",
         store_->path(), l.path));
   }
+  Status result;
   {
     std::lock_guard meta(ctx_->meta_mu);
     const std::string file = l.dir + "/.zarray";
     SLABFS_ASSIGN_OR_RETURN(Json doc, convert::ReadJsonFile(file));
     if (!doc.is_object()) return Status::Corruption(file + ": not a JSON object");
     doc["fill_value"] = convert::FillToJson(dtype, *bytes, 2);
-    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
-    SLABFS_RETURN_IF_ERROR(UpdateConsolidated(ctx_.get(), file, doc));
+    MetadataWrite w = WriteMetadataDocument(ctx_.get(), file, doc);
+    if (!w.written) return w.status;
+    // .zarray says it now: so does the layout, whatever the consolidated
+    // metadata did.
+    result = w.status;
     l.info.dataset.fill = *bytes;
     l.array.fill = *bytes;
     // A _FillValue in .zattrs is hidden by fill_value (xarray ignores it
     // too); it goes, so that the store says one thing. Failing that is no
     // failure of the change.
-    Status s = EditAttributes(l.dir, [](Json& attrs) {
+    MetadataWrite e = EditAttributes(l.dir, [](Json& attrs) {
       attrs.erase(std::string(convert::kFillValueAttribute));
       return Status::OK();
     });
-    if (!s.ok())
-      spdlog::warn("{}: {}: the old _FillValue in .zattrs stays (hidden): {}", store_->path(), l.path, s.ToString());
+    if (!e.status.ok()) {
+      spdlog::warn("{}: {}: the old _FillValue in .zattrs stays (hidden): {}", store_->path(), l.path,
+                   e.status.ToString());
+    }
   }
   std::unique_lock tree(store_->tree_mu());
   store_->node(id).attrs.insert_or_assign(std::string(convert::kFillValueAttribute), Attribute::Numbers(dtype, *bytes));
-  return Status::OK();
+  return result;
 }
 
 Status ZarrWriter::SetDimensionNames(ObjectId id, const Attribute* value) {
@@ -806,6 +831,7 @@ Status ZarrWriter::SetDimensionNames(ObjectId id, const Attribute* value) {
           store_->path(), l.path, rank));
     }
   }
+  Status result;
   std::unique_lock lock(l.mu);
   {
     std::lock_guard meta(ctx_->meta_mu);
@@ -826,8 +852,9 @@ Status ZarrWriter::SetDimensionNames(ObjectId id, const Attribute* value) {
     } else {
       doc.erase("dimension_names");
     }
-    SLABFS_RETURN_IF_ERROR(ReplaceFileAtomically(file, convert::DumpJson(doc), &ctx_->dirty));
-    SLABFS_RETURN_IF_ERROR(UpdateConsolidated(ctx_.get(), file, doc));
+    MetadataWrite w = WriteMetadataDocument(ctx_.get(), file, doc);
+    if (!w.written) return w.status;
+    result = w.status;
     l.array.dimension_names = names;
   }
   // Shown as the listing shows it: when any dimension has a name.
@@ -842,7 +869,7 @@ Status ZarrWriter::SetDimensionNames(ObjectId id, const Attribute* value) {
   } else if (auto it = attrs.find(convert::kDimensionsAttribute); it != attrs.end()) {
     attrs.erase(it);
   }
-  return Status::OK();
+  return result;
 }
 
 Result<ObjectId> ZarrWriter::CreateGroup(ObjectId parent, std::string_view name) {

@@ -122,6 +122,18 @@ struct ZarrWriteContext {
 // (v3: the member dropped) rather than left stale. Under meta_mu.
 Status UpdateConsolidated(ZarrWriteContext* ctx, const std::string& file, const tools::convert::Json& doc);
 
+// What writing a metadata document did: `written` once the document itself
+// was replaced (the change is made, and what the writer holds in memory
+// must follow it), `status` the first failure, of the document or then of
+// the consolidated metadata (reported, but the change stands).
+struct MetadataWrite {
+  bool written = false;
+  Status status;
+};
+// Replaces `file` with `doc` (ReplaceFileAtomically), then its entry in the
+// consolidated metadata (UpdateConsolidated). Under meta_mu.
+MetadataWrite WriteMetadataDocument(ZarrWriteContext* ctx, const std::string& file, const tools::convert::Json& doc);
+
 class ZarrWriter final : public StoreWriter {
  public:
   explicit ZarrWriter(ZarrStore* store);
@@ -138,7 +150,7 @@ class ZarrWriter final : public StoreWriter {
   Result<std::string> DirOf(ObjectId id);
   // Reads the attributes document of the object in `dir`, lets `change`
   // edit its attributes object, writes it back. Under meta_mu.
-  Status EditAttributes(const std::string& dir, const std::function<Status(tools::convert::Json&)>& change);
+  MetadataWrite EditAttributes(const std::string& dir, const std::function<Status(tools::convert::Json&)>& change);
 
   // Attributes the tree shows from an array's metadata, not its attributes
   // (tools/convert/zarr_listing.h), are changed there: _FillValue of a v2
@@ -156,9 +168,10 @@ class ZarrWriter final : public StoreWriter {
   // InvalidArgument unless a JSON list of one name or null per dimension.
   Status SetDimensionNames(ObjectId id, const Attribute* value);
   // v2: after _ARRAY_DIMENSIONS was set or removed, the tree's _FillValue
-  // as reopening would show it (fill_value once the array is xarray's, else
-  // `plain`, the .zattrs value, if any). Holds no lock when called.
-  void ReshowFillValue(ObjectId id, const std::optional<tools::convert::Json>& plain);
+  // as reopening would show it from `attrs_doc`, the .zattrs written
+  // (fill_value once the array is xarray's, else the .zattrs value, if
+  // any). Holds no lock when called.
+  void ReshowFillValue(ObjectId id, const tools::convert::Json& attrs_doc);
   std::string PathOf(ObjectId id);
 
   ZarrStore* store_;

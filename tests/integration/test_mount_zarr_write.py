@@ -466,6 +466,8 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     other.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
     empty = root.create_dataset("empty", shape=(8, 6), chunks=(4, 6), dtype="<f4", fill_value=-9999.0)
     empty.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+    scalar = root.create_dataset("scalar", shape=(), dtype="<f4", fill_value=-9999.0)  # a 0-d variable
+    scalar.attrs["_ARRAY_DIMENSIONS"] = []
     zarr.consolidate_metadata(str(path))
     m = mounter(path)
     f = m.path / "temp"
@@ -478,9 +480,11 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     e = m.path / "empty"
     cp = run("setfattr", "-n", "user._FillValue", "-v", "none", e, check=False)
     assert cp.returncode != 0 and "Invalid argument" in cp.stderr
+    assert (np.frombuffer(e.read_bytes(), dtype="<f4") == -9999).all()  # now in the kernel's page cache
     assert run("setfattr", "-n", "user._FillValue", "-v", "-1", e).returncode == 0
     assert float(os.getxattr(e, "user._FillValue")) == -1
     assert (np.frombuffer(e.read_bytes(), dtype="<f4") == -1).all()
+    assert run("setfattr", "-n", "user._FillValue", "-v", "7", m.path / "scalar").returncode == 0
     # cp -a of temp over other (fill value -1): other's chunk of -1s is left
     # out, and keeps reading -1 because the copied _FillValue is refused.
     assert run("cp", "-a", f, m.path / "other").returncode == 0
@@ -489,6 +493,8 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     assert m.unmount() == 0
     assert json.loads((path / "temp" / ".zarray").read_text())["fill_value"] == -9999
     assert json.loads((path / "empty" / ".zarray").read_text())["fill_value"] == -1
+    assert json.loads((path / "scalar" / ".zarray").read_text())["fill_value"] == 7
+    assert "_FillValue" not in json.loads((path / "scalar" / ".zattrs").read_text())
     assert json.loads((path / "raw" / ".zattrs").read_text())["_ARRAY_DIMENSIONS"] == ["n"]
     assert np.array_equal(zarr.open_array(str(path / "other"), mode="r")[:], temp)
     ds = xarray.open_zarr(str(path))

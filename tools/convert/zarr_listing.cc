@@ -279,7 +279,16 @@ std::vector<ZarrAttribute> ZarrAttributes(const Json& attributes, const ZarrArra
       const std::string& name = it.key();
       if (array != nullptr) {
         if (name == kMaxShapeAttribute) continue;
-        if (name == kFillValueAttribute && fill_is_shown_marker) continue;
+        if (name == kFillValueAttribute && fill_is_shown_marker) {
+          // xarray reads fill_value, not this: said where it differs.
+          if (it.value() != FillToJson(array->dtype, array->fill, 2)) {
+            ZarrAttribute z;
+            z.name = name;
+            z.why_not = "a _FillValue in .zattrs that xarray ignores: the array's fill_value is its _FillValue";
+            out.push_back(std::move(z));
+          }
+          continue;
+        }
         if (name == kDimensionsAttribute && array->dimension_names) continue;
         // The import's own marker; an empty dimension list (what xarray
         // writes for a 0-d variable) would not fit shape (1).

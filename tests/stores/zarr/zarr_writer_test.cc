@@ -648,6 +648,10 @@ TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
   auto b = store->Resolve("/b");
   ASSERT_TRUE(a && b);
   EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-1");  // fill_value, as xarray reads it
+  // The hidden .zattrs value is said.
+  bool said = false;
+  for (const SkippedObject& k : store->Skipped()) said |= k.path.find("/a attribute '_FillValue'") != std::string::npos;
+  EXPECT_TRUE(said);
   auto reader = store->OpenDataset("/a");
   ASSERT_TRUE(reader.has_value());
   // Nothing stored yet: the fill value changes, and a dataset opened before
