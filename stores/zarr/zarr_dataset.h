@@ -40,6 +40,11 @@ struct ZarrLayout : ChunkedLayout {
   // not in `keys`; a grow removes them before they would come back into
   // the shape. Guarded by `mu`.
   std::vector<Dims> past_end;
+  // Writable store: whether a chunk was written (or left out as all fill)
+  // since the store opened. A store keeps no trace of a chunk left out, so
+  // after this the fill value stays (it would change what was written).
+  // Guarded by `mu`.
+  bool written = false;
   // Writable store: held by one byte-view change at a time
   // (WritableStoreDataset::Exclusively), before `mu`.
   std::mutex change_mu;

@@ -371,6 +371,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     const std::string file = l.dir + "/" + key;
     const ptrdiff_t index = l.Find(linear);
     DatasetInfo& d = l.info.dataset;
+    l.written = true;
     if (l.drop_fill_chunks && HoldsOnlyFill(image, n)) {
       if (index >= 0) {
         if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
@@ -632,9 +633,19 @@ Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attrib
   SLABFS_ASSIGN_OR_RETURN(const Special special, SpecialOf(id, name));
   if (special == Special::kFillValue) return SetFillMarker(id, value);
   if (special == Special::kDimensionNames) return SetDimensionNames(id, &value);
-  // _ARRAY_DIMENSIONS (v2) as the list xarray reads, not the list's text.
+  // _ARRAY_DIMENSIONS (v2) as the list xarray reads, not the list's text;
+  // on an array, one name per dimension, or xarray cannot open the store.
   std::optional<Json> dims;
-  if (name == convert::kDimensionsAttribute) dims = convert::DimensionNamesList(value, 2);
+  if (name == convert::kDimensionsAttribute) {
+    dims = convert::DimensionNamesList(value, 2);
+    SLABFS_ASSIGN_OR_RETURN(const std::optional<size_t> rank, ArrayRankOf(id));
+    if (rank && (!dims || dims->size() != *rank)) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: {}: _ARRAY_DIMENSIONS names the Zarr v2 array's dimensions for xarray, so it must be a JSON list of "
+          "{} strings, such as [\"time\",\"lat\"]",
+          store_->path(), PathOf(id), *rank));
+    }
+  }
   const Json json = dims ? std::move(*dims) : convert::AttributeToJson(value);
   // What a reader of the store makes of it (numbers read back as i8, u8 or
   // f8): the tree shows what opening the store again would show.
@@ -727,6 +738,17 @@ std::string ZarrWriter::PathOf(ObjectId id) {
   return id >= 1 && id <= store_->num_nodes() ? store_->node(id).path : std::string("?");
 }
 
+Result<std::optional<size_t>> ZarrWriter::ArrayRankOf(ObjectId id) {
+  std::shared_lock lock(store_->tree_mu());
+  if (id < 1 || id > store_->num_nodes()) {
+    return Err(Status::NotFound(fmt::format("{}: no object {}", store_->path(), id)));
+  }
+  const auto layout = std::static_pointer_cast<const ZarrLayout>(store_->node(id).layout);
+  if (!layout) return std::optional<size_t>();
+  // Fixed once the store is open.
+  return std::optional<size_t>(layout->array.scalar ? 0 : layout->chunk.size());
+}
+
 Result<ZarrWriter::Special> ZarrWriter::SpecialOf(ObjectId id, std::string_view name) {
   if (name != convert::kFillValueAttribute && name != convert::kDimensionsAttribute) return Special::kNone;
   std::shared_ptr<const ZarrLayout> layout;
@@ -772,14 +794,15 @@ Status ZarrWriter::SetFillMarker(ObjectId id, const Attribute& value) {
   // Under the array's lock: no read or write of it sees the old fill value
   // in one chunk and the new one in another.
   std::unique_lock lock(l.mu);
-  if (!l.keys.empty()) {
-    // Once a chunk is stored, a new fill value would change elements: the
+  if (!l.keys.empty() || l.written) {
+    // Once anything is written, a new fill value would change elements: the
     // chunks this writer left out because they held only the old one (and
     // any never written) would read as the new value. netCDF-4 refuses a
     // late fill value (NC_ELATEFILL) for the same reason.
     return Status::PermissionDenied(fmt::format(
         "{}: {}: _FillValue is the Zarr v2 array's fill_value, which can change only while the array stores no "
-        "chunk: chunks holding only the fill value are left out, and would read as the new value",
+        "chunk and nothing was written to it since the store was mounted: chunks holding only the fill value are "
+        "left out, and would read as the new value",
         store_->path(), l.path));
   }
   Status result;

@@ -161,7 +161,8 @@ class ZarrWriter final : public StoreWriter {
   // Writes .zarray's fill_value (what chunks never written read as too),
   // under the array's lock, while the array stores no chunk (after that
   // PermissionDenied: the chunks left out for holding only the old value
-  // would change). InvalidArgument unless `value` is one number the
+  // would change; so too once anything was written since the store
+  // opened, as chunks left out leave no trace). InvalidArgument unless `value` is one number the
   // array's type holds.
   Status SetFillMarker(ObjectId id, const Attribute& value);
   // Writes zarr.json's dimension_names (null `value`: removes them);
@@ -173,6 +174,8 @@ class ZarrWriter final : public StoreWriter {
   // any). Holds no lock when called.
   void ReshowFillValue(ObjectId id, const tools::convert::Json& attrs_doc);
   std::string PathOf(ObjectId id);
+  // The rank of the array `id` (0 for a 0-d array), nullopt for a group.
+  Result<std::optional<size_t>> ArrayRankOf(ObjectId id);
 
   ZarrStore* store_;
   std::shared_ptr<ZarrWriteContext> ctx_;

@@ -466,6 +466,11 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     other.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
     empty = root.create_dataset("empty", shape=(8, 6), chunks=(4, 6), dtype="<f4", fill_value=-9999.0)
     empty.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+    for name in ("zeros", "zeros2"):  # store nothing; zeros read as their fill value
+        z = root.create_dataset(name, shape=(8, 6), chunks=(4, 6), dtype="<f4", fill_value=0.0)
+        z.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+    src = root.create_dataset("zero_src", data=np.zeros((8, 6), dtype="<f4"), chunks=(4, 6), fill_value=-9999.0)
+    src.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
     scalar = root.create_dataset("scalar", shape=(), dtype="<f4", fill_value=-9999.0)  # a 0-d variable
     scalar.attrs["_ARRAY_DIMENSIONS"] = []
     zarr.consolidate_metadata(str(path))
@@ -489,8 +494,27 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     # out, and keeps reading -1 because the copied _FillValue is refused.
     assert run("cp", "-a", f, m.path / "other").returncode == 0
     assert (m.path / "other").read_bytes() == temp.tobytes()
+    # The same over an array that stores nothing, with zeros, its fill
+    # value: every chunk is left out, and the fill value stays all the same
+    # (the copied -9999 would turn the zeros into missing values).
+    zeros = m.path / "zeros"
+    assert run("cp", "-a", m.path / "zero_src", zeros).returncode == 0
+    assert (np.frombuffer(zeros.read_bytes(), dtype="<f4") == 0).all()
+    assert float(os.getxattr(zeros, "user._FillValue")) == 0
+    # dd of the fill value over part of an array that stores nothing: no
+    # chunk is stored, and still the fill value stays.
+    assert run("dd", "if=/dev/zero", f"of={m.path / 'zeros2'}", "bs=96", "count=1", "conv=notrunc,fsync",
+               "status=none").returncode == 0
+    cp = run("setfattr", "-n", "user._FillValue", "-v", "-9999", m.path / "zeros2", check=False)
+    assert cp.returncode != 0 and "not permitted" in cp.stderr
+    # A v2 array's _ARRAY_DIMENSIONS names each dimension, as xarray needs.
+    for bad in ('["a"]', "y,x", '["y","x","z"]'):
+        cp = run("setfattr", "-n", "user._ARRAY_DIMENSIONS", "-v", bad, m.path / "other", check=False)
+        assert cp.returncode != 0 and "Invalid argument" in cp.stderr, bad
     assert run("setfattr", "-n", "user._ARRAY_DIMENSIONS", "-v", '["n"]', m.path / "raw").returncode == 0
     assert m.unmount() == 0
+    for name in ("zeros", "zeros2"):
+        assert json.loads((path / name / ".zarray").read_text())["fill_value"] == 0, name
     assert json.loads((path / "temp" / ".zarray").read_text())["fill_value"] == -9999
     assert json.loads((path / "empty" / ".zarray").read_text())["fill_value"] == -1
     assert json.loads((path / "scalar" / ".zarray").read_text())["fill_value"] == 7
@@ -499,6 +523,8 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     assert np.array_equal(zarr.open_array(str(path / "other"), mode="r")[:], temp)
     ds = xarray.open_zarr(str(path))
     assert ds["empty"].encoding["_FillValue"] == -1
+    for name in ("zeros", "zeros2"):
+        assert (zarr.open_array(str(path / name), mode="r")[:] == 0).all(), name
     assert np.isnan(ds["empty"].values).all()
     assert np.array_equal(ds["temp"].values, temp)
     assert ds["raw"].dims == ("n",)
@@ -528,7 +554,8 @@ def test_rsync_xattrs_in_place_round_trip(tmp_path, mounter):
     changed: the copy's user.slab.* are set back with the rest. Figures
     (stored, defined) are accepted and ignored and layout fields equal to
     what the array has change nothing, as on a container, so rsync exits 0;
-    a layout field that differs stays EPERM."""
+    so does the chunk index a copy through a container reports (a store
+    has none to choose). A layout field that differs stays EPERM."""
     path = tmp_path / "r.zarr"
     root = zarr.open_group(str(path), mode="w")
     a = root.create_dataset("a", data=np.arange(64 * 16, dtype="<f4").reshape(64, 16), chunks=(16, 16),
@@ -542,6 +569,12 @@ def test_rsync_xattrs_in_place_round_trip(tmp_path, mounter):
     with open(out / "a", "r+b") as f:
         f.write(noise.tobytes())
     os.setxattr(out / "a", "user.units", b"cm")
+    # As a copy that went through a container says: its own chunk index. A
+    # store has none to choose: the index is ignored.
+    layout = os.getxattr(out / "a", "user.slab.layout").decode()
+    assert ";index=auto" in layout
+    os.setxattr(out / "a", "user.slab.index", b"extensible")
+    os.setxattr(out / "a", "user.slab.layout", layout.replace(";index=auto", ";index=extensible").encode())
     # rsync's quick check compares whole seconds: the copy is newer by more.
     was = os.stat(m.path / "a").st_mtime_ns
     os.utime(out / "a", ns=(was + 5 * 10**9, was + 5 * 10**9))
@@ -550,6 +583,9 @@ def test_rsync_xattrs_in_place_round_trip(tmp_path, mounter):
     assert (m.path / "a").read_bytes() == noise.tobytes()
     assert os.getxattr(m.path / "a", "user.units") == b"cm"
     cp = run("setfattr", "-n", "user.slab.chunks", "-v", "8,16", m.path / "a", check=False)
+    assert cp.returncode != 0 and "not permitted" in cp.stderr
+    cp = run("setfattr", "-n", "user.slab.layout", "-v", layout.replace("chunks=16,16", "chunks=8,16"), m.path / "a",
+             check=False)
     assert cp.returncode != 0 and "not permitted" in cp.stderr
     assert m.unmount() == 0
     z = zarr.open_array(str(path / "a"), mode="r")

@@ -714,6 +714,43 @@ TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
   }
 }
 
+// A chunk that holds only the fill value is left out, and leaves no trace
+// in the store: once anything was written, the fill value stays, even
+// while no chunk is stored (else the elements written as the fill value
+// would read as the new one: cp -a writes the data, then sets the
+// attributes). A v2 array's _ARRAY_DIMENSIONS names one dimension each, as
+// xarray needs; on a group it is an attribute like any other.
+TEST_F(ZarrWriterTest, AFillValueStaysOnceAnythingWasWritten) {
+  MakeArray("a", 8, R"({"id": "zlib", "level": 1})");
+  WriteText(root_ / "a" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["y", "x"]})");
+  auto store = Open();
+  StoreWriter* w = store->writer();
+  auto a = store->Resolve("/a");
+  ASSERT_TRUE(a.has_value());
+  std::vector<int32_t> fill(4 * 3, -1);
+  ASSERT_OK(Writable(*store, "/a")->Write(Slab::Box({0, 0}, {4, 3}), fill.data()));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "0.0"));
+  EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Integer(0)), Code::kPermissionDenied);
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -1);
+  std::vector<int32_t> back(4 * 3, 0);
+  ASSERT_OK((*store->OpenDataset("/a"))->Read(Slab::Box({0, 0}, {4, 3}), back.data()));
+  EXPECT_EQ(back, fill);
+
+  const std::string zattrs = ReadText(root_ / "a" / ".zattrs");
+  for (const char* bad : {R"(["t"])", R"(["t","y","x"])", "y,x", R"(["y", null])", R"({"y": 1})"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_CODE(w->SetAttribute(*a, "_ARRAY_DIMENSIONS", Attribute::String(bad)), Code::kInvalidArgument);
+  }
+  EXPECT_CODE(w->SetAttribute(*a, "_ARRAY_DIMENSIONS", Attribute::Integer(2)), Code::kInvalidArgument);
+  EXPECT_EQ(ReadText(root_ / "a" / ".zattrs"), zattrs);
+  EXPECT_EQ(store->GetAttribute(*a, "_ARRAY_DIMENSIONS")->ToText(), R"(["y","x"])");
+  ASSERT_OK(w->SetAttribute(*a, "_ARRAY_DIMENSIONS", Attribute::String(R"(["t", "x"])")));
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zattrs").string()))["_ARRAY_DIMENSIONS"],
+            tools::convert::Json::array({"t", "x"}));
+  ASSERT_OK(w->SetAttribute(kRootId, "_ARRAY_DIMENSIONS", Attribute::String("free text")));
+  EXPECT_EQ(store->GetAttribute(kRootId, "_ARRAY_DIMENSIONS")->ToText(), "free text");
+}
+
 // v3: _ARRAY_DIMENSIONS is the array's dimension_names, set and removed
 // there (a plain attribute of that name, which the tree hides, goes).
 TEST_F(ZarrWriterTest, AV3ArrayDimensionsAttributeIsItsDimensionNames) {
