@@ -44,6 +44,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         s = ds.info().length_resizable ? ds.SetSizeBytes(0) : ds.Clear();
       }
       if (!s.ok()) return Refuse("open (O_TRUNC)", Describe(fs, ino), s);
+      if (fh->data.slab() != nullptr) fs.layouts.NoteTruncated(ino);
       fh->written.store(true, std::memory_order_relaxed);
       fs.inodes.Touch(ino);
     }

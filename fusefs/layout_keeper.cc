@@ -73,6 +73,19 @@ void LayoutKeeper::NoteCreated(ObjectId parent, std::string_view name, ObjectId 
   }
 }
 
+void LayoutKeeper::NoteTruncated(ObjectId id) {
+  const auto now = Clock::now();
+  std::lock_guard lock(mu_);
+  PruneLocked(now);
+  auto [it, added] = new_files_.try_emplace(id);
+  if (!added) return;
+  // Opened() counts the open that truncated it; handles opened before are
+  // not counted, and their closes only end "open" sooner.
+  it->second.open = 0;
+  it->second.typed = true;
+  it->second.last_used = now;
+}
+
 bool LayoutKeeper::NewLocked(ObjectId id, bool untyped_only) {
   auto it = new_files_.find(id);
   if (it == new_files_.end()) return false;

@@ -65,6 +65,13 @@ class LayoutKeeper {
   // This mount created file `id` at parent/name. It is new; a layout
   // remembered at that name within the window becomes its pending layout.
   void NoteCreated(ObjectId parent, std::string_view name, ObjectId id);
+  // Existing dataset `id` was emptied by an O_TRUNC open (cp, cp -a, tar
+  // x --overwrite): it is written in place with its own layout, but counts
+  // as new, and typed, so that user.slab.* fields a copy sets afterwards
+  // (cp -a of a typed dataset) give it the copied layout where its bytes
+  // fit, as they would a file created at its name. Nothing changes for a
+  // file that is new already.
+  void NoteTruncated(ObjectId id);
   // Whether `id` is a new file (created by this mount, not yet typed).
   bool IsNew(ObjectId id);
   // New file `id` took a layout from user.slab.* fields given to it (cp -a,

@@ -193,7 +193,7 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
   if (!dst_ds) return Refuse("rename", what, dst_ds.error());
   const DatasetInfo dst_info = dst_ds->info();
   const LayoutEdit staged = fs.layouts.Staged(src);
-  if (!fs.layouts.IsNew(src) || !staged.empty()) {
+  if (!fs.layouts.IsUntypedNew(src) || !staged.empty()) {
     // A typed dataset replaces another: POSIX. Say so when the type changes,
     // and loudly when the file was given user.slab.* fields that its bytes
     // never fitted: the replaced dataset's type is lost.

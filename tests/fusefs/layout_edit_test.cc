@@ -314,6 +314,31 @@ TEST(LayoutKeeperTest, ANewFileTypedByItsFieldsStaysNewButIsNoLongerUntyped) {
   EXPECT_FALSE(keeper.IsUntypedNew(9));  // not created here
 }
 
+// An existing dataset emptied by O_TRUNC (cp -a over it) takes fields set
+// after, like a new file, but is typed: its layout is kept like any
+// dataset's, and a file already new keeps what it had.
+TEST(LayoutKeeperTest, ADatasetEmptiedByOTruncIsNewAndTyped) {
+  LayoutKeeper keeper(std::chrono::milliseconds(50));
+  keeper.NoteTruncated(7);
+  keeper.Opened(7);  // the open that truncated it
+  EXPECT_TRUE(keeper.IsNew(7));
+  EXPECT_FALSE(keeper.IsUntypedNew(7));
+  EXPECT_FALSE(keeper.HasWork(7));
+  LayoutEdit e;
+  ASSERT_TRUE(AddLayoutField("dtype", "u2", &e).ok());
+  keeper.SetStaged(7, e);
+  EXPECT_TRUE(keeper.HasWork(7));
+  keeper.Closed(7);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  EXPECT_FALSE(keeper.IsNew(7));
+
+  keeper.Remember(1, "ds", Kept("/ds"));
+  keeper.NoteCreated(1, "ds", 8);
+  keeper.NoteTruncated(8);  // new already: unchanged
+  EXPECT_TRUE(keeper.IsUntypedNew(8));
+  EXPECT_TRUE(keeper.TakePending(8).has_value());
+}
+
 TEST(LayoutKeeperTest, ALayoutLeftAtANameGoesToTheNextFileCreatedThere) {
   LayoutKeeper keeper;
   keeper.Remember(1, "ds", Kept("/ds"));

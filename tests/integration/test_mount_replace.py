@@ -125,6 +125,38 @@ def test_cp_over_a_dataset_writes_in_place(container, mounter, tmp_path):
     check_kept(container, "/g/text", want_layout, want_attrs, new)
 
 
+def test_cp_a_of_a_typed_dataset_over_another_takes_its_layout(container, mounter, tmp_path):
+    """cp -a over an existing dataset opens it with O_TRUNC, writes the
+    bytes in place and sets the source's user.slab.* fields after: the
+    fields give it the source's layout where the bytes fit, as on a file
+    created at that name. Before, they were refused and cp -a (which
+    ignores a failed xattr) exited 0 leaving the copied bytes read as the
+    old dtype: u2 text shown as i4 rows. Plain cp (no fields) still writes
+    in place, keeping the layout (test_cp_over_a_dataset_writes_in_place)."""
+    c = container
+    want_layout, want_attrs = typed_text_dataset(c)
+    slab("mkdset", c, "/g/rows", "--dtype", "i4", "--shape", "3,8", "--maxshape", "unlimited,8", "--chunks", "2,8")
+    slab("mkdset", c, "/g/fixed", "--dtype", "f4", "--shape", "64,8", "--chunks", "16,8")
+    with tempfile.TemporaryDirectory() as d:
+        npy = os.path.join(d, "r.npy")
+        np.save(npy, np.arange(24, dtype="<i4").reshape(3, 8))
+        slab("import", c, "/g/rows", npy)
+    m = mounter(c)
+    for name in ("rows", "fixed"):
+        run("cp", "-a", mpath(m, "/g/text"), mpath(m, f"/g/{name}"))
+        assert open(mpath(m, f"/g/{name}"), "rb").read() == TEXT
+        assert run("getfattr", "--only-values", "-n", "user.slab.dtype", mpath(m, f"/g/{name}")).stdout == "u2"
+    # Through a copy outside the mount and back.
+    run("cp", "-a", mpath(m, "/g/text"), tmp_path / "t")
+    run("cp", "-a", tmp_path / "t", mpath(m, "/g/rows"))
+    assert m.unmount() == 0, m.log()
+    for name in ("rows", "fixed"):
+        got = layout(c, f"/g/{name}")
+        assert got == want_layout, name
+        assert attrs(c, f"/g/{name}") == want_attrs, name
+        assert export(c, f"/g/{name}") == TEXT
+
+
 def test_sed_i_keeps_the_layout(container, mounter):
     want_layout, want_attrs = typed_text_dataset(container)
     m = mounter(container)
