@@ -334,7 +334,9 @@ Status DatasetState::CompleteEntry(ChunkCache::Entry* e) {
   SLABFS_RETURN_IF_ERROR(LoadEntry(e->key.chunk, e->bytes, &stored, e->filled));
   const uint64_t isz = item_size_;
   char* dst = e->data.get();
-  ForEachClearRun(e->written.get(), e->bytes / isz, [&](uint64_t first, uint64_t n) {
+  // Only what is materialized is merged: a new file's 1 MiB chunk holding
+  // a few bytes was copied whole, for every small file written back.
+  ForEachClearRun(e->written.get(), std::min<uint64_t>(e->bytes / isz, e->filled), [&](uint64_t first, uint64_t n) {
     std::memcpy(dst + first * isz, stored.get() + first * isz, n * isz);
   });
   e->written.reset();
