@@ -83,7 +83,14 @@ void LayoutKeeper::NoteTruncated(ObjectId id) {
   // not counted, and their closes only end "open" sooner.
   it->second.open = 0;
   it->second.typed = true;
+  it->second.exact = true;
   it->second.last_used = now;
+}
+
+bool LayoutKeeper::NeedsExactFit(ObjectId id) {
+  std::lock_guard lock(mu_);
+  auto it = new_files_.find(id);
+  return it != new_files_.end() && it->second.exact;
 }
 
 bool LayoutKeeper::NewLocked(ObjectId id, bool untyped_only) {

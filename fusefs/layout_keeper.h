@@ -72,6 +72,12 @@ class LayoutKeeper {
   // fit, as they would a file created at its name. Nothing changes for a
   // file that is new already.
   void NoteTruncated(ObjectId id);
+  // Whether fields given to `id` apply only to a layout that holds exactly
+  // its bytes (a dataset emptied by O_TRUNC), never by fitting whole rows:
+  // a fixed dataset keeps its size through O_TRUNC, and a growable one
+  // pads a write to whole rows of its own layout, so the rows a fit would
+  // find include bytes the copy never wrote.
+  bool NeedsExactFit(ObjectId id);
   // Whether `id` is a new file (created by this mount, not yet typed).
   bool IsNew(ObjectId id);
   // New file `id` took a layout from user.slab.* fields given to it (cp -a,
@@ -116,6 +122,7 @@ class LayoutKeeper {
     LayoutEdit staged;
     bool typed_empty = false;
     bool typed = false;
+    bool exact = false;  // NeedsExactFit
   };
   struct Left {
     Clock::time_point when;

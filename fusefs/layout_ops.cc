@@ -48,9 +48,9 @@ struct Applied {
 // so a combination that does not hold together yet is no error: it waits
 // for more fields. Errors are those of the relayout itself (a full disk,
 // a damaged chunk); nothing changes then.
-Result<Applied> ApplyStaged(Dataset& ds, const LayoutEdit& staged) {
+Result<Applied> ApplyStaged(Dataset& ds, const LayoutEdit& staged, bool fit_rows) {
   const DatasetInfo info = ds.info();
-  auto layout = FittingLayout(info, staged, true);
+  auto layout = FittingLayout(info, staged, fit_rows);
   if (!layout) return Applied{false, layout.error().message()};
   if (SameLayout(info, *layout)) return Applied{true, {}};
   Status s = ds.Relayout(*layout);
@@ -173,7 +173,7 @@ int SetLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::
     Log().debug("{} {}: staged until the last close", op, Describe(fs, ino));
     return 0;
   }
-  auto applied = ApplyStaged(*ds, edit);
+  auto applied = ApplyStaged(*ds, edit, !fs.layouts.NeedsExactFit(ino));
   if (!applied) return Refuse(op, Describe(fs, ino), applied.error());
   if (!applied->done) {
     Log().debug("{} {}: staged: {}", op, Describe(fs, ino), applied->waiting);
@@ -200,7 +200,7 @@ int KeepLayoutOnReplace(Filesystem& fs, ObjectId src, ObjectId dst, std::string_
     if (!staged.empty() && fs.layouts.IsNew(src)) {
       // Set by path after the close, the fields may still wait for the
       // release, which the kernel sends after close(2) has returned.
-      auto applied = ApplyStaged(*src_ds, staged);
+      auto applied = ApplyStaged(*src_ds, staged, !fs.layouts.NeedsExactFit(src));
       if (!applied) return Refuse("rename", what, applied.error().WithContext("applying user.slab.*"));
       if (!applied->done) {
         Log().warn(
@@ -243,11 +243,19 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
     // field set after this close (rsync -X sets them by path once the
     // file is closed, in a race with this release) adds to them.
     fs.layouts.TakePending(ino);
-    auto applied = ApplyStaged(ds, staged);
+    auto applied = ApplyStaged(ds, staged, !fs.layouts.NeedsExactFit(ino));
     if (!applied) return Refuse("close", Describe(fs, ino), applied.error().WithContext("applying user.slab.*"));
     if (!applied->done) {
-      Log().info("close {}: the user.slab.* fields given so far do not fit its {} bytes yet: {}", Describe(fs, ino),
-                 ds.size_bytes(), applied->waiting);
+      if (fs.layouts.NeedsExactFit(ino)) {
+        // Emptied by O_TRUNC and written (cp -a over it): the copy's layout
+        // is not what its bytes make; they stay in the dataset's own.
+        Log().warn(
+            "close {}: the user.slab.* fields it was given ({}) do not describe its {} bytes; they are read as {}",
+            Describe(fs, ino), applied->waiting, ds.size_bytes(), DescribeLayout(ds.info()));
+      } else {
+        Log().info("close {}: the user.slab.* fields given so far do not fit its {} bytes yet: {}", Describe(fs, ino),
+                   ds.size_bytes(), applied->waiting);
+      }
       return 0;
     }
     fs.layouts.MarkTyped(ino);

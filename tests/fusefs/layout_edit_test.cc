@@ -324,6 +324,7 @@ TEST(LayoutKeeperTest, ADatasetEmptiedByOTruncIsNewAndTyped) {
   EXPECT_TRUE(keeper.IsNew(7));
   EXPECT_FALSE(keeper.IsUntypedNew(7));
   EXPECT_FALSE(keeper.HasWork(7));
+  EXPECT_TRUE(keeper.NeedsExactFit(7));  // its size is not what was written
   LayoutEdit e;
   ASSERT_TRUE(AddLayoutField("dtype", "u2", &e).ok());
   keeper.SetStaged(7, e);
@@ -336,6 +337,7 @@ TEST(LayoutKeeperTest, ADatasetEmptiedByOTruncIsNewAndTyped) {
   keeper.NoteCreated(1, "ds", 8);
   keeper.NoteTruncated(8);  // new already: unchanged
   EXPECT_TRUE(keeper.IsUntypedNew(8));
+  EXPECT_FALSE(keeper.NeedsExactFit(8));
   EXPECT_TRUE(keeper.TakePending(8).has_value());
 }
 
