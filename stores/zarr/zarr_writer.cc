@@ -360,8 +360,9 @@ class ZarrArrayWriter final : public WritableStoreDataset {
   // Stores the chunk at `coords` (linear position `linear`) from `image`,
   // the whole chunk in C order: encoded into its key by temporary file and
   // rename, or removed when it holds only the fill value and the array
-  // allows it. Under mu, exclusively.
-  Status PutChunkLocked(std::span<const uint64_t> coords, uint64_t linear, const char* image) {
+  // allows it (unless `keep_fill_chunk`). Under mu, exclusively.
+  Status PutChunkLocked(std::span<const uint64_t> coords, uint64_t linear, const char* image,
+                        bool keep_fill_chunk = false) {
     ZarrLayout& l = *layout_;
     const convert::ZarrArray& a = l.array;
     const size_t item = l.item_size;
@@ -372,7 +373,7 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     const ptrdiff_t index = l.Find(linear);
     DatasetInfo& d = l.info.dataset;
     l.written = true;
-    if (l.drop_fill_chunks && HoldsOnlyFill(image, n)) {
+    if (!keep_fill_chunk && l.drop_fill_chunks && HoldsOnlyFill(image, n)) {
       if (index >= 0) {
         if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
           return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
@@ -428,6 +429,45 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     return Status::OK();
   }
 
+ public:
+  // Stores every chunk of the grid that is not stored as a file holding
+  // the fill value, so that a new fill value changes no element (chunks
+  // left out for holding only the old one, and chunks never written, would
+  // read as the new one). At most kMaxChunksStoredForAFillChange of them:
+  // more is PermissionDenied, before anything is written. Each chunk is
+  // replaced atomically; a crash part way leaves chunks that read as they
+  // did. Under mu, exclusively.
+  Status StoreMissingChunksLocked() {
+    SLABFS_RETURN_IF_ERROR(CheckWritable("a new fill value"));
+    ZarrLayout& l = *layout_;
+    const size_t rank = l.chunk.size();
+    slabfs_u128 grid = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      grid = std::min<slabfs_u128>(grid * GridAlong(l.info.dataset.shape, l.chunk, d), slabfs_u128{UINT64_MAX});
+    }
+    const slabfs_u128 missing = grid - std::min<slabfs_u128>(grid, l.keys.size());
+    if (missing > kMaxChunksStoredForAFillChange) {
+      return Status::PermissionDenied(fmt::format(
+          "{}: {}: a new _FillValue (the Zarr v2 array's fill_value) would change the {} chunks it does not store, "
+          "which read as the old value; storing them first is done for at most {}",
+          l.store, l.path, static_cast<uint64_t>(std::min<slabfs_u128>(missing, UINT64_MAX)),
+          kMaxChunksStoredForAFillChange));
+    }
+    if (missing == 0) return Status::OK();
+    try {
+      std::unique_ptr<char[]> image(new char[l.chunk_elements() * l.item_size]);
+      reader_->Fill(image.get(), l.chunk_elements());
+      for (uint64_t linear = 0; linear < static_cast<uint64_t>(grid); ++linear) {
+        if (l.Find(linear) >= 0) continue;
+        SLABFS_RETURN_IF_ERROR(PutChunkLocked(CoordsOf(linear), linear, image.get(), true));
+      }
+    } catch (const std::bad_alloc&) {
+      return Status::IOError(l.path + ": no memory for a chunk");
+    }
+    return Status::OK();
+  }
+
+ private:
   bool HoldsOnlyFill(const char* image, uint64_t n) const {
     const std::string& fill = layout_->info.dataset.fill;
     const size_t item = fill.size();
@@ -791,19 +831,20 @@ Status ZarrWriter::SetFillMarker(ObjectId id, const Attribute& value) {
         "number that the array's type {} holds exactly",
         store_->path(), l.path, convert::V2DTypeName(dtype)));
   }
+  SLABFS_ASSIGN_OR_RETURN(std::shared_ptr<WritableStoreDataset> writable, OpenDatasetForWriting(id));
+  auto& array = static_cast<ZarrArrayWriter&>(*writable);
   // Under the array's lock: no read or write of it sees the old fill value
   // in one chunk and the new one in another.
   std::unique_lock lock(l.mu);
   if (!l.keys.empty() || l.written) {
-    // Once anything is written, a new fill value would change elements: the
-    // chunks this writer left out because they held only the old one (and
-    // any never written) would read as the new value. netCDF-4 refuses a
-    // late fill value (NC_ELATEFILL) for the same reason.
-    return Status::PermissionDenied(fmt::format(
-        "{}: {}: _FillValue is the Zarr v2 array's fill_value, which can change only while the array stores no "
-        "chunk and nothing was written to it since the store was mounted: chunks holding only the fill value are "
-        "left out, and would read as the new value",
-        store_->path(), l.path));
+    // The array holds data: every element keeps its value, as ncatted
+    // keeps a netCDF-3 variable's data when it changes _FillValue. The
+    // chunks it does not store (left out because they held only the old
+    // value, or never written) would read as the new value, so they are
+    // stored first, holding the old one. (cp -a over an array writes the
+    // bytes, then sets the source's _FillValue: this is what makes the
+    // copy mean what the source meant.)
+    SLABFS_RETURN_IF_ERROR(array.StoreMissingChunksLocked());
   }
   Status result;
   {

@@ -134,6 +134,11 @@ struct MetadataWrite {
 // consolidated metadata (UpdateConsolidated). Under meta_mu.
 MetadataWrite WriteMetadataDocument(ZarrWriteContext* ctx, const std::string& file, const tools::convert::Json& doc);
 
+// The most chunks a new _FillValue of a v2 array holding data stores
+// first, holding the old value, so that no element changes
+// (ZarrWriter::SetFillMarker).
+inline constexpr uint64_t kMaxChunksStoredForAFillChange = 4096;
+
 class ZarrWriter final : public StoreWriter {
  public:
   explicit ZarrWriter(ZarrStore* store);
@@ -159,10 +164,12 @@ class ZarrWriter final : public StoreWriter {
   enum class Special { kNone, kFillValue, kDimensionNames };
   Result<Special> SpecialOf(ObjectId id, std::string_view name);
   // Writes .zarray's fill_value (what chunks never written read as too),
-  // under the array's lock, while the array stores no chunk (after that
-  // PermissionDenied: the chunks left out for holding only the old value
-  // would change; so too once anything was written since the store
-  // opened, as chunks left out leave no trace). InvalidArgument unless `value` is one number the
+  // under the array's lock. While the array stores no chunk and nothing was
+  // written to it since the store opened, every element then reads as the
+  // new value. Once it holds data every element keeps its value: the
+  // chunks it does not store are stored first, holding the old value (at
+  // most kMaxChunksStoredForAFillChange, else PermissionDenied with
+  // nothing changed). InvalidArgument unless `value` is one number the
   // array's type holds.
   Status SetFillMarker(ObjectId id, const Attribute& value);
   // Writes zarr.json's dimension_names (null `value`: removes them);

@@ -447,12 +447,16 @@ def test_consolidated_metadata_follows_the_writes(tmp_path, mounter):
 def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     """What the mount shows as _FillValue of a v2 array xarray reads is its
     .zarray fill_value (xarray's missing-value marker, and what a chunk never
-    written reads as): setfattr changes it there while the array stores no
-    chunk, so the mount, zarr-python and xarray agree, and refuses it once a
-    chunk is stored (chunks left out for holding only the old value would
-    read as the new one: cp -a of an array with another fill value over it
-    would change elements). Removing it is refused. _ARRAY_DIMENSIONS goes
-    in as the list xarray wants (v2) or as dimension_names (v3)."""
+    written reads as): setfattr changes it there, so the mount, zarr-python
+    and xarray agree. An array that stores nothing then reads the new value
+    everywhere; one that holds data keeps every element's value (the chunks
+    it does not store, left out for holding only the old value or never
+    written, are stored first), so cp -a of an array over another gives it
+    the source's fill value and the copy means what the source meant (an
+    exploratory tester found xarray swapping missing and valid values when
+    the copied _FillValue was refused). Removing it is refused.
+    _ARRAY_DIMENSIONS goes in as the list xarray wants (v2) or as
+    dimension_names (v3)."""
     xarray = pytest.importorskip("xarray")
     path = tmp_path / "x.zarr"
     temp = np.arange(8 * 6, dtype="<f4").reshape(8, 6)
@@ -471,14 +475,21 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
         z.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
     src = root.create_dataset("zero_src", data=np.zeros((8, 6), dtype="<f4"), chunks=(4, 6), fill_value=-9999.0)
     src.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+    # -99 marks missing values; a chunk row of them, and one of valid 5s.
+    marked = np.full((4, 6), 5, dtype="<i2")
+    marked[:2] = -99
+    src = root.create_dataset("marked", data=marked, chunks=(2, 6), fill_value=-99)
+    src.attrs["_ARRAY_DIMENSIONS"] = ["r", "c"]
+    fives = root.create_dataset("fives", shape=(4, 6), chunks=(2, 6), dtype="<i2", fill_value=5)
+    fives.attrs["_ARRAY_DIMENSIONS"] = ["r", "c"]
+    big = root.create_dataset("big", shape=(4200, 1), chunks=(1, 1), dtype="<i2", fill_value=0)
+    big.attrs["_ARRAY_DIMENSIONS"] = ["b", "one"]
     scalar = root.create_dataset("scalar", shape=(), dtype="<f4", fill_value=-9999.0)  # a 0-d variable
     scalar.attrs["_ARRAY_DIMENSIONS"] = []
     zarr.consolidate_metadata(str(path))
     m = mounter(path)
     f = m.path / "temp"
     assert float(os.getxattr(f, "user._FillValue")) == -9999
-    cp = run("setfattr", "-n", "user._FillValue", "-v", "-1", f, check=False)
-    assert cp.returncode != 0 and "not permitted" in cp.stderr
     cp = run("setfattr", "-x", "user._FillValue", f, check=False)
     assert cp.returncode != 0 and "not supported" in cp.stderr
     # An array that stores nothing takes a new fill value.
@@ -491,21 +502,27 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
     assert (np.frombuffer(e.read_bytes(), dtype="<f4") == -1).all()
     assert run("setfattr", "-n", "user._FillValue", "-v", "7", m.path / "scalar").returncode == 0
     # cp -a of temp over other (fill value -1): other's chunk of -1s is left
-    # out, and keeps reading -1 because the copied _FillValue is refused.
+    # out, then stored when the copied -9999 arrives.
     assert run("cp", "-a", f, m.path / "other").returncode == 0
     assert (m.path / "other").read_bytes() == temp.tobytes()
+    assert float(os.getxattr(m.path / "other", "user._FillValue")) == -9999
     # The same over an array that stores nothing, with zeros, its fill
-    # value: every chunk is left out, and the fill value stays all the same
-    # (the copied -9999 would turn the zeros into missing values).
+    # value: every chunk is left out, then stored.
     zeros = m.path / "zeros"
     assert run("cp", "-a", m.path / "zero_src", zeros).returncode == 0
     assert (np.frombuffer(zeros.read_bytes(), dtype="<f4") == 0).all()
-    assert float(os.getxattr(zeros, "user._FillValue")) == 0
-    # dd of the fill value over part of an array that stores nothing: no
-    # chunk is stored, and still the fill value stays.
+    assert float(os.getxattr(zeros, "user._FillValue")) == -9999
+    assert run("cp", "-a", m.path / "marked", m.path / "fives").returncode == 0
+    # dd of the fill value over part of an array that stores nothing, then
+    # a new fill value: what dd wrote and what it did not keep their zeros.
     assert run("dd", "if=/dev/zero", f"of={m.path / 'zeros2'}", "bs=96", "count=1", "conv=notrunc,fsync",
                "status=none").returncode == 0
-    cp = run("setfattr", "-n", "user._FillValue", "-v", "-9999", m.path / "zeros2", check=False)
+    assert run("setfattr", "-n", "user._FillValue", "-v", "-9999", m.path / "zeros2").returncode == 0
+    assert (np.frombuffer((m.path / "zeros2").read_bytes(), dtype="<f4") == 0).all()
+    # Too many chunks to store first: the fill value stays.
+    assert run("dd", "if=/dev/urandom", f"of={m.path / 'big'}", "bs=2", "count=1", "conv=notrunc",
+               "status=none").returncode == 0
+    cp = run("setfattr", "-n", "user._FillValue", "-v", "3", m.path / "big", check=False)
     assert cp.returncode != 0 and "not permitted" in cp.stderr
     # A v2 array's _ARRAY_DIMENSIONS names each dimension, as xarray needs.
     for bad in ('["a"]', "y,x", '["y","x","z"]'):
@@ -513,20 +530,26 @@ def test_special_attributes_keep_their_meaning_for_xarray(tmp_path, mounter):
         assert cp.returncode != 0 and "Invalid argument" in cp.stderr, bad
     assert run("setfattr", "-n", "user._ARRAY_DIMENSIONS", "-v", '["n"]', m.path / "raw").returncode == 0
     assert m.unmount() == 0
-    for name in ("zeros", "zeros2"):
-        assert json.loads((path / name / ".zarray").read_text())["fill_value"] == 0, name
-    assert json.loads((path / "temp" / ".zarray").read_text())["fill_value"] == -9999
+    for name in ("zeros", "zeros2", "other", "temp"):
+        assert json.loads((path / name / ".zarray").read_text())["fill_value"] == -9999, name
+    assert json.loads((path / "big" / ".zarray").read_text())["fill_value"] == 0
     assert json.loads((path / "empty" / ".zarray").read_text())["fill_value"] == -1
     assert json.loads((path / "scalar" / ".zarray").read_text())["fill_value"] == 7
     assert "_FillValue" not in json.loads((path / "scalar" / ".zattrs").read_text())
     assert json.loads((path / "raw" / ".zattrs").read_text())["_ARRAY_DIMENSIONS"] == ["n"]
     assert np.array_equal(zarr.open_array(str(path / "other"), mode="r")[:], temp)
+    assert np.array_equal(zarr.open_array(str(path / "fives"), mode="r")[:], marked)
     ds = xarray.open_zarr(str(path))
     assert ds["empty"].encoding["_FillValue"] == -1
     for name in ("zeros", "zeros2"):
         assert (zarr.open_array(str(path / name), mode="r")[:] == 0).all(), name
+        assert (ds[name].values == 0).all(), name
     assert np.isnan(ds["empty"].values).all()
     assert np.array_equal(ds["temp"].values, temp)
+    assert np.array_equal(ds["other"].values, temp)
+    # The copy means what the source meant: -99 missing, 5 a value.
+    assert np.array_equal(ds["fives"].values, ds["marked"].values, equal_nan=True)
+    assert np.isnan(ds["fives"].values[:2]).all() and (ds["fives"].values[2:] == 5).all()
     assert ds["raw"].dims == ("n",)
     m = mounter(path, "-o", "ro")
     assert float(os.getxattr(m.path / "empty", "user._FillValue")) == -1

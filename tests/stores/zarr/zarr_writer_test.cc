@@ -669,24 +669,30 @@ TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
   ASSERT_OK((*reader)->Read(Slab::Box({0, 0}, {8, 7}), all.data()));
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], -7) << i;
   // Rows 0-3 written: 9s, and a chunk of the fill value, which is left
-  // out. From now on the fill value is fixed, and every element keeps its
-  // value.
+  // out. From now on a new fill value changes no element: the chunks not
+  // stored (0.0, left out, and rows 4-7, never written) are stored first,
+  // holding the old value.
   std::vector<int32_t> rows(4 * 7, 9);
   for (size_t r = 0; r < 4; ++r)
     for (size_t c = 0; c < 3; ++c) rows[r * 7 + c] = -7;
   ASSERT_OK(Writable(*store, "/a")->Write(Slab::Box({0, 0}, {4, 7}), rows.data()));
   EXPECT_FALSE(fs::exists(root_ / "a" / "0.0"));
-  EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Integer(-1)), Code::kPermissionDenied);
-  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -7);
-  EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-7");
+  ASSERT_OK(w->SetAttribute(*a, "_FillValue", Attribute::Integer(-1)));
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -1);
+  EXPECT_EQ(store->GetAttribute(*a, "_FillValue")->ToText(), "-1");
+  for (const char* key : {"0.0", "1.0", "1.1", "1.2"}) EXPECT_TRUE(fs::exists(root_ / "a" / key)) << key;
   ASSERT_OK((*reader)->Read(Slab::Box({0, 0}, {8, 7}), all.data()));
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], i < 28 ? rows[i] : -7) << i;
+  // A chunk of the new value written now is left out again.
+  std::vector<int32_t> minus(4 * 3, -1);
+  ASSERT_OK(Writable(*store, "/a")->Write(Slab::Box({4, 0}, {4, 3}), minus.data()));
+  EXPECT_FALSE(fs::exists(root_ / "a" / "1.0"));
   // Bad values and removal are refused; the store is as it was.
   EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::String("none")), Code::kInvalidArgument);
   EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Float(0.5)), Code::kInvalidArgument);
   EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Integer(int64_t{1} << 40)), Code::kInvalidArgument);
   EXPECT_CODE(w->RemoveAttribute(*a, "_FillValue"), Code::kNotSupported);
-  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -7);
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -1);
   // /b names no dimensions: its _FillValue is an attribute like any other,
   // until _ARRAY_DIMENSIONS (written as a list) makes it xarray's.
   ASSERT_OK(w->SetAttribute(*b, "_FillValue", Attribute::Integer(3)));
@@ -715,12 +721,14 @@ TEST_F(ZarrWriterTest, AV2FillValueAttributeIsTheArraysFillValue) {
 }
 
 // A chunk that holds only the fill value is left out, and leaves no trace
-// in the store: once anything was written, the fill value stays, even
-// while no chunk is stored (else the elements written as the fill value
-// would read as the new one: cp -a writes the data, then sets the
-// attributes). A v2 array's _ARRAY_DIMENSIONS names one dimension each, as
-// xarray needs; on a group it is an attribute like any other.
-TEST_F(ZarrWriterTest, AFillValueStaysOnceAnythingWasWritten) {
+// in the store: once anything was written, a new fill value stores the
+// chunks left out first, even while no chunk is stored (else the elements
+// written as the fill value would read as the new one: cp -a writes the
+// data, then sets the attributes). An array with more chunks to store than
+// kMaxChunksStoredForAFillChange keeps its fill value. A v2 array's
+// _ARRAY_DIMENSIONS names one dimension each, as xarray needs; on a group
+// it is an attribute like any other.
+TEST_F(ZarrWriterTest, ANewFillValueKeepsWhatWasWritten) {
   MakeArray("a", 8, R"({"id": "zlib", "level": 1})");
   WriteText(root_ / "a" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["y", "x"]})");
   auto store = Open();
@@ -730,11 +738,25 @@ TEST_F(ZarrWriterTest, AFillValueStaysOnceAnythingWasWritten) {
   std::vector<int32_t> fill(4 * 3, -1);
   ASSERT_OK(Writable(*store, "/a")->Write(Slab::Box({0, 0}, {4, 3}), fill.data()));
   EXPECT_FALSE(fs::exists(root_ / "a" / "0.0"));
-  EXPECT_CODE(w->SetAttribute(*a, "_FillValue", Attribute::Integer(0)), Code::kPermissionDenied);
-  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], -1);
-  std::vector<int32_t> back(4 * 3, 0);
-  ASSERT_OK((*store->OpenDataset("/a"))->Read(Slab::Box({0, 0}, {4, 3}), back.data()));
-  EXPECT_EQ(back, fill);
+  ASSERT_OK(w->SetAttribute(*a, "_FillValue", Attribute::Integer(0)));
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "a" / ".zarray").string()))["fill_value"], 0);
+  std::vector<int32_t> back(8 * 7, 0);
+  ASSERT_OK((*store->OpenDataset("/a"))->Read(Slab::Box({0, 0}, {8, 7}), back.data()));
+  for (size_t i = 0; i < back.size(); ++i) EXPECT_EQ(back[i], -1) << i;
+  // Too many chunks to store: refused, nothing changed.
+  const uint64_t rows = (kMaxChunksStoredForAFillChange / 3 + 1) * 4;  // 3 chunks a row of chunks
+  MakeArray("big", rows, "null");
+  WriteText(root_ / "big" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["y", "x"]})");
+  auto store2 = Open();
+  auto big = store2->Resolve("/big");
+  ASSERT_TRUE(big.has_value());
+  std::vector<int32_t> one(1, 5);
+  ASSERT_OK(Writable(*store2, "/big")->Write(Slab::Box({0, 0}, {1, 1}), one.data()));
+  EXPECT_CODE(store2->writer()->SetAttribute(*big, "_FillValue", Attribute::Integer(0)), Code::kPermissionDenied);
+  EXPECT_EQ((*tools::convert::ReadJsonFile((root_ / "big" / ".zarray").string()))["fill_value"], -1);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(root_ / "big")) files += e.path().filename().string()[0] != '.';
+  EXPECT_EQ(files, 1u);
 
   const std::string zattrs = ReadText(root_ / "a" / ".zattrs");
   for (const char* bad : {R"(["t"])", R"(["t","y","x"])", "y,x", R"(["y", null])", R"({"y": 1})"}) {
