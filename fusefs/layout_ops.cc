@@ -1,6 +1,7 @@
 #include "fusefs/layout_ops.h"
 
 #include <cerrno>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -59,21 +60,30 @@ Result<Applied> ApplyStaged(Dataset& ds, const LayoutEdit& staged, bool fit_rows
   return Applied{true, {}};
 }
 
-// A user.slab.layout value without its index field.
-std::string WithoutIndex(std::string_view layout) {
-  std::string out;
+// The items of a user.slab.layout value ("key=value", spaces around each
+// trimmed), without its index field.
+std::set<std::string> ItemsWithoutIndex(std::string_view layout) {
+  std::set<std::string> out;
   size_t at = 0;
   while (at <= layout.size()) {
     size_t end = layout.find(';', at);
     if (end == std::string_view::npos) end = layout.size();
-    const std::string_view item = layout.substr(at, end - at);
-    if (!item.starts_with("index=")) {
-      if (!out.empty()) out += ';';
-      out += item;
-    }
+    std::string_view item = layout.substr(at, end - at);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty() && !item.starts_with("index=")) out.emplace(item);
     at = end + 1;
   }
   return out;
+}
+
+// Whether layout `value` says nothing but what `shown` says, the index
+// aside (a store has none to choose).
+bool SaysNothingNew(std::string_view shown, std::string_view value) {
+  const std::set<std::string> have = ItemsWithoutIndex(shown);
+  for (const std::string& item : ItemsWithoutIndex(value))
+    if (!have.contains(item)) return false;
+  return true;
 }
 
 }  // namespace
@@ -106,7 +116,7 @@ int SetStoreLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, 
                   Status::PermissionDenied(fmt::format("user.slab.{} is not a layout field", field)));
   }
   if (*now == value) return 0;
-  if (field == "layout" && WithoutIndex(*now) == WithoutIndex(value)) return 0;
+  if (field == "layout" && SaysNothingNew(*now, value)) return 0;
   return Refuse(op, Describe(fs, ino),
                 Status::PermissionDenied(fmt::format("{} (user.slab.{} is {})", why, field, *now)));
 }

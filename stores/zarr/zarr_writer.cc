@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <mutex>
 #include <new>
+#include <set>
 #include <shared_mutex>
 #include <utility>
 #include <vector>
@@ -679,10 +680,12 @@ Status ZarrWriter::SetAttribute(ObjectId id, std::string_view name, const Attrib
   if (name == convert::kDimensionsAttribute) {
     dims = convert::DimensionNamesList(value, 2);
     SLABFS_ASSIGN_OR_RETURN(const std::optional<size_t> rank, ArrayRankOf(id));
-    if (rank && (!dims || dims->size() != *rank)) {
+    // xarray names each dimension once.
+    const bool repeated = dims && std::set<Json>(dims->begin(), dims->end()).size() != dims->size();
+    if (rank && (!dims || dims->size() != *rank || repeated)) {
       return Status::InvalidArgument(fmt::format(
           "{}: {}: _ARRAY_DIMENSIONS names the Zarr v2 array's dimensions for xarray, so it must be a JSON list of "
-          "{} strings, such as [\"time\",\"lat\"]",
+          "{} different strings, such as [\"time\",\"lat\"]",
           store_->path(), PathOf(id), *rank));
     }
   }
