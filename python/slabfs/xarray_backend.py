@@ -52,15 +52,18 @@ class SlabfsBackendArray(BackendArray):
     path), so Dask's threaded, process and distributed schedulers all work.
 
     `shape` may be longer than the dataset's along dimensions that can grow:
-    a netCDF record variable shorter than its unlimited dimension reads as
-    the fill value past its end, as netCDF reads it."""
+    a netCDF record variable shorter than its unlimited dimension reads past
+    its end as its ``_FillValue`` where it has one that its type holds (a
+    netCDF variable's storage fill is its _FillValue; xarray masks it), else
+    as the fill value, as netCDF reads it."""
 
-    __slots__ = ("dataset", "shape", "dtype")
+    __slots__ = ("dataset", "shape", "dtype", "pad")
 
     def __init__(self, dataset: Dataset, shape: tuple[int, ...] | None = None) -> None:
         self.dataset = dataset
         self.shape = tuple(shape) if shape is not None else dataset.shape
         self.dtype = dataset.dtype
+        self.pad = _pad_value(dataset)
 
     def __getitem__(self, key: Any) -> Any:
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER_1VECTOR,
@@ -83,7 +86,7 @@ class SlabfsBackendArray(BackendArray):
                 drop.append(axis)
             else:
                 picks.append(np.arange(n)[k])
-        out = np.full(tuple(len(p) for p in picks), self.dataset.fillvalue, dtype=self.dtype)
+        out = np.full(tuple(len(p) for p in picks), self.pad, dtype=self.dtype)
         inside = [p < n for p, n in zip(picks, self.dataset.shape)]
         if all(m.any() for m in inside):
             boxes = tuple(slice(int(p[m].min()), int(p[m].max()) + 1) for p, m in zip(picks, inside))
@@ -91,6 +94,22 @@ class SlabfsBackendArray(BackendArray):
             where = np.ix_(*[np.flatnonzero(m) for m in inside])
             out[where] = block[np.ix_(*[p[m] - b.start for p, m, b in zip(picks, inside, boxes)])]
         return out.reshape(tuple(len(p) for a, p in enumerate(picks) if a not in drop))
+
+
+def _pad_value(dataset: Dataset) -> Any:
+    """The _FillValue of `dataset` as its dtype, if it holds it exactly;
+    else its fill value."""
+    marker = dataset.attrs.get("_FillValue")
+    if marker is not None:
+        try:
+            m = np.asarray(marker).reshape(-1)
+            if m.size == 1:
+                v = m.astype(dataset.dtype)
+                if v[0] == m[0] or (np.isnan(v[0]) and np.isnan(m[0])):
+                    return v[0]
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return dataset.fillvalue
 
 
 class _FileCloser:

@@ -149,6 +149,34 @@ def test_record_variables_of_unequal_length(tmp_path):
     lazy.close()
 
 
+def test_short_record_variables_read_their_marker_past_their_end(tmp_path):
+    """A growable dataset shorter than another that shares its named
+    dimension reads past its end as its _FillValue, where it has one that
+    is not its storage fill value (xarray masks it), in engine=slabfs and
+    in the Zarr export alike; without one, as its fill value."""
+    container = tmp_path / "r.slab"
+    slab("create", container)
+    rows = np.arange(16, dtype="<i4").reshape(2, 8)
+    npy = tmp_path / "p.npy"
+    np.save(npy, rows)
+    for name in ("marked", "plain"):
+        slab("mkdset", container, f"/{name}", "--dtype", "i4", "--shape", "2,8", "--maxshape", "unlimited,8",
+             "--chunks", "2,8")
+        slab("import", container, f"/{name}", npy)
+        slab("attr", container, f"/{name}", "_ARRAY_DIMENSIONS", '["t","x"]')
+    slab("attr", container, "/marked", "_FillValue", "-5", "--dtype", "i4")
+    slab("mkdset", container, "/long", "--dtype", "i2", "--shape", "5,8")
+    slab("attr", container, "/long", "_ARRAY_DIMENSIONS", '["t","x"]')
+    store = tmp_path / "r.zarr"
+    slab("export", "-q", container, store)
+    for ds in (xr.open_dataset(container, engine="slabfs").load(), xr.open_zarr(store).load()):
+        assert np.isnan(ds["marked"].values[2:]).all()
+        np.testing.assert_array_equal(ds["marked"].values[:2], rows)
+        assert (ds["plain"].values[2:] == 0).all()
+    raw = xr.open_dataset(container, engine="slabfs", mask_and_scale=False).load()
+    assert (raw["marked"].values[2:] == -5).all()
+
+
 def test_an_xarray_zarr_store_keeps_its_fill_value_as_the_marker(tmp_path):
     warnings.simplefilter("ignore")
     src = xr.Dataset({"v": (("t",), np.array([1.5, np.nan, 3.0, -0.999]))})

@@ -422,6 +422,40 @@ def test_export_writes_only_stored_chunks_padded_edges(tmp_path, container):
     np.testing.assert_array_equal(chunk[:10, :10], kept[90:, 60:])
 
 
+def test_export_pads_short_record_variables_with_their_marker(tmp_path, container):
+    """Datasets of one group that share a growable named dimension are
+    exported at the longest length. The rows a shorter one gains read as its
+    _FillValue where it has one, so xarray masks them as missing (an
+    exploratory tester found them written as the storage fill value, 0,
+    which xarray showed as data beside fill_value -5); without one, as its
+    fill value, as netCDF reads a short record variable."""
+    xarray = pytest.importorskip("xarray")
+    c = container
+    rows = np.arange(16, dtype="<i4").reshape(2, 8)
+    npy = tmp_path / "p.npy"
+    np.save(npy, rows)
+    for name in ("marked", "plain"):
+        slab("mkdset", c, f"/{name}", "--dtype", "i4", "--shape", "2,8", "--maxshape", "unlimited,8",
+             "--chunks", "2,8")
+        slab("import", c, f"/{name}", npy)
+        slab("attr", c, f"/{name}", "_ARRAY_DIMENSIONS", '["t","x"]')
+    slab("attr", c, "/marked", "_FillValue", "-5", "--dtype", "i4")
+    slab("mkdset", c, "/long", "--dtype", "i2", "--shape", "5,8", "--fill", "-99")
+    slab("attr", c, "/long", "_ARRAY_DIMENSIONS", '["t","x"]')
+    out = tmp_path / "o.zarr"
+    slab("export", c, out)
+    marked = zarr.open_array(str(out / "marked"), mode="r")
+    assert marked.shape == (5, 8) and marked.fill_value == -5
+    np.testing.assert_array_equal(marked[:2], rows)
+    assert (marked[2:] == -5).all()
+    plain = zarr.open_array(str(out / "plain"), mode="r")
+    assert plain.shape == (5, 8)
+    assert (plain[2:] == 0).all()  # its fill value
+    ds = xarray.open_zarr(str(out))
+    assert np.isnan(ds["marked"].values[2:]).all()
+    np.testing.assert_array_equal(ds["marked"].values[:2], rows)
+
+
 def test_export_sparse_only_defined_chunks(tmp_path, container):
     c = container
     slab("mkdset", c, "/s", "--dtype", "f4", "--shape", "64,64", "--chunks", "16,16",

@@ -243,11 +243,13 @@ class DataCopy {
       }
     }
     if (!grid_.padded) return CopyBox(start, count, 1);
-    // A whole chunk, the fill value past the source's shape.
+    // A whole chunk, the fill value (or the pad value) past the source's
+    // shape.
     uint64_t n = 1;
     for (uint64_t k : grid_.chunks) n *= k;
     buf_.resize(static_cast<size_t>(n) * item_);
-    for (size_t i = 0; i < buf_.size(); i += item_) std::memcpy(buf_.data() + i, info_.fill.data(), item_);
+    const std::string& pad = grid_.pad_value.size() == item_ ? grid_.pad_value : info_.fill;
+    for (size_t i = 0; i < buf_.size(); i += item_) std::memcpy(buf_.data() + i, pad.data(), item_);
     Dims part = count;
     if (Clip(start, &part)) {
       MemSpace mem{grid_.chunks, Slab::Box(Dims(c.size(), 0), part)};

@@ -95,6 +95,9 @@ struct ChunkGrid {
   // its fill value (Zarr stores edge chunks full size): start is a chunk's
   // corner, count the chunk shape.
   bool padded = false;
+  // With `padded`: the element (its bytes) written past the source's shape,
+  // where that is not the source's fill value ("" for the fill value).
+  std::string pad_value;
   // WriteEncoded takes chunks as StoreDataset::ReadEncodedChunk gives them.
   bool encoded = false;
 };

@@ -12,7 +12,7 @@
 // are not, and Zarr reads them as the fill value. v2 stores get
 // consolidated metadata (.zmetadata). Record variables of one group that
 // share a growable named dimension are exported at its longest length,
-// padded with the fill value, as netCDF reads them. A dataset that stands
+// padded with their _FillValue (else the fill value), as netCDF reads them. A dataset that stands
 // for a scalar (scalar.h) becomes a 0-d array.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -325,6 +326,12 @@ class ZarrSinkImpl final : public CopySink {
     grid.every_chunk = fill.every_chunk;
     grid.skip_undefined = true;
     grid.padded = true;
+    // The rows a record variable gains read as missing, as netCDF reads a
+    // short record variable's (its storage fill is its _FillValue): the
+    // marker, where it is not the storage fill value.
+    if (fill.marker_used && padded != nullptr && !scalar) {
+      if (std::optional<std::string> bytes = ElementAs(info.dtype, *marker)) grid.pad_value = std::move(*bytes);
+    }
     return std::unique_ptr<DatasetWriter>(new ZarrWriter(std::move(grid), enc, format_, scalar, dir, path,
                                                          info.sparse && !fill.every_chunk, ItemSize(info.dtype),
                                                          report_));
