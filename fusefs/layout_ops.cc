@@ -86,6 +86,26 @@ bool SaysNothingNew(std::string_view shown, std::string_view value) {
   return true;
 }
 
+// For a dataset emptied by O_TRUNC and written (cp -a over it), whose
+// size was padded to whole rows of its own layout past the `written` bytes
+// the copy wrote: gives it the layout its staged fields describe if that
+// holds exactly those bytes. Through a byte stream of them (u1, growable),
+// as the rows of the old layout cannot be cut at a byte.
+Result<Applied> ApplyStagedToWritten(Dataset& ds, const LayoutEdit& staged, uint64_t written) {
+  const DatasetInfo info = ds.info();
+  auto layout = ResolveLayout(info, written, staged);
+  if (!layout) return Applied{false, layout.error().message()};
+  if (BytesOf(*layout) != written) {
+    return Applied{false, fmt::format("the layout {} {} holds {} bytes, the copy wrote {}", DTypeName(layout->dtype),
+                                      FormatDims(layout->shape), BytesOf(*layout), written)};
+  }
+  const DatasetOptions bytes{.dtype = DType::kU1, .shape = {info.size_bytes}, .max_shape = {kUnlimited}};
+  SLABFS_RETURN_IF_ERROR_R(ds.Relayout(bytes));
+  SLABFS_RETURN_IF_ERROR_R(ds.SetSizeBytes(written));
+  SLABFS_RETURN_IF_ERROR_R(ds.Relayout(*layout));
+  return Applied{true, {}};
+}
+
 }  // namespace
 
 int SetStoreLayoutXattr(Filesystem& fs, fuse_ino_t ino, std::string_view field, std::string_view value) {
@@ -253,7 +273,14 @@ int FinishNewFile(Filesystem& fs, fuse_ino_t ino, const Dataset& handle) {
     // field set after this close (rsync -X sets them by path once the
     // file is closed, in a race with this release) adds to them.
     fs.layouts.TakePending(ino);
-    auto applied = ApplyStaged(ds, staged, !fs.layouts.NeedsExactFit(ino));
+    const bool exact = fs.layouts.NeedsExactFit(ino);
+    auto applied = ApplyStaged(ds, staged, !exact);
+    if (applied && !applied->done && exact) {
+      // The end the copy wrote, before its row was padded (the partial row
+      // ends after this).
+      const uint64_t written = fs.inodes.ReportedSize(ino, ds.size_bytes());
+      if (written < ds.size_bytes()) applied = ApplyStagedToWritten(ds, staged, written);
+    }
     if (!applied) return Refuse("close", Describe(fs, ino), applied.error().WithContext("applying user.slab.*"));
     if (!applied->done) {
       if (fs.layouts.NeedsExactFit(ino)) {

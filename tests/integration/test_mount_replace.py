@@ -20,6 +20,7 @@ from mounting import container, export, make_dataset, mounter  # noqa: F401
 
 TEXT = b"alpha beta gamma delta epsilon!\n" * 64  # 2048 bytes, 32-byte rows
 SHORT = b"three rows of thirty-two bytes!\n" * 3
+ODD = np.arange(-12, 12, dtype="<i2").reshape(4, 6)  # 48 bytes
 
 
 def layout(c, path):
@@ -140,12 +141,18 @@ def test_cp_a_of_a_typed_dataset_over_another_takes_its_layout(container, mounte
     slab("mkdset", c, "/g/fixed", "--dtype", "f4", "--shape", "64,8", "--chunks", "16,8")
     typed_text_dataset(c, "/g/text2")
     slab("mkdset", c, "/g/short", "--dtype", "u2", "--shape", "3,16", "--maxshape", "unlimited,16", "--chunks", "1,16")
+    slab("mkdset", c, "/g/odd", "--dtype", "i2", "--shape", "4,6", "--fill", "-3")
+    slab("mkdset", c, "/g/rows2", "--dtype", "i4", "--shape", "3,8", "--maxshape", "unlimited,8", "--chunks", "2,8")
     with tempfile.TemporaryDirectory() as d:
         npy = os.path.join(d, "r.npy")
         np.save(npy, np.arange(24, dtype="<i4").reshape(3, 8))
         slab("import", c, "/g/rows", npy)
         np.save(npy, np.frombuffer(SHORT, "<u2").reshape(3, 16))
         slab("import", c, "/g/short", npy)
+        np.save(npy, ODD)
+        slab("import", c, "/g/odd", npy)
+        np.save(npy, np.arange(24, dtype="<i4").reshape(3, 8))
+        slab("import", c, "/g/rows2", npy)
     m = mounter(c)
     for name in ("rows", "fixed"):
         run("cp", "-a", mpath(m, "/g/text"), mpath(m, f"/g/{name}"))
@@ -159,7 +166,13 @@ def test_cp_a_of_a_typed_dataset_over_another_takes_its_layout(container, mounte
     # rows would "fit" 64 rows, the old fill values among them (an
     # exploratory tester's find); it keeps its own layout, and says so.
     run("cp", "-a", mpath(m, "/g/short"), mpath(m, "/g/text2"))
+    # 48 bytes into a growable dataset of 32-byte rows: padded to two rows
+    # by the write, and still given the source's layout, 48 bytes.
+    run("cp", "-a", mpath(m, "/g/odd"), mpath(m, "/g/rows2"))
+    assert os.path.getsize(mpath(m, "/g/rows2")) == 48
     assert m.unmount() == 0, m.log()
+    assert layout(c, "/g/rows2") == layout(c, "/g/odd")
+    assert export(c, "/g/rows2") == ODD.tobytes()
     for name in ("rows", "fixed"):
         got = layout(c, f"/g/{name}")
         assert got == want_layout, name
