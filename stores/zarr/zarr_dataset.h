@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,6 +46,11 @@ struct ZarrLayout : ChunkedLayout {
   // after this the fill value stays (it would change what was written).
   // Guarded by `mu`.
   bool written = false;
+  // Writable store: the chunks a write since the store opened left out for
+  // holding only the fill value (linear positions; none stored, none past
+  // the end). What was written there is data: a new fill value stores them
+  // first, however many (ZarrWriter::SetFillMarker). Guarded by `mu`.
+  std::set<uint64_t> left_out;
   // Writable store: held by one byte-view change at a time
   // (WritableStoreDataset::Exclusively), before `mu`.
   std::mutex change_mu;

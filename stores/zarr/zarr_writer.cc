@@ -392,8 +392,10 @@ class ZarrArrayWriter final : public WritableStoreDataset {
         return engine::StatusFromErrno(errno, file).WithContext(fmt::format("{}: array {}", l.store, l.path));
       }
       ForgetCached(linear);
+      l.left_out.insert(linear);
       return Status::OK();
     }
+    l.left_out.erase(linear);
     std::string raw(image, bytes);
     if (!a.transpose.empty()) {
       std::string stored_order(bytes, '\0');
@@ -447,11 +449,15 @@ class ZarrArrayWriter final : public WritableStoreDataset {
       grid = std::min<slabfs_u128>(grid * GridAlong(l.info.dataset.shape, l.chunk, d), slabfs_u128{UINT64_MAX});
     }
     const slabfs_u128 missing = grid - std::min<slabfs_u128>(grid, l.keys.size());
-    if (missing > kMaxChunksStoredForAFillChange) {
+    // Chunks left out by writes since the store opened hold data and are
+    // stored whatever their number (their writes paid for as much); only
+    // those never written count against the limit.
+    const slabfs_u128 unwritten = missing - std::min<slabfs_u128>(missing, l.left_out.size());
+    if (unwritten > kMaxChunksStoredForAFillChange) {
       return Status::PermissionDenied(fmt::format(
-          "{}: {}: a new _FillValue (the Zarr v2 array's fill_value) would change the {} chunks it does not store, "
+          "{}: {}: a new _FillValue (the Zarr v2 array's fill_value) would change the {} chunks never written, "
           "which read as the old value; storing them first is done for at most {}",
-          l.store, l.path, static_cast<uint64_t>(std::min<slabfs_u128>(missing, UINT64_MAX)),
+          l.store, l.path, static_cast<uint64_t>(std::min<slabfs_u128>(unwritten, UINT64_MAX)),
           kMaxChunksStoredForAFillChange));
     }
     if (missing == 0) return Status::OK();
@@ -477,10 +483,12 @@ class ZarrArrayWriter final : public WritableStoreDataset {
     return true;
   }
 
-  // Removes every stored chunk whose first coordinate is `from` or more.
+  // Removes every stored chunk whose first coordinate is `from` or more
+  // (and forgets those left out there).
   Status RemoveChunksFromLocked(uint64_t from) {
     ZarrLayout& l = *layout_;
     DatasetInfo& d = l.info.dataset;
+    std::erase_if(l.left_out, [&](uint64_t linear) { return CoordsOf(linear)[0] >= from; });
     for (size_t i = l.keys.size(); i-- > 0;) {
       const Dims c = CoordsOf(l.keys[i]);
       if (c[0] < from) continue;

@@ -454,6 +454,19 @@ def test_export_pads_short_record_variables_with_their_marker(tmp_path, containe
     ds = xarray.open_zarr(str(out))
     assert np.isnan(ds["marked"].values[2:]).all()
     np.testing.assert_array_equal(ds["marked"].values[:2], rows)
+    # v3: fill_value is the storage fill value, and _FillValue an attribute;
+    # the padded rows hold the marker all the same (chunks written).
+    out3 = tmp_path / "o3.zarr"
+    slab("export", c, out3, "--format", "zarr3")
+    back = tmp_path / "back.slab"
+    slab("create", back)
+    slab("import", back, out3)
+    marked3 = export(back, "/marked")
+    want = np.full((5, 8), -5, "<i4")
+    want[:2] = rows
+    assert marked3 == want.tobytes()
+    plain3 = np.frombuffer(export(back, "/plain"), "<i4").reshape(5, 8)
+    assert (plain3[2:] == 0).all()
 
 
 def test_export_sparse_only_defined_chunks(tmp_path, container):

@@ -328,13 +328,18 @@ class ZarrSinkImpl final : public CopySink {
     grid.padded = true;
     // The rows a record variable gains read as missing, as netCDF reads a
     // short record variable's (its storage fill is its _FillValue): the
-    // marker, where it is not the storage fill value.
-    if (fill.marker_used && padded != nullptr && !scalar) {
-      if (std::optional<std::string> bytes = ElementAs(info.dtype, *marker)) grid.pad_value = std::move(*bytes);
+    // marker, where there is one its type holds. Where that is not what
+    // fill_value says (v3's fill_value is the storage fill value), every
+    // chunk is written, so that no padded chunk is left to read as it.
+    if (marker != nullptr && padded != nullptr && !scalar) {
+      if (std::optional<std::string> bytes = ElementAs(info.dtype, *marker)) {
+        if (*bytes != info.fill) grid.every_chunk = true;
+        grid.pad_value = std::move(*bytes);
+      }
     }
-    return std::unique_ptr<DatasetWriter>(new ZarrWriter(std::move(grid), enc, format_, scalar, dir, path,
-                                                         info.sparse && !fill.every_chunk, ItemSize(info.dtype),
-                                                         report_));
+    const bool sparse = info.sparse && !grid.every_chunk;
+    return std::unique_ptr<DatasetWriter>(
+        new ZarrWriter(std::move(grid), enc, format_, scalar, dir, path, sparse, ItemSize(info.dtype), report_));
   }
 
   const int format_;

@@ -757,6 +757,23 @@ TEST_F(ZarrWriterTest, ANewFillValueKeepsWhatWasWritten) {
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(root_ / "big")) files += e.path().filename().string()[0] != '.';
   EXPECT_EQ(files, 1u);
+  // Chunks left out by writes hold data, and count against no limit: the
+  // whole array written as the fill value (cp -a of an array with another
+  // fill value over it), then a new one.
+  MakeArray("big2", rows, "null");
+  WriteText(root_ / "big2" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["y", "x"]})");
+  auto store3 = Open();
+  auto big2 = store3->Resolve("/big2");
+  ASSERT_TRUE(big2.has_value());
+  std::vector<int32_t> all_fill(rows * 7, -1);
+  ASSERT_OK(Writable(*store3, "/big2")->Write(Slab::Box({0, 0}, {rows, 7}), all_fill.data()));
+  ASSERT_OK(store3->writer()->SetAttribute(*big2, "_FillValue", Attribute::Integer(0)));
+  files = 0;
+  for (const auto& e : fs::directory_iterator(root_ / "big2")) files += e.path().filename().string()[0] != '.';
+  EXPECT_EQ(files, rows / 4 * 3);
+  std::vector<int32_t> back2(rows * 7, 0);
+  ASSERT_OK((*store3->OpenDataset("/big2"))->Read(Slab::Box({0, 0}, {rows, 7}), back2.data()));
+  EXPECT_EQ(back2, all_fill);
 
   const std::string zattrs = ReadText(root_ / "a" / ".zattrs");
   for (const char* bad : {R"(["t"])", R"(["t","y","x"])", "y,x", R"(["y", null])", R"({"y": 1})", R"(["y","y"])"}) {
