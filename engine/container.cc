@@ -8,13 +8,18 @@
 //      new root block;
 //   3. write the free list of the new state (a delta on the last state's
 //      free list where that is cheaper: engine/txn/free_list_log.h);
-//   4. fdatasync;
+//   4. fdatasync, unless the commit wrote at most kMaxWrittenExtents
+//      extents of at most kMaxWrittenBytes (every small commit: a new file,
+//      a rename, a removal): then the superblock lists them with their
+//      checksums (format/superblock.h) and no fdatasync is made here;
 //   5. write the superblock of generation g+1 into slot (g+1) % 2;
 //   6. fdatasync. The commit is now durable: extents the new state no longer
 //      references become reusable (Allocator::MarkDurable) once no reader
 //      reads an older state (Allocator::Release, engine/txn/reader_table.h).
-// A crash before 6 completes leaves slot g % 2 as the newest valid
-// superblock, and nothing it references was overwritten.
+// A crash before 6 completes leaves slot g % 2 as the newest complete
+// commit: either slot (g+1) % 2 is not valid, or its record names an extent
+// that did not reach the disk (engine/txn/newest_state.h); nothing the
+// commit of g references was overwritten.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +36,7 @@
 #include "engine/format/limits.h"
 #include "engine/index/dataset_geometry.h"
 #include "engine/io/writer_lock.h"
+#include "engine/util/crc32c.h"
 #include "engine/util/expensive_checks.h"
 #include "engine/util/math.h"
 
@@ -168,7 +174,7 @@ Status ContainerImpl::Close() {
       }
       detached_.clear();
     }
-    s = CommitLocked();
+    s = CommitLocked(/*last=*/true);
   }
   closed_ = true;
   return s;
@@ -651,10 +657,45 @@ Status ContainerImpl::WriteNodesLocked(Node* n) {
   return Status::OK();
 }
 
-Status ContainerImpl::CommitLocked() {
+Status ContainerImpl::SealLocked() {
+  if (sb_.written.empty()) return Status::OK();
+  // The last commit's fdatasync returned: all it wrote is durable.
+  Superblock next = sb_;
+  next.generation = sb_.generation + 1;
+  next.written.clear();
+  const std::string enc = EncodeSuperblock(next);
+  Status s = file_->WriteAt(next.generation % 2 ? kSuperblockSlot1 : kSuperblockSlot0, enc.data(), enc.size());
+  if (s.ok()) s = file_->Sync();
+  if (!s.ok()) {
+    LogWarn("sealing the last commit of " + path() + " failed: " + s.ToString());
+    return s;
+  }
+  sb_ = next;
+  return Status::OK();
+}
+
+Result<std::vector<WrittenExtent>> ContainerImpl::WrittenForRecord() {
+  std::vector<WrittenExtent> out;
+  // Every write since the last commit went to a fresh extent (copy-on-
+  // write), and nothing writes the file while the commit holds commit_mu_
+  // exclusively: the fresh extents are all the new state may hold that is
+  // not durable yet.
+  auto fresh = alloc_.FreshExtents(kMaxWrittenExtents, kMaxWrittenBytes);
+  if (!fresh || fresh->empty()) return out;
+  std::string buf;
+  out.reserve(fresh->size());
+  for (const auto& [addr, len] : *fresh) {
+    buf.resize(len);
+    SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(addr, buf.data(), len));
+    out.push_back({addr, static_cast<uint32_t>(len), Crc32c(buf.data(), len)});
+  }
+  return out;
+}
+
+Status ContainerImpl::CommitLocked(bool last) {
   if (read_only_) return Status::OK();
   WriterLock ns(ns_mu_);
-  if (!ns_dirty_ && !data_dirty_ && detached_.empty()) return Status::OK();
+  if (!ns_dirty_ && !data_dirty_ && detached_.empty()) return last ? SealLocked() : Status::OK();
   auto fail = [&](const Status& s) {
     LogWarn("commit of " + path() + " failed: " + s.ToString());
     return s;
@@ -726,7 +767,17 @@ Status ContainerImpl::CommitLocked() {
     else if (*size < alloc_.file_end())
       s = file_->Truncate(alloc_.file_end());
   }
-  if (s.ok()) s = file_->Sync();
+  // A small commit names what it wrote in its superblock and makes one
+  // fdatasync; a larger one makes the first here (step 4).
+  std::vector<WrittenExtent> written;
+  if (s.ok() && !last) {
+    auto r = WrittenForRecord();
+    if (!r)
+      s = r.error();
+    else
+      written = std::move(*r);
+  }
+  if (s.ok() && written.empty()) s = file_->Sync();
   if (!s.ok()) {
     retry_later();
     return fail(s);
@@ -738,6 +789,7 @@ Status ContainerImpl::CommitLocked() {
   next.free_list = *fl;
   next.file_end = alloc_.file_end();
   next.next_object_id = sb_next_id_;
+  next.written = std::move(written);
   std::string enc = EncodeSuperblock(next);
   s = file_->WriteAt(next.generation % 2 ? kSuperblockSlot1 : kSuperblockSlot0, enc.data(), enc.size());
   if (s.ok()) s = file_->Sync();
@@ -745,7 +797,15 @@ Status ContainerImpl::CommitLocked() {
     retry_later();
     return fail(s);
   }
-  // Durable.
+  // Durable. Nothing wrote the listed extents after they were read back
+  // (commit_mu_ is held exclusively): checked here in expensive-check runs.
+  if (ExpensiveChecks() && !next.written.empty()) {
+    Status c = CheckCommitComplete(file_.get(), next);
+    if (!c.ok()) {
+      LogWarn("commit of " + path() + ": an extent changed after its commit record was made: " + c.ToString());
+      std::abort();
+    }
+  }
   sb_ = next;
   alloc_.MarkDurable(generation, now);
   free_log_.Durable();

@@ -32,6 +32,7 @@
 #include "engine/txn/block_store.h"
 #include "engine/txn/free_list_log.h"
 #include "engine/txn/group_pages.h"
+#include "engine/txn/newest_state.h"
 #include "engine/txn/reader_table.h"
 #include "engine/util/log.h"
 #include "engine/util/mutex.h"
@@ -439,7 +440,7 @@ class ContainerImpl {
   // Reads the open's first state (read-only: registered as a reader's).
   Status Load();
   // The newest valid superblock.
-  Result<Superblock> ReadNewestSuperblock();
+  Result<Superblock> ReadNewestSuperblock() REQUIRES(commit_mu_);
   // Corruption when the file is shorter than the file end `sb` records.
   Status CheckLongEnough(const Superblock& sb);
   // Read-only: registers the newest state whose file is long enough (a
@@ -478,6 +479,12 @@ class ContainerImpl {
   static void AddChildLocked(Node* parent, Node* n);
   static void RemoveChildLocked(Node* parent, const std::string& name);
   Status WriteNodesLocked(Node* n) REQUIRES(commit_mu_, ns_mu_);
+  // The commit record of a commit made with one fdatasync: every fresh
+  // extent with its checksum, read back from the file; empty when there are
+  // too many (the commit makes both fdatasyncs).
+  Result<std::vector<WrittenExtent>> WrittenForRecord() REQUIRES(commit_mu_, ns_mu_);
+  // CommitLocked(last) with nothing to commit.
+  Status SealLocked() REQUIRES(commit_mu_, ns_mu_);
   Status CheckWritable() const;
   Status Refuse(Status s, std::string_view op) const;  // logs a refused operation
   Node* NewNodeLocked(ObjectKind kind, Node* parent, std::string name) REQUIRES(ns_mu_);
@@ -495,7 +502,12 @@ class ContainerImpl {
   // InvalidArgument if a subtree `height` levels tall, put under parent,
   // would reach deeper than kMaxDepth; `what` names it.
   Status CheckDepthLocked(const Node* parent, int height, const std::string& what) const REQUIRES_SHARED(ns_mu_);
-  Status CommitLocked() REQUIRES(commit_mu_) EXCLUDES(ns_mu_);
+  // `last`: the container is closing. Its commit makes both fdatasyncs,
+  // and where the last commit was made with one, a superblock without a
+  // record (the same state, the next generation) says that it is complete,
+  // so that a later open reads nothing back and a damaged extent of it is
+  // Corruption, never taken for a commit a power failure cut short.
+  Status CommitLocked(bool last = false) REQUIRES(commit_mu_) EXCLUDES(ns_mu_);
 
   std::unique_ptr<File> file_;
   const bool read_only_;
@@ -523,6 +535,10 @@ class ContainerImpl {
   uint64_t free_list_bytes() const NO_THREAD_SAFETY_ANALYSIS { return free_log_.bytes(); }
   bool closed_ GUARDED_BY(commit_mu_) = false;
   Superblock sb_ GUARDED_BY(ns_mu_);  // the last committed state
+  // The last commit record this open read back whole (engine/txn/newest_state.h),
+  // and the last incomplete commit it logged.
+  CheckedCommit checked_commit_ GUARDED_BY(commit_mu_);
+  uint64_t incomplete_logged_ GUARDED_BY(commit_mu_) = 0;
   // The tree. The fields of its nodes are guarded by ns_mu_ too, though
   // clang cannot follow the pointers to say so.
   std::unordered_map<ObjectId, std::unique_ptr<Node>> nodes_ GUARDED_BY(ns_mu_);

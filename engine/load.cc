@@ -18,35 +18,24 @@
 #include "engine/format/layout.h"
 #include "engine/format/limits.h"
 #include "engine/index/dataset_geometry.h"
+#include "engine/txn/newest_state.h"
 #include "engine/util/log.h"
 
 namespace slabfs::engine {
 Result<Superblock> ContainerImpl::ReadNewestSuperblock() {
-  SLABFS_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
-  const std::string not_container = path() + " is not a slabfs container";
-  if (size < kSuperblockBytes) return Err(Status::NotSupported(not_container + " (too short)"));
-  std::string head(std::min<uint64_t>(size, kSuperblockSlot1 + kSuperblockBytes), '\0');
-  SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(0, head.data(), head.size()));
-  bool any_magic = false;
-  Result<Superblock> best = Err(Status::Corruption(""));
-  Status last_error;
-  for (uint64_t slot : {kSuperblockSlot0, kSuperblockSlot1}) {
-    if (head.size() < slot + kSuperblockBytes) continue;
-    std::string_view bytes(head.data() + slot, kSuperblockBytes);
-    any_magic |= HasSuperblockMagic(bytes);
-    auto sb = DecodeSuperblock(bytes);
-    if (!sb) {
-      if (HasSuperblockMagic(bytes)) last_error = sb.error();
-      continue;
-    }
-    if (!best || sb->generation > best->generation) best = sb;
+  auto found = FindNewestState(file_.get(), &checked_commit_);
+  if (!found) {
+    if (found.error().message().find(" is not a slabfs container") != std::string::npos) return Err(found.error());
+    return Err(found.error().WithContext(path()));
   }
-  if (!any_magic) return Err(Status::NotSupported(not_container));
-  if (!best) {
-    if (last_error.code() == Code::kNotSupported) return Err(last_error.WithContext(path()));
-    return Err(Status::Corruption(path() + ": no valid superblock (" + last_error.message() + ")"));
+  NewestState& newest = *found;
+  if (newest.incomplete_generation && *newest.incomplete_generation != incomplete_logged_) {
+    incomplete_logged_ = *newest.incomplete_generation;
+    LogWarn(path() + ": the commit of generation " + std::to_string(*newest.incomplete_generation) +
+            " did not reach the disk whole (a power failure while it was made); generation " +
+            std::to_string(newest.sb.generation) + ", the commit before it, is intact and is used");
   }
-  return best;
+  return newest.sb;
 }
 
 Status ContainerImpl::CheckLongEnough(const Superblock& sb) {

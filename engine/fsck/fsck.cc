@@ -32,6 +32,7 @@
 #include "engine/txn/block_store.h"
 #include "engine/txn/free_list_log.h"
 #include "engine/txn/group_pages.h"
+#include "engine/txn/newest_state.h"
 #include "engine/txn/reader_table.h"
 
 namespace slabfs {
@@ -135,43 +136,29 @@ bool Checker::LoadSuperblock() {
     return false;
   }
   report_.stats.file_bytes = *size;
-  std::string head(std::min<uint64_t>(*size, kSuperblockSlot1 + kSuperblockBytes), '\0');
-  if (Status s = file_->ReadAt(0, head.data(), head.size()); !s.ok()) {
-    Damage("superblock", s.message());
-    return false;
-  }
-  std::optional<Superblock> best;
-  std::string errors[2];
-  bool magic = false;
-  int slot_no = 0;
-  for (uint64_t slot : {kSuperblockSlot0, kSuperblockSlot1}) {
-    const int i = slot_no++;
-    if (head.size() < slot + kSuperblockBytes) {
-      errors[i] = "missing (the file is too short)";
-      continue;
+  auto newest = FindNewestState(file_.get());
+  if (!newest) {
+    if (newest.error().code() == Code::kNotSupported &&
+        newest.error().message().find("is not a slabfs container") != std::string::npos) {
+      not_container_ = true;  // nothing to check: an error, not a finding
+      return false;
     }
-    std::string_view bytes(head.data() + slot, kSuperblockBytes);
-    magic |= HasSuperblockMagic(bytes);
-    auto sb = DecodeSuperblock(bytes);
-    if (!sb) {
-      errors[i] = sb.error().message();
-      continue;
-    }
-    if (!best || sb->generation > best->generation) best = *sb;
-  }
-  if (!magic) {
-    not_container_ = true;  // nothing to check: an error, not a finding
+    Damage("superblock", newest.error().message());
     return false;
   }
-  if (!best) {
-    Damage("superblock", fmt::format("no valid superblock (slot 0: {}; slot 1: {})", errors[0], errors[1]));
-    return false;
+  std::optional<Superblock> best = newest->sb;
+  const auto& errors = newest->slot_errors;
+  if (newest->incomplete_generation) {
+    Add(FsckFinding::Kind::kWarning, "commit",
+        fmt::format("the commit of generation {} did not reach the disk whole (a power failure while it was "
+                    "made), which is harmless: generation {}, the commit before it, is intact",
+                    *newest->incomplete_generation, newest->sb.generation));
   }
   sb_ = *best;
   report_.stats.generation = sb_.generation;
   report_.stats.file_end = sb_.file_end;
   const int older = static_cast<int>((sb_.generation + 1) % 2);
-  if (sb_.generation > 1 && !errors[older].empty()) {
+  if (sb_.generation > 1 && !errors[older].empty() && !newest->incomplete_generation) {
     Add(FsckFinding::Kind::kWarning, fmt::format("superblock slot {}", older),
         fmt::format("the older superblock is not valid ({}); a commit was interrupted, which is "
                     "harmless: generation {} is intact",
@@ -409,15 +396,10 @@ FsckReport Checker::Run() {
   // Registered as a reader (engine/txn/reader_table.h), so that a writer
   // at work reuses nothing of the commit this check walks.
   ReaderSlot reader(file_.get());
+  CheckedCommit checked;
   auto held = reader.HoldNewest([&]() -> Result<uint64_t> {
-    std::string head(kSuperblockSlot1 + kSuperblockBytes, '\0');
-    SLABFS_RETURN_IF_ERROR_R(file_->ReadAt(0, head.data(), head.size()));
-    uint64_t newest = 0;
-    for (uint64_t slot : {kSuperblockSlot0, kSuperblockSlot1}) {
-      auto sb = DecodeSuperblock(std::string_view(head.data() + slot, kSuperblockBytes));
-      if (sb) newest = std::max(newest, sb->generation);
-    }
-    return newest;
+    SLABFS_ASSIGN_OR_RETURN(NewestState newest, FindNewestState(file_.get(), &checked));
+    return newest.sb.generation;
   });
   if (!LoadSuperblock()) return std::move(report_);
   const bool registered = held && *held == sb_.generation;

@@ -127,6 +127,20 @@ bool Allocator::IsFresh(uint64_t addr) const {
   return fresh_.count(addr) != 0;
 }
 
+std::optional<std::vector<std::pair<uint64_t, uint64_t>>> Allocator::FreshExtents(size_t max_count,
+                                                                                  uint64_t max_bytes) const {
+  MutexLock lock(mu_);
+  if (fresh_.size() > max_count) return std::nullopt;
+  std::vector<std::pair<uint64_t, uint64_t>> out(fresh_.begin(), fresh_.end());
+  uint64_t total = 0;
+  for (const auto& e : out) {
+    total += e.second;
+    if (total > max_bytes) return std::nullopt;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<FreedExtent> Allocator::Unreferenced(uint64_t generation, int64_t now) const {
   MutexLock lock(mu_);
   std::vector<FreedExtent> all;

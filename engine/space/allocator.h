@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,10 @@ class Allocator {
   }
   void Free(uint64_t addr, uint64_t len);
   bool IsFresh(uint64_t addr) const;
+  // The fresh extents in address order, if there are at most `max_count`
+  // of at most `max_bytes` in all (a single-flush commit's record,
+  // format/superblock.h); nullopt otherwise.
+  std::optional<std::vector<std::pair<uint64_t, uint64_t>>> FreshExtents(size_t max_count, uint64_t max_bytes) const;
 
   // Free, held and pending extents: what the next committed state does not
   // reference (written as that state's free list). Pending extents get

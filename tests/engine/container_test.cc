@@ -476,6 +476,7 @@ TEST_F(ContainerFileTest, DamagedNewestSuperblockFallsBackToThePreviousCommit) {
     ASSERT_OK(c->Commit());  // generation 2, slot 0
     ASSERT_OK(c->MakeGroups("/second"));
     ASSERT_OK(c->Commit());  // generation 3, slot 1
+    c->Discard();            // (a close would write generation 4, the same state)
   }
   std::string img = ReadAll();
   img[engine::kSuperblockSlot1 + 20] ^= 1;  // a torn write of the newest superblock
@@ -483,6 +484,31 @@ TEST_F(ContainerFileTest, DamagedNewestSuperblockFallsBackToThePreviousCommit) {
   ASSERT_OK_AND_ASSIGN(auto c, Container::Open(path_, {.read_only = true}));
   EXPECT_OK(c->Resolve("/first"));
   EXPECT_CODE(c->Resolve("/second"), Code::kNotFound);
+}
+
+TEST_F(ContainerFileTest, ACloseSaysTheLastSingleFlushCommitIsComplete) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto c, Container::Open(path_, {.create = true}));
+    ASSERT_OK(c->MakeGroups("/first"));
+    ASSERT_OK(c->Commit());  // generation 2, slot 0, one fdatasync: its record lists what it wrote
+    ASSERT_OK(c->Close());   // generation 3, slot 1: the same state, no record
+  }
+  std::string img = ReadAll();
+  ASSERT_OK_AND_ASSIGN(engine::Superblock g2, engine::DecodeSuperblock(std::string_view(img).substr(
+                                                  engine::kSuperblockSlot0, engine::kSuperblockSlotBytes)));
+  ASSERT_OK_AND_ASSIGN(engine::Superblock g3, engine::DecodeSuperblock(std::string_view(img).substr(
+                                                  engine::kSuperblockSlot1, engine::kSuperblockSlotBytes)));
+  EXPECT_EQ(g2.generation, 2u);
+  EXPECT_FALSE(g2.written.empty());
+  EXPECT_EQ(g3.generation, 3u);
+  EXPECT_TRUE(g3.written.empty());
+  EXPECT_EQ(g3.root, g2.root);
+  EXPECT_EQ(g3.free_list, g2.free_list);
+  // A damaged block of that commit is now Corruption, not a commit cut short.
+  img[g2.root.addr + g2.root.len / 2] ^= 0x20;
+  WriteAll(img);
+  auto c = Container::Open(path_, {.read_only = true});
+  EXPECT_CODE(c, Code::kCorruption);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ engine::Superblock Newest(const std::shared_ptr<testutil::Disk>& disk) {
   std::lock_guard lock(disk->mu);
   engine::Superblock best;
   for (uint64_t slot : {engine::kSuperblockSlot0, engine::kSuperblockSlot1}) {
-    auto sb = engine::DecodeSuperblock(std::string_view(disk->current).substr(slot, engine::kSuperblockBytes));
+    auto sb = engine::DecodeSuperblock(std::string_view(disk->current).substr(slot, engine::kSuperblockSlotBytes));
     if (sb && sb->generation > best.generation) best = *sb;
   }
   return best;

@@ -148,7 +148,7 @@ TEST(LimitsTest, AReaderOfATooDeepContainerServesWhatLiesAboveTheLimit) {
   {
     std::lock_guard lock(disk->mu);
     for (uint64_t slot : {engine::kSuperblockSlot0, engine::kSuperblockSlot1}) {
-      auto got = engine::DecodeSuperblock(std::string_view(disk->current).substr(slot, engine::kSuperblockBytes));
+      auto got = engine::DecodeSuperblock(std::string_view(disk->current).substr(slot, engine::kSuperblockSlotBytes));
       if (got && got->generation > sb.generation) sb = *got;
     }
     // A chain of groups "g" below /deep, deepest first, appended at the end.

@@ -78,7 +78,7 @@ void EditDatasetBlock(std::string* image, const std::string& name,
                       const std::function<void(engine::DatasetRecord*, uint8_t* version)>& edit) {
   engine::Superblock sb;
   for (uint64_t slot : {engine::kSuperblockSlot0, engine::kSuperblockSlot1}) {
-    auto s = engine::DecodeSuperblock(std::string_view(*image).substr(slot, engine::kSuperblockBytes));
+    auto s = engine::DecodeSuperblock(std::string_view(*image).substr(slot, engine::kSuperblockSlotBytes));
     if (s && s->generation > sb.generation) sb = *s;
   }
   ASSERT_FALSE(sb.root.empty());

@@ -103,7 +103,7 @@ TEST(SuperblockTest, EncodingStartsWithMagicAndFormatVersion) {
   std::string s = EncodeSuperblock(Valid());
   EXPECT_EQ(s.substr(0, 8), std::string("\x89SLABFS\n", 8));
   EXPECT_TRUE(HasSuperblockMagic(s));
-  EXPECT_EQ(LoadU32(s.data() + kVersionAt), kFormatVersion);
+  EXPECT_EQ(LoadU32(s.data() + kVersionAt), 1u);  // no commit record
   EXPECT_EQ(LoadU32(s.data() + kLengthAt), kSuperblockBytes);
   EXPECT_EQ(LoadU64(s.data() + kGenerationAt), 7u);
   EXPECT_EQ(LoadU64(s.data() + kNextIdAt), 42u);
@@ -264,6 +264,100 @@ TEST(SuperblockTest, TellsMissingMagicApartFromDamage) {
   s[kGenerationAt] ^= 1;
   EXPECT_TRUE(HasSuperblockMagic(s));
   EXPECT_CODE(DecodeSuperblock(s), Code::kCorruption);
+}
+
+// ------------------------------------------------- the commit record (v2)
+
+Superblock WithRecord() {
+  Superblock sb = Valid();
+  sb.written = {{kDataStart, 100, 0x12345678}, {kDataStart + 100, 4096, 7}, {kDataStart + 8192, 200, 0}};
+  return sb;
+}
+
+TEST(SuperblockTest, ACommitRecordRoundTripsAsVersion2) {
+  const Superblock sb = WithRecord();
+  const std::string s = EncodeSuperblock(sb);
+  ASSERT_EQ(s.size(), kSuperblockBytes + 3 * kWrittenExtentBytes);
+  EXPECT_EQ(LoadU32(s.data() + kVersionAt), 2u);
+  ASSERT_OK_AND_ASSIGN(Superblock back, DecodeSuperblock(s));
+  ExpectSame(sb, back);
+  EXPECT_EQ(back.written, sb.written);
+  // The rest of the slot is not read.
+  std::string slot = s + std::string(kSuperblockSlotBytes - s.size(), '\xcd');
+  ASSERT_OK_AND_ASSIGN(back, DecodeSuperblock(slot));
+  EXPECT_EQ(back.written, sb.written);
+  // The largest record fits in the slot.
+  Superblock full = Valid();
+  full.file_end = kDataStart + kMaxWrittenExtents * 10;
+  for (size_t i = 0; i < kMaxWrittenExtents; ++i) full.written.push_back({kDataStart + i * 10, 10, uint32_t(i)});
+  full.root = {};
+  full.free_list = {};
+  const std::string f = EncodeSuperblock(full);
+  EXPECT_LE(f.size(), kSuperblockSlotBytes);
+  ASSERT_OK_AND_ASSIGN(back, DecodeSuperblock(f));
+  EXPECT_EQ(back.written, full.written);
+}
+
+TEST(SuperblockTest, ATruncatedOrFlippedRecordIsCorruption) {
+  const std::string good = EncodeSuperblock(WithRecord());
+  for (size_t n = kSuperblockBytes; n < good.size(); ++n) {
+    SCOPED_TRACE(n);
+    EXPECT_CODE(DecodeSuperblock(std::string_view(good).substr(0, n)), Code::kCorruption);
+  }
+  for (size_t i = kSuperblockBytes; i < good.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string s = good;
+      s[i] = static_cast<char>(s[i] ^ (1 << bit));
+      SCOPED_TRACE("byte " + std::to_string(i) + " bit " + std::to_string(bit));
+      EXPECT_CODE(DecodeSuperblock(s), Code::kCorruption);
+    }
+  }
+}
+
+TEST(SuperblockTest, RejectsHostileRecordsUnderValidChecksums) {
+  auto with = [](std::vector<WrittenExtent> w, uint64_t file_end = kDataStart + 3 * 4096) {
+    Superblock sb = Valid();
+    sb.file_end = file_end;
+    sb.written = std::move(w);
+    return EncodeSuperblock(sb);
+  };
+  const uint64_t end = kDataStart + 3 * 4096;
+  const std::vector<WrittenExtent> bad[] = {
+      {{kDataStart, 0, 0}},                                            // empty
+      {{kDataStart - 1, 10, 0}},                                       // in the superblock area
+      {{end - 5, 10, 0}},                                              // past the file end
+      {{end, 1, 0}},                                                   // at the file end
+      {{kDataStart + 100, 10, 0}, {kDataStart, 10, 0}},                // out of order
+      {{kDataStart, 100, 0}, {kDataStart + 50, 10, 0}},                // overlapping
+      {{kDataStart, 100, 0}, {kDataStart, 100, 0}},                    // twice
+      {{kDataStart, static_cast<uint32_t>(kMaxWrittenBytes + 1), 0}},  // more than a record may list
+  };
+  for (size_t i = 0; i < std::size(bad); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_CODE(DecodeSuperblock(with(bad[i], i + 1 == std::size(bad) ? kDataStart + (4ull << 20) : end)),
+                Code::kCorruption);
+  }
+  // Adjacent extents are fine.
+  EXPECT_OK(DecodeSuperblock(with({{kDataStart, 100, 0}, {kDataStart + 100, 10, 0}})));
+  // A version 2 superblock with a count of 0, or more than fit in a slot.
+  std::string s = EncodeSuperblock(WithRecord());
+  for (uint32_t count : {0u, uint32_t(kMaxWrittenExtents + 1), 0xffffffffu}) {
+    SCOPED_TRACE(count);
+    std::string t = s;
+    StoreU32(t.data() + 72, count);
+    Reseal(&t);
+    t.resize(kSuperblockSlotBytes, '\0');
+    EXPECT_CODE(DecodeSuperblock(t), Code::kCorruption);
+  }
+  // Version 1 with record fields set, and version 2 with reserved bytes.
+  std::string v1 = EncodeSuperblock(Valid());
+  StoreU32(v1.data() + 72, 1);
+  Reseal(&v1);
+  EXPECT_CODE(DecodeSuperblock(v1), Code::kCorruption);
+  std::string v2 = s;
+  v2[100] = 1;
+  Reseal(&v2);
+  EXPECT_CODE(DecodeSuperblock(v2), Code::kCorruption);
 }
 
 }  // namespace superblock_test

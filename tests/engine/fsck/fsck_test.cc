@@ -112,7 +112,7 @@ class FsckTest : public ::testing::Test {
     std::string all = ReadAll();
     engine::Superblock best;
     for (uint64_t slot : {engine::kSuperblockSlot0, engine::kSuperblockSlot1}) {
-      auto sb = engine::DecodeSuperblock(std::string_view(all).substr(slot, engine::kSuperblockBytes));
+      auto sb = engine::DecodeSuperblock(std::string_view(all).substr(slot, engine::kSuperblockSlotBytes));
       if (sb && sb->generation > best.generation) best = *sb;
     }
     return best;
