@@ -2,7 +2,7 @@
 """Many small files through the mount next to a plain directory, in one run.
 
     bench/files_bench.py [--files 4650] [--rounds 3] [--bin build/bin] [--modes default,bulk]
-                         [--repo PATH]
+                         [--repo PATH] [--peer-bin OTHER/bin]
 
 The workloads of issue 21 that a user meets when a mount is used as a
 file system for ordinary files:
@@ -21,6 +21,11 @@ interleaved (plain, default, bulk, plain, ...). It prints, per row,
 seconds min/median/max over rounds, the ratio of the median to the plain
 directory's (below 1 is slower), and the container's bytes after the
 unpack next to the files' bytes.
+
+--peer-bin adds the modes again as `default@peer`, `bulk@peer`, run with
+the daemon of another build (a previous commit's build/bin; the container
+is made with --bin's slab) in the same
+interleaved rounds, to compare two builds on one noisy machine.
 """
 import argparse
 import os
@@ -67,8 +72,9 @@ def run(*args, cwd=None):
     subprocess.run(args, check=True, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def one_round(mode, work, tar_path, repo, bindir):
+def one_round(mode, work, tar_path, repo, bindir, peer_bin=None):
     """Times of (tar x, git clone, rm -rf) and the container bytes."""
+    daemon_dir = peer_bin if mode.endswith("@peer") else bindir
     target = os.path.join(work, f"target-{mode}")
     os.makedirs(target)
     mount = None
@@ -76,8 +82,8 @@ def one_round(mode, work, tar_path, repo, bindir):
     if mode != "plain":
         container = os.path.join(work, f"{mode}.slab")
         run(os.path.join(bindir, "slab"), "create", container)
-        mount = Mount(os.path.join(bindir, "slabfs"), container, target,
-                      ["bulk"] if mode == "bulk" else [])
+        mount = Mount(os.path.join(daemon_dir, "slabfs"), container, target,
+                      ["bulk"] if mode.startswith("bulk") else [])
     try:
         t_tar = timed(lambda: run("tar", "xf", tar_path, "-C", target))
         t_git = timed(lambda: run("git", "clone", "-q", "--no-hardlinks", repo, os.path.join(target, "repo")))
@@ -104,8 +110,11 @@ def main():
     ap.add_argument("--modes", default="default,bulk")
     ap.add_argument("--repo", default=ROOT)
     ap.add_argument("--dir", default=None, help="working directory (default: a temporary one)")
+    ap.add_argument("--peer-bin", default=None, help="another build's bin directory, run as MODE@peer")
     a = ap.parse_args()
     modes = ["plain"] + [m for m in a.modes.split(",") if m]
+    if a.peer_bin:
+        modes += [m + "@peer" for m in modes[1:]]
     work = tempfile.mkdtemp(prefix="slabfs-files-bench-", dir=a.dir)
     try:
         tar_path = os.path.join(work, "tree.tar")
@@ -117,17 +126,17 @@ def main():
         results = {m: [] for m in modes}
         for _ in range(a.rounds):
             for m in modes:
-                results[m].append(one_round(m, work, tar_path, a.repo, a.bin))
+                results[m].append(one_round(m, work, tar_path, a.repo, a.bin, a.peer_bin))
         plain = results["plain"]
         names = ["tar x", "git clone", "rm -rf"]
-        print(f"{'workload':<12}{'mode':<10}{'seconds min/med/max':<26}{'x plain (median)':>18}")
+        print(f"{'workload':<12}{'mode':<14}{'seconds min/med/max':<26}{'x plain (median)':>18}")
         for k, name in enumerate(names):
             base = statistics.median(r[k] for r in plain)
             for m in modes:
                 ts = [r[k] for r in results[m]]
                 med = statistics.median(ts)
                 ratio = med / base if base > 0 else float("nan")
-                print(f"{name:<12}{m:<10}{min(ts):.3f}/{med:.3f}/{max(ts):<12.3f}{ratio:>12.1f}x")
+                print(f"{name:<12}{m:<14}{min(ts):.3f}/{med:.3f}/{max(ts):<12.3f}{ratio:>12.1f}x")
         for m in modes:
             if m == "plain":
                 continue

@@ -47,7 +47,9 @@ Status ContainerImpl::CheckLongEnough(const Superblock& sb) {
 
 Result<Superblock> ContainerImpl::HoldNewestState() {
   Superblock sb;
+  // Called only from inside this function, which holds commit_mu_.
   auto newest = [&]() -> Result<uint64_t> {
+    commit_mu_.AssertHeld();
     SLABFS_ASSIGN_OR_RETURN(sb, ReadNewestSuperblock());
     return sb.generation;
   };
