@@ -56,8 +56,19 @@ std::string LastRefusal() {
   return last.line;
 }
 
+namespace {
+thread_local spdlog::level::level_enum refusal_floor = spdlog::level::trace;
+}  // namespace
+
+RefusalLevelFloor::RefusalLevelFloor(spdlog::level::level_enum floor) : saved_(refusal_floor) {
+  refusal_floor = std::max(refusal_floor, floor);
+}
+
+RefusalLevelFloor::~RefusalLevelFloor() { refusal_floor = saved_; }
+
 int Refuse(std::string_view op, std::string_view object, const Status& s, spdlog::level::level_enum level,
            Remember remember) {
+  level = std::max(level, refusal_floor);
   int err = ErrnoOf(s.code());
   // Damaged bytes (a chunk failing its checksum or decompression) and
   // failing syscalls are not answers to a bad request: they show even when
@@ -73,6 +84,7 @@ int Refuse(std::string_view op, std::string_view object, const Status& s, spdlog
 
 int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,
                 spdlog::level::level_enum level, Remember remember) {
+  level = std::max(level, refusal_floor);
   std::string line = fmt::format("{} {} refused ({}): {}", op, object, ErrnoName(err), why);
   Log().log(level, "{}", line);
   if (remember == Remember::kYes) RememberRefusal(std::move(line));

@@ -68,6 +68,21 @@ int QuietRefuse(std::string_view op, ObjectFn&& object, const Status& s);
 template <typename ObjectFn>
 int QuietRefuseErrno(std::string_view op, ObjectFn&& object, int err, std::string_view why);
 
+// While one lives, Refuse and RefuseErrno on this thread log at `floor` at
+// least. setxattr of a user.* attribute takes warn: cp -a and rsync -X
+// say nothing when an attribute they copy is refused (a fill value, a
+// layout), so the log line is all that tells the copy means less.
+class RefusalLevelFloor {
+ public:
+  explicit RefusalLevelFloor(spdlog::level::level_enum floor);
+  ~RefusalLevelFloor();
+  RefusalLevelFloor(const RefusalLevelFloor&) = delete;
+  RefusalLevelFloor& operator=(const RefusalLevelFloor&) = delete;
+
+ private:
+  spdlog::level::level_enum saved_;
+};
+
 // The same for the few refusals that are not an engine Status: a name
 // over 255 bytes, a buffer too small for an xattr, a missing handle.
 int RefuseErrno(std::string_view op, std::string_view object, int err, std::string_view why,

@@ -188,6 +188,8 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
     Filesystem& fs = Fs(req);
     XattrName x = ClassifyXattr(name);
     const std::string op = fmt::format("setxattr {}", name);
+    std::optional<RefusalLevelFloor> loud;
+    if (x.space != XattrSpace::kOther) loud.emplace(spdlog::level::warn);
     if (x.space == XattrSpace::kSlab) {
       if (fs.container == nullptr) {
         // A foreign store's layout is its own metadata (.zarray, zarr.json).

@@ -99,6 +99,27 @@ def test_slab_layout_of_a_dataset_holding_data_is_fixed(c, mounter):
     assert "user.slab" in m.log() and "EPERM" in m.log()
 
 
+def test_a_refused_user_attribute_is_a_warning_in_the_log(c, mounter, tmp_path):
+    """cp -a says nothing when an attribute it copies is refused, so the
+    daemon's line for it is a warning, not info; other namespaces, which
+    every cp -a tries and no slabfs object has, stay at info."""
+    m = mounter(c)
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"0123456789abcdef")
+    os.setxattr(src, "user.slab.dtype", b"no-such-dtype")
+    cp = run("cp", "-a", src, mpath(m, "/copied"), check=False)
+    assert cp.returncode == 0, cp.stderr  # the refusal is hidden from the user
+    assert open(mpath(m, "/copied"), "rb").read() == b"0123456789abcdef"
+    with pytest.raises(OSError) as e:
+        os.setxattr(mpath(m, "/g/ds"), "trusted.x", b"1")
+    assert e.value.errno in (errno.ENOTSUP, errno.EPERM)
+    lines = m.log().splitlines()
+    refused = [ln for ln in lines if "setxattr user.slab.dtype /copied refused" in ln]
+    assert refused and all("warning:" in ln for ln in refused), lines
+    other = [ln for ln in lines if "setxattr trusted.x" in ln]
+    assert other and all("info:" in ln for ln in other), lines
+
+
 def test_user_attributes_round_trip(c, mounter):
     m = mounter(c, "-o", "commit_interval=0")
     ds, g = mpath(m, "/g/ds"), mpath(m, "/g")
