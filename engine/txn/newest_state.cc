@@ -25,12 +25,39 @@ Status CheckCommitComplete(File* file, const Superblock& sb) {
   return Status::OK();
 }
 
-Result<NewestState> FindNewestState(File* file, CheckedCommit* checked) {
+namespace {
+
+// Both superblock slots as the file holds them now (shorter when the file
+// is).
+Result<std::string> ReadSlots(File* file, uint64_t size) {
+  std::string head(std::min<uint64_t>(size, kSuperblockSlot1 + kSuperblockSlotBytes), '\0');
+  SLABFS_RETURN_IF_ERROR_R(file->ReadAt(0, head.data(), head.size()));
+  return head;
+}
+
+// A reader in another process races the writer: while it reads back the
+// extents of the newest commit, the writer may commit twice more and reuse
+// them (nobody had registered that commit yet). Every such reuse follows a
+// commit that wrote a slot, so a check that fails while the slots still
+// hold what was read is a commit that did not reach the disk whole; one
+// that fails after they changed says nothing, and the choice starts over.
+constexpr int kRaceRetries = 100;
+
+// One choice over the slots as first read; *raced when a record check
+// failed and the slots had changed meanwhile.
+Result<NewestState> ChooseOnce(File* file, CheckedCommit* checked, bool* raced) {
+  *raced = false;
   SLABFS_ASSIGN_OR_RETURN(uint64_t size, file->Size());
   const std::string not_container = file->name() + " is not a slabfs container";
   if (size < kSuperblockBytes) return Err(Status::NotSupported(not_container + " (too short)"));
-  std::string head(std::min<uint64_t>(size, kSuperblockSlot1 + kSuperblockSlotBytes), '\0');
-  SLABFS_RETURN_IF_ERROR_R(file->ReadAt(0, head.data(), head.size()));
+  SLABFS_ASSIGN_OR_RETURN(std::string head, ReadSlots(file, size));
+  // Whether the slots changed since `head` was read (any change counts).
+  auto slots_changed = [&]() -> Result<bool> {
+    SLABFS_ASSIGN_OR_RETURN(uint64_t now_size, file->Size());
+    if (now_size < kSuperblockBytes) return true;
+    SLABFS_ASSIGN_OR_RETURN(std::string now, ReadSlots(file, now_size));
+    return now != head;
+  };
 
   NewestState out;
   std::optional<Superblock> slot_sb[2];
@@ -63,6 +90,15 @@ Result<NewestState> FindNewestState(File* file, CheckedCommit* checked) {
     const bool known = checked && checked->generation == sb.generation && checked->written == sb.written;
     if (!known) {
       Status s = CheckCommitComplete(file, sb);
+      if (!s.ok()) {
+        // A failed read (the file cut short by a commit after this one)
+        // is a race too, when the slots moved.
+        SLABFS_ASSIGN_OR_RETURN(bool changed, slots_changed());
+        if (changed) {
+          *raced = true;
+          return Err(s);
+        }
+      }
       if (s.code() == Code::kCorruption) {
         out.slot_errors[i] = s.message();
         if (!out.incomplete_generation) out.incomplete_generation = sb.generation;
@@ -77,6 +113,18 @@ Result<NewestState> FindNewestState(File* file, CheckedCommit* checked) {
   if (!not_supported.ok()) return Err(not_supported);
   return Err(Status::Corruption("no valid superblock (slot 0: " + out.slot_errors[0] +
                                 "; slot 1: " + out.slot_errors[1] + ")"));
+}
+
+}  // namespace
+
+Result<NewestState> FindNewestState(File* file, CheckedCommit* checked) {
+  for (int tries = 0;; ++tries) {
+    bool raced = false;
+    auto found = ChooseOnce(file, checked, &raced);
+    if (!raced) return found;
+    if (tries == kRaceRetries)
+      return Err(Status::Busy(file->name() + ": the writer commits faster than a reader can check its commits"));
+  }
 }
 
 }  // namespace slabfs::engine

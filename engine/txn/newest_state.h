@@ -8,6 +8,12 @@
 // otherwise the other slot, the commit before it (made durable before this
 // one began), is the newest state. Every open, fsck and a reader moving to
 // a newer commit choose here.
+//
+// A reader in another process may check a record while the writer commits
+// on and reuses the space it lists (nobody registered that commit yet).
+// Every such reuse comes after a commit that wrote a slot, so a check that
+// fails counts only while both slots still hold what was read; otherwise
+// the choice starts over.
 #ifndef SLABFS_ENGINE_TXN_NEWEST_STATE_H_
 #define SLABFS_ENGINE_TXN_NEWEST_STATE_H_
 
@@ -44,7 +50,8 @@ struct CheckedCommit {
 // slabfs container") or a slot's version is newer than this build reads;
 // Corruption ("no valid superblock (slot 0: ...; slot 1: ...)") when no
 // slot holds a valid, complete commit; the file's own error when reading
-// it fails (never taken as an incomplete commit).
+// it fails (never taken as an incomplete commit); Busy when every one of
+// 100 choices met new commits.
 // `checked` (optional) skips reading back a record it holds, and is set to
 // the record checked.
 Result<NewestState> FindNewestState(File* file, CheckedCommit* checked = nullptr);

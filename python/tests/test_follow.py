@@ -83,7 +83,10 @@ def test_reader_processes_follow_a_committing_writer(path):
             w["dense"][...] = k
             w["filtered"][...] = k
             w.flush()
-        assert os.path.getsize(path) <= settled
+        # Within one copy of what a commit rewrites (where the free space
+        # left at `settled` lies can put a new copy past its end once); a
+        # leak would be that times the 30 commits.
+        assert os.path.getsize(path) <= settled + N * N * 4
     errors = [e for _, e in results if e]
     assert not errors, errors
     assert all(n >= 3 for n, _ in results), results

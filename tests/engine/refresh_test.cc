@@ -371,7 +371,10 @@ TEST_F(RefreshTest, ReaderProcessesFollowAWriterUnderLoad) {
     Fill(z, k);
     ASSERT_OK(writer_->Commit());
   }
-  EXPECT_LE(FileBytes(), settled);
+  // Within one copy of what a commit rewrites (where the free space left
+  // at `settled` lies can make a new copy land past its end once; a leak
+  // would be that times the 50 commits).
+  EXPECT_LE(FileBytes(), settled + 128 * 128 * 4);
 }
 
 }  // namespace
