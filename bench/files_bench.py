@@ -16,10 +16,14 @@ file system for ordinary files:
 
 each into a plain directory on the same disk (the peer) and into a fresh
 slabfs mount per round and mode (`default`: the daemon's default settings;
-`bulk`: -o bulk, where close does not wait for a commit). Rounds are
-interleaved (plain, default, bulk, plain, ...). It prints, per row,
+`bulk`: -o bulk, where close does not wait for a commit), and through
+bindfs over a plain directory on the same disk (`fuse`: a mature FUSE
+file system that only passes every call through, the cost of FUSE's round
+trips that any FUSE file system pays; mount_scripts/install_deps.sh
+installs it). Rounds are interleaved (plain, fuse, default, bulk, plain,
+...). It prints, per row,
 seconds min/median/max over rounds, the ratio of the median to the plain
-directory's (below 1 is slower), and the container's bytes after the
+directory's and to bindfs's (above 1 is slower), and the container's bytes after the
 unpack next to the files' bytes.
 
 --peer-bin adds the modes again as `default@peer`, `bulk@peer`, run with
@@ -72,6 +76,19 @@ def run(*args, cwd=None):
     subprocess.run(args, check=True, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+class Bindfs:
+    """bindfs DIR MOUNTPOINT (a FUSE passthrough); close() unmounts."""
+
+    def __init__(self, under, mountpoint):
+        if not shutil.which("bindfs"):
+            sys.exit("files_bench: the fuse mode needs bindfs (mount_scripts/install_deps.sh installs it)")
+        self.mountpoint = mountpoint
+        run("bindfs", "-o", "multithreaded", under, mountpoint)
+
+    def close(self):
+        subprocess.run(["fusermount3", "-u", self.mountpoint], capture_output=True)
+
+
 def one_round(mode, work, tar_path, repo, bindir, peer_bin=None):
     """Times of (tar x, git clone, rm -rf) and the container bytes."""
     daemon_dir = peer_bin if mode.endswith("@peer") else bindir
@@ -79,7 +96,11 @@ def one_round(mode, work, tar_path, repo, bindir, peer_bin=None):
     os.makedirs(target)
     mount = None
     container = None
-    if mode != "plain":
+    if mode == "fuse":
+        under = os.path.join(work, "under-fuse")
+        os.makedirs(under)
+        mount = Bindfs(under, target)
+    elif mode != "plain":
         container = os.path.join(work, f"{mode}.slab")
         run(os.path.join(bindir, "slab"), "create", container)
         mount = Mount(os.path.join(daemon_dir, "slabfs"), container, target,
@@ -97,6 +118,7 @@ def one_round(mode, work, tar_path, repo, bindir, peer_bin=None):
         if mount:
             mount.close()
     shutil.rmtree(target, ignore_errors=True)
+    shutil.rmtree(os.path.join(work, "under-fuse"), ignore_errors=True)
     if container:
         os.unlink(container)
     return t_tar, t_git, t_rm, t_sync, stored
@@ -112,9 +134,10 @@ def main():
     ap.add_argument("--dir", default=None, help="working directory (default: a temporary one)")
     ap.add_argument("--peer-bin", default=None, help="another build's bin directory, run as MODE@peer")
     a = ap.parse_args()
-    modes = ["plain"] + [m for m in a.modes.split(",") if m]
+    asked = [m for m in a.modes.split(",") if m and m not in ("plain", "fuse")]
+    modes = ["plain", "fuse"] + asked
     if a.peer_bin:
-        modes += [m + "@peer" for m in modes[1:]]
+        modes += [m + "@peer" for m in asked]
     work = tempfile.mkdtemp(prefix="slabfs-files-bench-", dir=a.dir)
     try:
         tar_path = os.path.join(work, "tree.tar")
@@ -127,18 +150,19 @@ def main():
         for _ in range(a.rounds):
             for m in modes:
                 results[m].append(one_round(m, work, tar_path, a.repo, a.bin, a.peer_bin))
-        plain = results["plain"]
         names = ["tar x", "git clone", "rm -rf"]
-        print(f"{'workload':<12}{'mode':<14}{'seconds min/med/max':<26}{'x plain (median)':>18}")
+        print(f"{'workload':<12}{'mode':<14}{'seconds min/med/max':<26}{'x plain':>8}{'x fuse':>8}  (medians)")
         for k, name in enumerate(names):
-            base = statistics.median(r[k] for r in plain)
+            base = statistics.median(r[k] for r in results["plain"])
+            fuse = statistics.median(r[k] for r in results["fuse"])
             for m in modes:
                 ts = [r[k] for r in results[m]]
                 med = statistics.median(ts)
                 ratio = med / base if base > 0 else float("nan")
-                print(f"{name:<12}{m:<14}{min(ts):.3f}/{med:.3f}/{max(ts):<12.3f}{ratio:>12.1f}x")
+                vs_fuse = med / fuse if fuse > 0 else float("nan")
+                print(f"{name:<12}{m:<14}{min(ts):.3f}/{med:.3f}/{max(ts):<12.3f}{ratio:>7.1f}x{vs_fuse:>7.1f}x")
         for m in modes:
-            if m == "plain":
+            if m in ("plain", "fuse"):
                 continue
             stored = statistics.median(r[4] for r in results[m])
             print(f"container after tar x + git clone ({m}): {stored} bytes "

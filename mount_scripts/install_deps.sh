@@ -20,6 +20,7 @@ PACKAGES=(
   python3 python3-numpy python3-pytest
   python3-h5py python3-netcdf4 python3-zarr python3-numcodecs python3-dask  # interop tests
   netcdf-bin  # ncdump reads exported netCDF-4 files in the tests
+  bindfs  # a FUSE fs that only passes through to a directory: bench/files_bench.py's FUSE floor
   time  # /usr/bin/time measures the peak memory of an import in the tests
   help2man  # the man pages slabfs(1) and slab(1), from --help
   lintian  # checks the .deb that cpack builds (tests/integration/test_package_deb.py)
